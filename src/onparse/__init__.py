@@ -1,0 +1,21 @@
+"""onparse: unsupervised constituency parsing with Ordered-Neurons LSTMs.
+
+The data flow, one module per step:
+raw text -> tokens (``text``) -> gold trees (``treebank``) / LM corpora (``corpora``)
+-> model (``model``) -> distances -> trees (``trees``) -> spans -> scores (``metrics``).
+
+Heavy modules (torch) are imported lazily so that ``onparse eval`` starts fast.
+"""
+from .errors import OnparseError
+
+__version__ = "0.1.0"
+
+__all__ = ["OnparseError", "__version__", "evaluate"]
+
+
+def __getattr__(name):
+    # Lazy re-exports of the public API: keeps `import onparse` free of torch.
+    if name == "evaluate":
+        from .metrics import evaluate
+        return evaluate
+    raise AttributeError(f"module 'onparse' has no attribute {name!r}")

@@ -1,0 +1,5 @@
+"""`python -m onparse` runs the command-line interface."""
+from .cli import main
+
+if __name__ == "__main__":
+    main()
