@@ -1,0 +1,187 @@
+"""`onparse eval` and `onparse baseline`: CliRunner runs, bad input, and real subprocesses."""
+import json
+import shlex
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from onparse.cli import main
+from onparse.treebank import PTB_ROOT_ENV
+
+pytestmark = pytest.mark.usefixtures("nltk_treebank")
+
+
+@pytest.fixture()
+def run(monkeypatch):
+    monkeypatch.delenv(PTB_ROOT_ENV, raising=False)
+    runner = CliRunner()
+
+    def invoke(*args, input=None, env=None):
+        return runner.invoke(main, list(args), input=input, env=env, catch_exceptions=False)
+
+    return invoke
+
+
+@pytest.fixture(scope="module")
+def right_wsj10():
+    result = CliRunner().invoke(main, ["baseline", "--gold", "wsj10", "--kind", "right"], env={PTB_ROOT_ENV: ""})
+    assert result.exit_code == 0
+    return result.stdout
+
+
+def test_baseline_prints_one_tree_per_gold_sentence(right_wsj10, run):
+    lines = right_wsj10.splitlines()
+    assert len(lines) == 555
+    assert lines[0] == "(a (lorillard (spokewoman (said (this (is (an (old story))))))))"
+    ptb = run("baseline", "--kind", "left", "--format", "ptb").stdout.splitlines()
+    assert ptb[1] == "(X (X (X (X (X (X (X (W there) (W is)) (W no)) (W asbestos)) (W in)) (W our)) (W products)) (W now))"
+
+
+def test_baseline_score_reproduces_the_reference(run):
+    result = run("baseline", "--gold", "wsj10", "--kind", "right", "--score", "--json")
+    assert result.exit_code == 0
+    d = json.loads(result.stdout)
+    assert (d["sentences"], d["sentences_kim"]) == (555, 513)
+    assert round(100 * d["sentence_f1_onlstm"]["f1"], 1) == 58.6
+    assert round(100 * d["sentence_f1_kim"]["f1"], 1) == 56.8
+    assert round(100 * d["corpus_f1"]["f1"], 1) == 55.0
+    table = run("baseline", "--kind", "left", "--score").stdout
+    assert "sentence F1, ON-LSTM conv.       " in table and " 19.2 " in table and " 14.1 " in table
+
+
+def test_baseline_random_is_seeded(run):
+    a = run("baseline", "--kind", "random", "--seed", "7").stdout
+    assert a == run("baseline", "--kind", "random", "--seed", "7").stdout
+    assert a != run("baseline", "--kind", "random", "--seed", "8").stdout
+
+
+def test_eval_file_and_stdin_agree(right_wsj10, run, tmp_path):
+    pred = tmp_path / "right.txt"
+    pred.write_text(right_wsj10)
+    from_file = run("eval", "--gold", "wsj10", str(pred), "--json")
+    from_stdin = run("eval", "--gold", "wsj10", "-", "--json", input=right_wsj10)
+    assert from_file.exit_code == from_stdin.exit_code == 0
+    assert json.loads(from_file.stdout) == json.loads(from_stdin.stdout)
+    assert round(100 * json.loads(from_file.stdout)["sentence_f1_onlstm"]["f1"], 1) == 58.6
+    table = run("eval", str(pred)).stdout  # --gold defaults to wsj10
+    assert "gold wsj10: 555 sentences" in table and "58.6" in table
+
+
+def test_eval_per_sentence(right_wsj10, run, tmp_path):
+    out = tmp_path / "per.jsonl"
+    result = run("eval", "--per-sentence", str(out), input=right_wsj10)
+    assert result.exit_code == 0
+    records = [json.loads(line) for line in out.read_text().splitlines()]
+    assert len(records) == 555
+    assert records[0]["pred"] == right_wsj10.splitlines()[0]
+    assert sum(r["f1"] for r in records) / 555 == pytest.approx(0.586, abs=5e-4)
+
+
+def test_eval_accepts_labelled_trees_with_surface_words(run, tmp_path):
+    gold = tmp_path / "gold.mrg"
+    gold.write_text("( (S (NP (DT The) (NN cat)) (VP (VBD sat) (PP (IN on) (NP (DT the) (NN mat)))) (. .)) )\n")
+    pred = "(S (NP (DT The) (NN Cat)) (VP (VBD sat) (PP (IN on) (NP (DT the) (NN mat)))))\n"
+    result = run("eval", "--gold", str(gold), "--json", input=pred)
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.stdout)["corpus_f1"]["f1"] == 1.0
+
+
+@pytest.mark.parametrize(
+    "make_input, message",
+    [
+        (lambda right: "", "error: stdin is empty: no trees found (gold wsj10 has 555 sentences)"),
+        (lambda right: right.replace(")", "", 1), "error: stdin line 1: unbalanced parentheses"),
+        (lambda right: "((a b) c))\n" + right, "error: stdin line 1: unbalanced parentheses: ')' with no matching '('"),
+        (lambda right: right.replace("\n", "\nstray words\n", 1), "error: stdin line 2: malformed brackets: 'stray' outside"),
+        (lambda right: "\n".join(right.splitlines()[:-1]) + "\n", "error: stdin ends after line 554: gold sentence 555"),
+        (lambda right: right + "(extra tree)\n", "error: stdin line 556: tree 556 has no gold sentence"),
+        (
+            lambda right: right.replace("(old story)", "(old tale)", 1),
+            "error: stdin line 1: tree 1 does not match gold sentence 1 (wsj_0003.mrg:145): first difference at word 9: 'tale', gold 'story'",
+        ),
+        (
+            lambda right: right.replace("(old story)", "(old (story .))", 1),
+            "the prediction keeps punctuation that the gold drops ('.'); remove punctuation tokens before parsing",
+        ),
+    ],
+)
+def test_eval_bad_input_is_one_line_exit_1_nothing_scored(right_wsj10, run, tmp_path, make_input, message):
+    per = tmp_path / "per.jsonl"
+    result = run("eval", "--gold", "wsj10", "--per-sentence", str(per), "-", input=make_input(right_wsj10))
+    assert result.exit_code == 1
+    assert result.stdout == ""
+    assert message in result.stderr
+    assert len(result.stderr.strip().splitlines()) == 1
+    assert not per.exists()
+
+
+def test_wrong_count_names_both_counts(run):
+    whole = run("baseline", "--gold", "wsj", "--kind", "right").stdout
+    result = run("eval", "--gold", "wsj10", input=whole)
+    assert result.exit_code == 1
+    assert "(stdin holds 3,914 trees, gold wsj10 has 555 sentences)" in result.stderr
+
+
+def test_usage_errors_exit_2(run, tmp_path):
+    result = run("eval", "--gold", "wsj11", "-", input="(a b)\n")
+    assert result.exit_code == 2
+    assert "'wsj11' is neither a gold set (wsj10, wsj, wsj-test, wsj-valid) nor an existing file or folder" in result.stderr
+    assert run("baseline", "--gold", "nope", "--kind", "right").exit_code == 2
+    assert run("baseline", "--kind", "sideways").exit_code == 2
+    assert run("baseline", "--kind", "right", "--json").exit_code == 2  # --json goes with --score
+    assert run("eval", str(tmp_path / "missing.txt")).exit_code == 2
+
+
+def test_ldc_sets_need_a_root(run):
+    result = run("eval", "--gold", "wsj-test", input="(a b)\n")
+    assert result.exit_code == 1
+    assert "needs the LDC Penn Treebank: pass --ptb-root DIR or set ONPARSE_PTB_ROOT" in result.stderr
+
+
+def test_ptb_root_option_and_environment(run, tmp_path):
+    import nltk
+
+    combined = Path(nltk.data.find("corpora/treebank/combined"))
+    wsj = tmp_path / "wsj"
+    (wsj / "23").mkdir(parents=True)
+    shutil.copy(combined / "wsj_0001.mrg", wsj / "23" / "wsj_2301.mrg")
+    expected = "(pierre (vinken (N (years (old (will (join (the (board (as (a (nonexecutive (director (nov. N))))))))))))))"
+    by_option = run("baseline", "--gold", "wsj-test", "--ptb-root", str(wsj), "--kind", "right").stdout
+    by_env = run("baseline", "--gold", "wsj-test", "--kind", "right", env={PTB_ROOT_ENV: str(wsj)}).stdout
+    assert by_option == by_env
+    assert by_option.splitlines() == [expected, "(mr. (vinken (is (chairman (of (elsevier (n.v. (the (dutch (publishing group))))))))))"]
+    result = run("eval", "--gold", "wsj-test", "--ptb-root", str(wsj), "--json", input=by_option)
+    assert json.loads(result.stdout)["sentences"] == 2
+
+
+def test_help_shows_defaults(run):
+    text = run("eval", "--help").stdout
+    assert "[default: wsj10]" in text and "ONPARSE_PTB_ROOT" in text
+    assert "[default: 0]" in run("baseline", "--help").stdout
+
+
+def _onparse(*args):
+    return [sys.executable, "-m", "onparse", *args]
+
+
+def test_real_shell_pipe_baseline_into_eval():
+    command = (
+        shlex.join(_onparse("baseline", "--gold", "wsj10", "--kind", "right"))
+        + " | "
+        + shlex.join(_onparse("eval", "--gold", "wsj10", "-", "--json"))
+    )
+    done = subprocess.run(["bash", "-o", "pipefail", "-c", command], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    d = json.loads(done.stdout)
+    assert round(100 * d["sentence_f1_onlstm"]["f1"], 1) == 58.6
+
+
+def test_real_subprocess_error_is_one_line():
+    done = subprocess.run(_onparse("eval", "--gold", "wsj10", "-"), input="(a b\n", capture_output=True, text=True, timeout=60)
+    assert done.returncode == 1
+    assert done.stdout == ""
+    assert done.stderr == "error: stdin line 1: unbalanced parentheses: 1 '(' never closed\n"
