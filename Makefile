@@ -1,7 +1,7 @@
 PYTHON ?= python
 NLTK_PACKAGES = treebank conll2000 brown
 
-.PHONY: install data test quickstart bench clean
+.PHONY: install data test quickstart bench figures clean
 
 install:  ## editable install with the test extras
 	$(PYTHON) -m pip install -e '.[dev]'
@@ -18,6 +18,9 @@ quickstart: install data  ## end to end on the embedded data: right-branching ba
 
 bench:  ## side-by-side speed comparisons (prints ratios)
 	$(PYTHON) benchmarks/bench_eval.py
+
+figures:  ## README pictures into examples/figures/ (trains a tiny LM, under a minute)
+	$(PYTHON) examples/make_figures.py
 
 clean:
 	rm -rf build dist *.egg-info src/*.egg-info .pytest_cache right.wsj10.txt

@@ -57,7 +57,7 @@ def _register():
     # so the CLI keeps working while the toolkit grows.
     import importlib
 
-    for name in ("scoring", "training", "parsing"):
+    for name in ("scoring", "training", "parsing", "figures"):
         try:
             module = importlib.import_module(f"{__name__}.{name}")
         except ModuleNotFoundError as err:

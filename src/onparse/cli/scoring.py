@@ -9,6 +9,7 @@ from typing import Optional
 import click
 
 from ..errors import OnparseError
+from .figures import check_plots, plots_option, write_eval_plots
 from ..treebank import GOLD_NAMES, PTB_ROOT_ENV, is_gold_spec
 
 
@@ -99,8 +100,9 @@ def read_input(path: str):
 @click.command("eval")
 @gold_option
 @report_options
+@plots_option
 @click.argument("pred", type=click.Path(exists=True, dir_okay=False, allow_dash=True), default="-")
-def eval_command(gold, ptb_root, as_json, per_sentence, pred):
+def eval_command(gold, ptb_root, as_json, per_sentence, plots, pred):
     """Score predicted trees against gold trees.
 
     PRED is a file (or - for stdin, the default) with one bracketed tree per line, in gold
@@ -120,10 +122,12 @@ def eval_command(gold, ptb_root, as_json, per_sentence, pred):
     from ..metrics import score_text
     from ..treebank import load_gold
 
+    check_plots(plots)  # a missing matplotlib fails before any work
     gold_set = load_gold(gold, ptb_root)
     source, text = read_input(pred)
     result = score_text(text, gold_set, source=source)
     emit_report(result, as_json, per_sentence)
+    write_eval_plots(plots, result, gold_set, source)
 
 
 @click.command("baseline")

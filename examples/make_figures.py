@@ -1,0 +1,123 @@
+"""Generate the README pictures into examples/figures/ (``make figures``).
+
+Without ``--model``, a tiny language model is trained first (``onparse train --preset tiny``
+on a few hundred sentences of the NLTK treebank sample, a few epochs, capped by
+``--max-time``), which also gives a real training log.  The pictures then show what the
+commands draw; a tiny model's trees are of course poor (the README's numbers come from real
+runs).  Pass ``--model runs/small/best.pt --log runs/small`` to draw a real model instead.
+
+Writes (PNG, small):
+    show.png            onparse show --gold wsj10:3 --png      (tree, d_f per layer, gold tree)
+    show.txt            the terminal drawing of the same sentence
+    f1_by_length.png    onparse eval --plots                   (model against the baselines)
+    label_recall.png    onparse eval --plots
+    training-curves.png onparse plot-log
+
+    python examples/make_figures.py [--out examples/figures] [--model M --log LOG]
+"""
+import argparse
+import os
+import subprocess
+import sys
+import tempfile
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+def train_tiny(folder: str, sentences: int, epochs: int, max_time: str) -> str:
+    """Train the tiny preset on the first ``sentences`` gold sentences; returns the run folder."""
+    from onparse.treebank import load_gold
+
+    corpus = os.path.join(folder, "corpus.txt")
+    gold = load_gold("wsj")
+    with open(corpus, "w", encoding="utf-8") as handle:
+        for sentence in gold.sentences[:sentences]:
+            handle.write(" ".join(sentence.words) + "\n")
+    run = os.path.join(folder, "run")
+    # Larger batches and windows than the tiny preset's: fewer, cheaper steps per epoch, so a
+    # few epochs (a curve worth drawing) fit in the time cap.
+    command = [sys.executable, "-m", "onparse", "train", "--preset", "tiny", "--corpus", corpus,
+               "--epochs", str(epochs), "--batch-size", "16", "--bptt", "35", "--lr", "20",
+               "--max-time", max_time, "--out", run, "--device", "cpu", "--threads", "1"]
+    print("$", " ".join(command[1:]), file=sys.stderr)
+    subprocess.run(command, check=True, env=dict(os.environ, PYTHONUNBUFFERED="1"))
+    return run
+
+
+def model_trees(model, vocab, gold, layer: int, decoder: str = "onlstm"):
+    """Induced trees over the gold tokens, the way `onparse induce` parses the gold words."""
+    from onparse.decode import decode
+    from onparse.distances import sentence_distances
+    from onparse.text import normalize_word
+
+    ids = [vocab.encode([normalize_word(w) for w in words]) for words in gold.words]
+    dists = sentence_distances(model, ids, vocab.eos_id, layer)
+    return [decode(d[layer - 1, 0], list(tokens), decoder) for d, tokens in zip(dists, gold.tokens)]
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--out", default=os.path.join(HERE, "figures"), help="folder for the pictures")
+    parser.add_argument("--model", default=None, help="checkpoint to draw (default: train a tiny one)")
+    parser.add_argument("--log", default=None, help="metrics.jsonl or run folder for the training curves")
+    parser.add_argument("--sentences", type=int, default=800, help="training sentences of the tiny run")
+    parser.add_argument("--epochs", type=int, default=15, help="epochs of the tiny run")
+    parser.add_argument("--max-time", default="40s", help="time cap of the tiny run")
+    parser.add_argument("--sentence", default="wsj10:3", help="gold sentence drawn by `show`")
+    args = parser.parse_args(argv)
+
+    import torch
+
+    from onparse.checkpoint import load_model
+    from onparse.figures import plot_eval_with_baselines, plot_log, plot_sentence, read_log
+    from onparse.metrics import evaluate
+    from onparse.show import read_gold, render_view, views_from_lines
+    from onparse.treebank import load_gold
+    from onparse.trees import leaves
+
+    started = time.monotonic()
+    torch.manual_seed(0)
+    os.makedirs(args.out, exist_ok=True)
+    with tempfile.TemporaryDirectory(prefix="onparse-figures-") as scratch:
+        model_path, log = args.model, args.log
+        if model_path is None:
+            run = train_tiny(scratch, args.sentences, args.epochs, args.max_time)
+            model_path, log = os.path.join(run, "best.pt"), log or run
+            name = "tiny LM"
+        else:
+            name = os.path.basename(os.path.dirname(os.path.abspath(model_path))) + "/" + os.path.basename(model_path)
+        loaded = load_model(model_path, "cpu")
+        layer = min(2, loaded.model.config.n_layers)
+        written = []
+
+        # onparse show --gold wsj10:3 --png show.png
+        golds = read_gold(args.sentence)
+        line = " ".join(leaves(golds[0].tree))
+        (_, view), = views_from_lines([line], loaded.model, loaded.vocab, layer=layer, golds=golds)
+        caption = f"model: {name}  ·  gold: {args.sentence}"
+        written.append(plot_sentence(view, os.path.join(args.out, "show.png"), caption))
+        with open(os.path.join(args.out, "show.txt"), "w", encoding="utf-8") as handle:
+            handle.write(render_view(view) + "\n")
+        written.append(os.path.join(args.out, "show.txt"))
+
+        # onparse eval --gold wsj10 --plots DIR (the model against the baselines)
+        gold = load_gold("wsj10")
+        result = evaluate(model_trees(loaded.model, loaded.vocab, gold, layer), gold, check_tokens=False)
+        written += plot_eval_with_baselines(result, gold, args.out, f"{name} (layer {layer})", formats=("png",))
+
+        # onparse plot-log RUN --out training-curves.png
+        if log is not None:
+            training = read_log(log)
+            caption = f"run: {name}" + (f"  ·  preset {training.preset}" if training.preset else "")
+            if args.model is None:
+                caption += f"  ·  {args.sentences} sentences of the NLTK treebank sample"
+            written.append(plot_log(training, os.path.join(args.out, "training-curves.png"), caption=caption))
+    for path in written:
+        print(f"{path}  ({os.path.getsize(path) / 1024:.0f} KiB)")
+    print(f"done in {time.monotonic() - started:.0f} s", file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,203 @@
+"""``onparse show`` and ``onparse plot-log``: thin shells over :mod:`onparse.show` (terminal
+drawings) and :mod:`onparse.figures` (matplotlib figures, an optional extra).
+
+torch and matplotlib are imported only when a command runs.
+"""
+import os
+import sys
+
+import click
+
+from ..decode import DECODERS
+from ..errors import OnparseError
+
+_SCALES = ("layer", "unit")
+
+
+def _numbered(path: str, number: int) -> str:
+    """``fig.png`` -> ``fig-3.png``: one file per sentence when several are shown."""
+    stem, ext = os.path.splitext(path)
+    return f"{stem}-{number}{ext}"
+
+
+def _wants_unicode(ascii_only: bool) -> bool:
+    if ascii_only:
+        return False
+    encoding = getattr(sys.stdout, "encoding", None) or "ascii"
+    try:
+        "│┌─█▁".encode(encoding)
+    except (UnicodeEncodeError, LookupError):
+        return False
+    return True
+
+
+@click.command("show")
+@click.argument("sentence", nargs=-1)
+@click.option("--model", "-m", "model_path", type=click.Path(dir_okay=False), default=None,
+              help="Model checkpoint written by `onparse train` (required).")
+@click.option("--layer", default=2, show_default=True, type=click.IntRange(min=1),
+              help="Layer (1-based) whose master-forget distances are decoded into the tree.")
+@click.option("--decode", "decoder", type=click.Choice(DECODERS), default="onlstm", show_default=True,
+              help="onlstm: the paper's greedy top-down rule; split: the unbiased binary split.")
+@click.option("--gold", "gold_spec", default=None, metavar="TREE|FILE|SET:I[-J]",
+              help="Gold tree(s) to show beside the induced one, with the sentence's F1: a bracketed "
+                   "tree ('(S (NP (DT The) (NN cat)) (VP (VBD sat)))' or '((the cat) sat)'), a file "
+                   "of trees (one per sentence, in order), or sentences of a gold set such as "
+                   "wsj10:3 or wsj10:3-5.  Without SENTENCE the gold trees' words are parsed.")
+@click.option("--ptb-root", type=click.Path(exists=True, file_okay=False), envvar="ONPARSE_PTB_ROOT",
+              show_envvar=True, default=None,
+              help="LDC treebank folder parsed/mrg/wsj, for --gold wsj-test:I and the full WSJ.")
+@click.option("--png", "png_path", type=click.Path(dir_okay=False), default=None,
+              help="Also save the picture as a PNG (needs matplotlib: pip install 'onparse[plot]').")
+@click.option("--svg", "svg_path", type=click.Path(dir_okay=False), default=None,
+              help="Also save the picture as an SVG (needs matplotlib).")
+@click.option("--ascii", "ascii_only", is_flag=True,
+              help="Draw with ASCII characters only [default: Unicode when the terminal can show it].")
+@click.option("--height", default=1, show_default=True, type=click.IntRange(1, 8),
+              help="Lines per layer in the terminal bar chart (more lines, finer bars).")
+@click.option("--scale", type=click.Choice(_SCALES), default="layer", show_default=True,
+              help="layer: each layer's bars span its smallest..largest value in the sentence "
+                   "(shows the ranking the decoder uses; figures zoom each panel likewise); "
+                   "unit: bars span 0..1.")
+@click.option("--tokenize", is_flag=True,
+              help="Split raw text with NLTK's Treebank tokenizer instead of on whitespace.")
+@click.option("--keep-punct", is_flag=True,
+              help="Keep punctuation tokens that the model's vocabulary has (removed by default).")
+@click.option("--device", default="auto", show_default=True, help="auto, cpu, cuda or cuda:N.")
+def show_command(sentence, model_path, layer, decoder, gold_spec, ptb_root, png_path, svg_path, ascii_only,
+                 height, scale, tokenize, keep_punct, device):
+    """Draw the tree a model induces for SENTENCE, with the distance of every word.
+
+    Prints the induced tree (brackets and a drawing) and under its words the master-forget
+    distance d_f of each word in every layer as a bar chart (* marks the decoded layer).
+    SENTENCE is the words (quoted or not); `-` reads one sentence per line from standard
+    input.  With --png/--svg the same picture is saved as a figure (tree, one bar panel per
+    layer); with several sentences each gets its own file, numbered: fig-1.png, fig-2.png ...
+
+    \b
+    onparse show "the cat sat on the mat" --model lm.pt
+    onparse show --model lm.pt --gold wsj10:3 --png wsj10-3.png
+    onparse show the cat sat --model lm.pt --gold "((the cat) sat)" --decode split
+    cat sentences.txt | onparse show - --model lm.pt --svg figs/sentence.svg
+    """
+    from ..induce import read_lines
+    from ..show import read_gold, render_view, views_from_lines
+
+    if model_path is None:
+        raise click.UsageError("no model given: pass --model PATH (a checkpoint from `onparse train`)")
+    if png_path or svg_path:
+        from ..figures import require_matplotlib
+
+        require_matplotlib()  # before the model is loaded: fail fast
+    golds = read_gold(gold_spec, ptb_root) if gold_spec else None
+    from_stdin = list(sentence) == ["-"]
+    if from_stdin:
+        lines = read_lines("-")
+    elif sentence:
+        lines = [" ".join(sentence)]
+    elif golds:
+        lines = [" ".join(_leaves(g.tree)) for g in golds]
+    else:
+        raise click.UsageError("nothing to show: give a SENTENCE, - for standard input, or --gold")
+    if golds is not None and not from_stdin and len(golds) != len(lines):
+        raise OnparseError(f"--gold gave {len(golds)} trees for {len(lines)} sentence(s)")
+    several = from_stdin or len(lines) > 1
+
+    loaded = _load(model_path, device)
+    unicode = _wants_unicode(ascii_only)
+    caption = f"model: {model_path}" + (f"  ·  gold: {gold_spec}" if gold_spec and len(gold_spec) < 60 else "")
+    first = True
+    for number, view in views_from_lines(lines, loaded.model, loaded.vocab, layer=layer, decoder=decoder,
+                                         golds=golds, tokenize=tokenize, keep_punct=keep_punct):
+        if view is None:
+            click.echo(f"line {number}: no words to parse (empty or only punctuation)", err=True)
+            continue
+        if not first:
+            click.echo("")
+        first = False
+        click.echo(render_view(view, unicode=unicode, height=height, scale=scale))
+        sys.stdout.flush()
+        for path, fmt in ((png_path, "png"), (svg_path, "svg")):
+            if path:
+                from ..figures import plot_sentence
+
+                target = _numbered(path, number) if several else path
+                plot_sentence(view, target, caption, fmt=fmt, scale=scale)
+                click.echo(f"wrote {target}", err=True)
+
+
+def _leaves(tree):
+    from ..trees import leaves
+
+    return leaves(tree)
+
+
+def _load(model_path, device):
+    from ..checkpoint import load_model
+    from ..distances import resolve_device
+
+    return load_model(model_path, resolve_device(device))
+
+
+@click.command("plot-log")
+@click.argument("log", type=click.Path(exists=True))
+@click.option("--out", "-o", "out", type=click.Path(dir_okay=False), default=None,
+              help="Figure file; the format follows the extension (.png, .svg, .pdf) "
+                   "[default: training-curves.png beside the log].")
+def plot_log_command(log, out):
+    """Draw the training curves of a run: loss and validation perplexity per epoch.
+
+    LOG is the metrics.jsonl that `onparse train` writes, or the run folder holding it.
+    The best epoch is starred, the switch to averaged SGD is a dotted line and the test
+    perplexity (when measured) a dashed one.  Prints the path of the figure.
+
+    \b
+    onparse plot-log runs/small --out curves.png
+    onparse plot-log runs/small/metrics.jsonl --out curves.svg
+    """
+    from ..figures import check_output_path, log_path, plot_log, read_log, require_matplotlib
+
+    require_matplotlib()
+    if out is None:
+        out = os.path.join(os.path.dirname(os.path.abspath(log_path(log))), "training-curves.png")
+    check_output_path(out)
+    click.echo(plot_log(read_log(log), out))
+
+
+# --- hooks for `onparse eval --plots DIR` (the command lives in cli/scoring.py) ---------------
+
+
+def plots_option(func):
+    """The ``--plots DIR`` option of ``onparse eval`` (the value arrives as ``plots``)."""
+    return click.option(
+        "--plots", "plots", type=click.Path(file_okay=False), default=None, metavar="DIR",
+        help="Also save figures into DIR, as PNG and SVG: sentence F1 by sentence length and recall "
+             "per gold label, against the right-/left-branching and random baselines "
+             "(needs matplotlib: pip install 'onparse[plot]').")(func)
+
+
+def check_plots(plots) -> None:
+    """Fail before any work when ``--plots`` is given but matplotlib is missing."""
+    if plots:
+        from ..figures import require_matplotlib
+
+        require_matplotlib()
+
+
+def write_eval_plots(plots, result, gold_set, model_name: str) -> list:
+    """Draw the evaluation figures of ``result`` (an EvalResult over ``gold_set``) into the
+    folder ``plots`` (nothing when it is None); report each file on stderr."""
+    if not plots:
+        return []
+    from ..figures import plot_eval_with_baselines
+
+    paths = plot_eval_with_baselines(result, gold_set, plots, model_name)
+    for path in paths:
+        click.echo(f"wrote {path}", err=True)
+    return paths
+
+
+def register(group: click.Group) -> None:
+    """Add ``show`` and ``plot-log`` to the ``onparse`` command group."""
+    group.add_command(show_command)
+    group.add_command(plot_log_command)

@@ -1,0 +1,624 @@
+"""Figures: a sentence's tree and distances, evaluation plots, training curves.
+
+matplotlib is an optional extra (``pip install 'onparse[plot]'``) and is imported only when a
+figure is drawn; without it every function here that draws raises a one-line
+:class:`~onparse.errors.OnparseError` saying how to install it.  Reading a training log
+(:func:`read_log`) needs no matplotlib.
+
+Figures are built as ``matplotlib.figure.Figure`` objects without pyplot, so nothing here
+touches the global backend or opens a window: PNG is rendered by Agg, SVG by matplotlib's
+SVG writer (text kept as text, no timestamps, stable element ids: the files can be committed).
+The format follows the file's extension (``.png``, ``.svg``, ``.pdf``).
+
+- :func:`plot_sentence` -- ``onparse show --png/--svg``: the induced tree, one bar panel of
+  d_f per layer with the words along the x axis, and the gold tree beside it when given;
+- :func:`plot_eval` / :func:`plot_eval_with_baselines` -- ``onparse eval --plots DIR``:
+  sentence F1 by sentence length and recall per gold label, the model against baselines;
+- :func:`plot_log` -- ``onparse plot-log``: training and validation loss, validation
+  perplexity per epoch.
+"""
+from __future__ import annotations
+
+import json
+import math
+import os
+from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import Dict, Iterable, List, Mapping, Optional, Sequence, Tuple
+
+from .errors import OnparseError
+from .trees import Span, Tree
+
+MISSING_MATPLOTLIB = "matplotlib is needed for plots: pip install 'onparse[plot]'"
+#: File formats a figure can be saved in (by extension).
+FORMATS = ("png", "svg", "pdf")
+#: Resolution of PNG files.
+DPI = 120
+
+# Colours: the model in a strong blue, baselines in muted tones, gold in dark grey.
+_MODEL = "#1f5fa8"
+_BASELINE_COLOURS = ("#d0743c", "#6a9a48", "#8e6bb0", "#a0a0a0", "#c9a227")
+_GOLD = "#404040"
+_DECODED = "#1f5fa8"
+_OTHER_LAYER = "#9bb3cf"
+
+_STYLE = {
+    "font.size": 10,
+    "axes.titlesize": 11,
+    "axes.labelsize": 10,
+    "legend.fontsize": 9,
+    "axes.spines.top": False,
+    "axes.spines.right": False,
+    "svg.fonttype": "none",      # text stays text in SVG: small files, searchable words
+    "svg.hashsalt": "onparse",   # stable element ids, so regenerated SVGs diff cleanly
+}
+
+
+def require_matplotlib():
+    """Import matplotlib or raise the one-line OnparseError telling how to install it."""
+    try:
+        import matplotlib
+        import matplotlib.figure  # the part used here; also fails early on a broken install
+    except ImportError:
+        raise OnparseError(MISSING_MATPLOTLIB) from None
+    return matplotlib
+
+
+def check_output_path(path: str, fmt: Optional[str] = None) -> str:
+    """The format to save ``path`` in: ``fmt`` when given, else from the file's extension;
+    OnparseError for an unknown one."""
+    if fmt is None:
+        fmt = os.path.splitext(str(path))[1].lower().lstrip(".")
+        if fmt not in FORMATS:
+            raise OnparseError(f"{path}: cannot tell the figure format; use a file name ending in "
+                               f"{', '.join('.' + f for f in FORMATS)}")
+    elif fmt not in FORMATS:
+        raise OnparseError(f"unknown figure format {fmt!r}; choose from {', '.join(FORMATS)}")
+    return fmt
+
+
+@contextmanager
+def _style():
+    import matplotlib
+
+    with matplotlib.rc_context(_STYLE):
+        yield
+
+
+def _new_figure(width: float, height: float):
+    from matplotlib.figure import Figure
+
+    return Figure(figsize=(width, height), layout="constrained")
+
+
+def save_figure(fig, path: str, fmt: Optional[str] = None) -> str:
+    """Save ``fig`` to ``path`` in format ``fmt`` (default: from the extension), creating
+    missing folders; returns the path."""
+    fmt = check_output_path(path, fmt)
+    folder = os.path.dirname(os.path.abspath(path))
+    try:
+        os.makedirs(folder, exist_ok=True)
+        metadata = {"Date": None} if fmt in ("svg", "pdf") else None
+        if fmt == "pdf":
+            metadata = {"CreationDate": None}
+        fig.savefig(path, format=fmt, dpi=DPI, metadata=metadata)
+        if fmt == "svg":
+            _renumber_svg_ids(path)
+    except OSError as err:
+        raise OnparseError(f"cannot write {path}: {err.strerror or err}") from None
+    return path
+
+
+def _renumber_svg_ids(path: str) -> None:
+    """Replace matplotlib's hashed SVG ids by sequential ones, in order of first appearance.
+
+    ``svg.hashsalt`` fixes most ids, but a clip path's id hashes the Python ``id()`` of its
+    path object, a memory address that changes from run to run; renumbering makes the file
+    byte-for-byte reproducible (and diff-friendly when committed)."""
+    import re
+
+    with open(path, encoding="utf-8") as handle:
+        text = handle.read()
+    ids = {}
+    for match in re.finditer(r'id="([A-Za-z]+[0-9a-f]{10})"|url\(#([A-Za-z]+[0-9a-f]{10})\)', text):
+        ids.setdefault(match.group(1) or match.group(2), None)
+    mapping = {old: f"{old[:-10]}{n:04d}" for n, old in enumerate(ids)}
+    if mapping:
+        text = re.sub(r"\b(" + "|".join(map(re.escape, mapping)) + r")\b", lambda m: mapping[m.group(1)], text)
+        with open(path, "w", encoding="utf-8") as handle:
+            handle.write(text)
+
+
+def _caption(fig, text: Optional[str]) -> None:
+    if text:
+        fig.supxlabel(text, fontsize=8, color="#555555")
+
+
+# --------------------------------------------------------------------------------------
+# Trees
+# --------------------------------------------------------------------------------------
+
+
+def tree_layout(tree: Tree) -> Tuple[List[Tuple[float, float, List[Tuple[float, float]], Span]], int]:
+    """Coordinates for drawing ``tree`` with its words at ``x = 0 .. n-1``, ``y = 0``.
+
+    Returns ``(nodes, height)``: per internal node, children first, ``(x, y, children, span)``
+    with ``children`` the ``(x, y)`` of its children; a node sits one above its tallest child,
+    centred over its first and last child.  Iterative, so deep trees are fine.  A one-word
+    tree has no nodes and height 0.
+    """
+    if isinstance(tree, str):
+        return [], 0
+    nodes = []
+    next_word = 0
+    # Post-order walk; a frame is [node, next child index, places of the finished children],
+    # a place being (x, y, span).  Words are numbered as they are met, left to right.
+    frames = [[tree, 0, []]]
+    root = None
+    while frames:
+        frame = frames[-1]
+        node, i, kids = frame
+        if i < len(node):
+            frame[1] += 1
+            child = node[i]
+            if isinstance(child, str):
+                kids.append((float(next_word), 0.0, (next_word, next_word + 1)))
+                next_word += 1
+            else:
+                frames.append([child, 0, []])
+            continue
+        frames.pop()
+        x = (kids[0][0] + kids[-1][0]) / 2
+        place = (x, 1.0 + max(k[1] for k in kids), (kids[0][2][0], kids[-1][2][1]))
+        nodes.append((place[0], place[1], [(k[0], k[1]) for k in kids], place[2]))
+        if frames:
+            frames[-1][2].append(place)
+        else:
+            root = place
+    return nodes, int(root[1])
+
+
+def draw_tree(ax, tree: Tree, words: Sequence[str], labels: Optional[Mapping[Span, str]] = None,
+              colour: str = _MODEL, word_rotation: float = 0.0, show_words: bool = True) -> None:
+    """Draw ``tree`` on ``ax`` with elbow branches: words at ``x = 0 .. n-1`` below ``y = 0``,
+    optional span labels at the nodes (gold trees)."""
+    nodes, height = tree_layout(tree)
+    labels = labels or {}
+    for x, y, kids, span in nodes:
+        kx = [k[0] for k in kids]
+        ax.plot([min(kx), max(kx)], [y, y], color=colour, lw=1.4, solid_capstyle="round")
+        for cx, cy in kids:
+            ax.plot([cx, cx], [cy, y], color=colour, lw=1.4, solid_capstyle="round")
+        label = labels.get(span)
+        if label:
+            ax.text(x, y, label, ha="center", va="center", fontsize=8, color=colour,
+                    bbox=dict(boxstyle="round,pad=0.15", fc="white", ec="none"))
+    n = len(words)
+    if isinstance(tree, str):
+        ax.plot([0, 0], [0, 0.5], color=colour, lw=1.4)
+    if show_words:
+        for i, word in enumerate(words):
+            ax.text(i, -0.15, word, ha="center" if not word_rotation else "right", va="top",
+                    rotation=word_rotation, rotation_mode="anchor", fontsize=9)
+    ax.set_xlim(-0.6, n - 0.4)
+    ax.set_ylim(-0.4 if show_words else -0.1, max(height, 1) + 0.3)
+    ax.axis("off")
+
+
+def _word_rotation(words: Sequence[str]) -> float:
+    longest = max((len(w) for w in words), default=1)
+    return 40.0 if longest > 6 and len(words) > 8 else 0.0
+
+
+def plot_sentence(view, path: str, caption: Optional[str] = None, fmt: Optional[str] = None,
+                  scale: str = "layer") -> str:
+    """Save the figure of one :class:`onparse.show.SentenceView` to ``path``.
+
+    Left: the induced tree above one bar panel per layer (d_f of each word, the words along
+    the x axis, the decoded layer highlighted).  With a gold tree: the gold tree at the right,
+    with its labels, and the sentence's F1 against it below.  ``caption``: a line at the
+    bottom (e.g. the model and gold names).  ``fmt``: png, svg or pdf (default: from the
+    extension of ``path``).  ``scale``: ``layer`` zooms each bar panel's y axis to the layer's
+    range in the sentence (the ranking is what the decoder reads), ``unit`` shows 0..1.
+    """
+    if scale not in ("layer", "unit"):
+        raise ValueError(f"unknown scale {scale!r}; choose from layer, unit")
+    require_matplotlib()
+    check_output_path(path, fmt)
+    words, n, layers = list(view.words), len(view.words), view.n_layers
+    rotation = _word_rotation(words)
+    _, height = tree_layout(view.tree)
+    gold_height = tree_layout(view.gold.tree)[1] if view.gold is not None else 0
+    tree_rows = max(height, gold_height, 1)
+    panel_w = min(max(3.2, 0.62 * n + 1.2), 16.0)
+    width = panel_w * (2 if view.gold is not None else 1) + 0.6
+    tree_h = min(0.32 * tree_rows + 0.9, 5.0)
+    fig_h = tree_h + 1.05 * layers + (0.5 if rotation else 0.25) + (0.25 if caption else 0)
+    from matplotlib.ticker import MaxNLocator
+
+    with _style():
+        fig = _new_figure(width, fig_h)
+        columns = 2 if view.gold is not None else 1
+        grid = fig.add_gridspec(1 + layers, columns, height_ratios=[tree_h] + [1.0] * layers)
+        ax_tree = fig.add_subplot(grid[0, 0])
+        draw_tree(ax_tree, view.tree, words, colour=_MODEL, word_rotation=rotation, show_words=True)
+        ax_tree.set_ylim(-0.4 if not rotation else -1.5, tree_rows + 0.3)
+        ax_tree.set_title(f"induced tree (layer {view.layer}, decoder {view.decoder})", loc="left")
+        first = None
+        for k in range(1, layers + 1):
+            ax = fig.add_subplot(grid[k, 0], sharex=first) if first else fig.add_subplot(grid[k, 0])
+            first = first or ax
+            decoded = k == view.layer
+            values = view.distances[k - 1]
+            ax.bar(range(n), values, width=0.6, color=_DECODED if decoded else _OTHER_LAYER)
+            ax.set_ylim(*_bar_limits(values, scale))
+            ax.yaxis.set_major_locator(MaxNLocator(3))
+            ax.set_ylabel(f"layer {k}" + ("\n(decoded)" if decoded else ""), rotation=0, ha="right",
+                          va="center", fontweight="bold" if decoded else "normal")
+            ax.grid(axis="y", color="#e5e5e5", lw=0.6)
+            ax.set_axisbelow(True)
+            ax.set_xlim(-0.6, n - 0.4)
+            ax.set_xticks(range(n))
+            if k == 1:
+                note = " (each panel zoomed to its layer's range)" if scale == "layer" else ""
+                ax.set_title("master-forget distance $d_f$" + note, loc="left", fontsize=10)
+            if k < layers:
+                ax.tick_params(axis="x", labelbottom=False)
+            else:
+                ax.set_xticklabels(words, rotation=rotation, ha="right" if rotation else "center",
+                                   rotation_mode="anchor")
+        if view.gold is not None:
+            ax_gold = fig.add_subplot(grid[0, 1])
+            gold_words = [w for w in _leaves(view.gold.tree)]
+            draw_tree(ax_gold, view.gold.tree, gold_words, view.gold.labels, colour=_GOLD,
+                      word_rotation=rotation, show_words=True)
+            ax_gold.set_ylim(-0.4 if not rotation else -1.5, tree_rows + 0.3)
+            ax_gold.set_title("gold tree" + (f" ({view.gold.source})" if view.gold.source else ""),
+                              loc="left")
+            ax_note = fig.add_subplot(grid[1:, 1])
+            ax_note.axis("off")
+            precision, recall, f1 = view.gold_prf()
+            ax_note.text(0.02, 0.9, f"sentence F1 against gold: {100 * f1:.1f}\n"
+                                    f"precision {100 * precision:.1f}, recall {100 * recall:.1f}\n"
+                                    "(whole-sentence span excluded)",
+                         transform=ax_note.transAxes, va="top", fontsize=10)
+        _caption(fig, caption)
+        return save_figure(fig, path, fmt)
+
+
+def _bar_limits(values: Sequence[float], scale: str) -> Tuple[float, float]:
+    """y range of a bar panel: 0..1, or (``layer``) the values' range padded by 15% each side,
+    kept within 0..1; a flat layer gets a small window around its value."""
+    if scale == "unit":
+        return 0.0, 1.0
+    lo, hi = min(values), max(values)
+    pad = 0.15 * (hi - lo) if hi - lo > 1e-6 else 0.05
+    low, high = lo - pad, hi + pad
+    if 0.0 <= lo and hi <= 1.0:  # distances are in [0, 1]: no point showing beyond
+        low, high = max(0.0, low), min(1.0, high)
+    return low, high
+
+
+def _leaves(tree: Tree) -> List[str]:
+    from .trees import leaves
+
+    return leaves(tree)
+
+
+# --------------------------------------------------------------------------------------
+# Evaluation
+# --------------------------------------------------------------------------------------
+
+
+#: Sentences shorter than this are left out of F1-by-length: with the whole-sentence span
+#: excluded they have no constituent, and every system scores 100 on them by convention.
+MIN_PLOT_LENGTH = 3
+
+
+def length_bins(lengths: Iterable[int], min_length: int = MIN_PLOT_LENGTH) -> List[Tuple[int, Optional[int], str]]:
+    """Bins of sentence lengths for F1-by-length: ``(low, high or None, tick label)``.
+
+    Up to 20 words: one bin per length from ``min_length``; longer corpora: 5-word bins
+    (``3-5``, ``6-10``, ...), the last one open (``41+``) so that a few very long sentences
+    do not make bins of one sentence.
+    """
+    lengths = [n for n in lengths if n >= min_length]
+    if not lengths:
+        return []
+    longest = max(lengths)
+    if longest <= 20:
+        return [(k, k, str(k)) for k in range(min_length, longest + 1)]
+    bins, low = [], min_length
+    high = ((low - 1) // 5 + 1) * 5  # first bin ends at a multiple of 5: 3-5, 6-10, ...
+    while high <= 40 and high < longest:
+        bins.append((low, high, f"{low}–{high}"))
+        low, high = high + 1, high + 5
+    if longest > high:
+        bins.append((low, None, f"{low}+"))
+    else:
+        bins.append((low, longest, str(low) if low == longest else f"{low}–{longest}"))
+    return bins
+
+
+def f1_by_length(result, bins) -> Tuple[List[Optional[float]], List[int]]:
+    """Mean sentence F1 (ON-LSTM convention) and sentence count in each bin of ``bins``."""
+    sums = [0.0] * len(bins)
+    counts = [0] * len(bins)
+    for score in result.sentences:
+        n = len(score.tokens)
+        for i, (low, high, _) in enumerate(bins):
+            if n >= low and (high is None or n <= high):
+                sums[i] += score.f1
+                counts[i] += 1
+                break
+    return [s / c if c else None for s, c in zip(sums, counts)], counts
+
+
+def plot_eval(results: Mapping[str, object], out_dir: str, caption: Optional[str] = None,
+              formats: Sequence[str] = ("png", "svg")) -> List[str]:
+    """Save the evaluation figures of ``results`` into ``out_dir``; returns the files written.
+
+    ``results``: name -> :class:`onparse.metrics.EvalResult`, all over the same gold
+    sentences; the first is the model (drawn in a strong colour), the rest baselines.
+    Files: ``f1_by_length.<fmt>`` (mean sentence F1 by sentence length, with the number of
+    sentences per bin below) and ``label_recall.<fmt>`` (recall of NP, VP, PP, ... per system).
+    """
+    require_matplotlib()
+    if not results:
+        raise ValueError("no results to plot")
+    for fmt in formats:
+        check_output_path("", fmt)
+    names = list(results)
+    colours = {name: (_MODEL if i == 0 else _BASELINE_COLOURS[(i - 1) % len(_BASELINE_COLOURS)])
+               for i, name in enumerate(names)}
+    first = results[names[0]]
+    written: List[str] = []
+    with _style():
+        fig = _f1_by_length_figure(results, names, colours, caption)
+        if fig is not None:
+            written += [save_figure(fig, os.path.join(out_dir, f"f1_by_length.{fmt}")) for fmt in formats]
+        fig = _label_recall_figure(results, names, colours, first, caption)
+        written += [save_figure(fig, os.path.join(out_dir, f"label_recall.{fmt}")) for fmt in formats]
+    return written
+
+
+def _f1_by_length_figure(results, names, colours, caption):
+    first = results[names[0]]
+    bins = length_bins(len(s.tokens) for s in first.sentences)
+    if not bins:
+        return None
+    fig = _new_figure(max(7.0, 0.45 * len(bins) + 4.0), 4.4)
+    grid = fig.add_gridspec(2, 1, height_ratios=[3.2, 1.0])
+    ax = fig.add_subplot(grid[0])
+    ax_n = fig.add_subplot(grid[1], sharex=ax)
+    xs = list(range(len(bins)))
+    for i, name in enumerate(names):
+        means, counts = f1_by_length(results[name], bins)
+        pts = [(x, 100 * m) for x, m in zip(xs, means) if m is not None]
+        overall = 100 * results[name].sentence_f1.f1
+        ax.plot([p[0] for p in pts], [p[1] for p in pts], marker="o", ms=4 if i else 5,
+                lw=2.2 if i == 0 else 1.3, ls="-" if i == 0 else "--", color=colours[name],
+                label=f"{name} ({overall:.1f})", zorder=3 if i == 0 else 2)
+    _, counts = f1_by_length(first, bins)
+    ax.set_ylim(0, 100)
+    ax.set_ylabel("sentence F1 (%)\nON-LSTM convention")
+    ax.grid(axis="y", color="#e5e5e5", lw=0.6)
+    ax.set_title("sentence F1 by sentence length", loc="left")
+    ax.legend(title="overall sentence F1", loc="upper left", bbox_to_anchor=(1.0, 1.0), frameon=False,
+              title_fontsize=9)
+    ax.tick_params(axis="x", labelbottom=False)
+    ax_n.bar(xs, counts, color="#c8c8c8", width=0.7)
+    ax_n.set_ylabel("sentences")
+    ax_n.set_xticks(xs)
+    ax_n.set_xticklabels([b[2] for b in bins])
+    ax_n.set_xlabel(f"sentence length in words (from {MIN_PLOT_LENGTH}: shorter ones have no constituent to find)")
+    _caption(fig, caption)
+    return fig
+
+
+def _label_recall_figure(results, names, colours, first, caption):
+    labels = list(first.label_recall)
+    fig = _new_figure(max(7.0, 0.9 * len(labels) + 3.0), 3.8)
+    ax = fig.add_subplot(1, 1, 1)
+    width = 0.8 / len(names)
+    for i, name in enumerate(names):
+        recall = results[name].label_recall
+        values = [100 * (recall[lab].recall or 0.0) for lab in labels]
+        offsets = [j - 0.4 + width * (i + 0.5) for j in range(len(labels))]
+        ax.bar(offsets, values, width=width * 0.92, color=colours[name], label=name)
+    ax.set_xticks(range(len(labels)))
+    ax.set_xticklabels([f"{lab}\n{first.label_recall[lab].total:,}" for lab in labels])
+    ax.set_xlabel("gold label (and number of gold constituents; whole-sentence span excluded)")
+    ax.set_ylim(0, 100)
+    ax.set_ylabel("recall (%)")
+    ax.grid(axis="y", color="#e5e5e5", lw=0.6)
+    ax.set_axisbelow(True)
+    ax.set_title("recall by gold label", loc="left")
+    ax.legend(loc="upper left", bbox_to_anchor=(1.0, 1.0), frameon=False)
+    _caption(fig, caption)
+    return fig
+
+
+def eval_caption(model_name: str, gold_name: str, n_sentences: int) -> str:
+    """The caption line of the evaluation figures."""
+    return f"model: {model_name}  ·  gold: {gold_name} ({n_sentences:,} sentences)"
+
+
+def plot_eval_with_baselines(result, gold, out_dir: str, model_name: str,
+                             baselines: Sequence[str] = ("right", "left", "random"), seed: int = 0,
+                             formats: Sequence[str] = ("png", "svg")) -> List[str]:
+    """:func:`plot_eval` for one model's :class:`~onparse.metrics.EvalResult` against the
+    baseline trees of :mod:`onparse.baselines` over the same gold sentences (``gold``: an
+    :class:`onparse.treebank.Gold`).  This is what ``onparse eval --plots DIR`` draws."""
+    require_matplotlib()
+    from .baselines import baseline_trees
+    from .metrics import evaluate
+
+    results = {model_name: result}
+    for kind in baselines:
+        trees = baseline_trees(gold.tokens, kind, seed)
+        results[f"{kind}-branching" if kind in ("right", "left") else kind] = evaluate(trees, gold, check_tokens=False)
+    caption = eval_caption(model_name, gold.name, len(gold))
+    return plot_eval(results, out_dir, caption, formats)
+
+
+# --------------------------------------------------------------------------------------
+# Training log
+# --------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class TrainingLog:
+    """The per-epoch curve of a training run, read from ``metrics.jsonl`` (:mod:`onparse.train`).
+
+    Sequences are aligned with ``epochs`` (1-based, increasing); a perplexity that overflowed
+    is ``inf``.  ``asgd_epoch``: the epoch after which averaged SGD started (None if never);
+    ``test_ppl``: the test perplexity of the best checkpoint when the run measured it.
+    """
+
+    epochs: Tuple[int, ...]
+    train_loss: Tuple[float, ...]
+    valid_loss: Tuple[float, ...]
+    valid_ppl: Tuple[float, ...]
+    asgd_epoch: Optional[int] = None
+    test_ppl: Optional[float] = None
+    preset: Optional[str] = None
+    parameters: Optional[int] = None
+    source: str = ""
+
+    @property
+    def best_epoch(self) -> int:
+        """Epoch of the lowest validation loss (the first one on ties)."""
+        best = min(range(len(self.epochs)), key=lambda i: (self.valid_loss[i], i))
+        return self.epochs[best]
+
+
+def log_path(path: str) -> str:
+    """``path`` itself, or ``path/metrics.jsonl`` when it is a run folder."""
+    if os.path.isdir(path):
+        return os.path.join(path, "metrics.jsonl")
+    return path
+
+
+def read_log(path: str) -> TrainingLog:
+    """Read a training metrics log (JSON lines; a run folder means its ``metrics.jsonl``).
+
+    Uses the ``epoch`` records (``epoch``, ``train_loss``, ``valid_loss``, ``valid_ppl``),
+    the ``asgd`` record, the last ``test`` record and the ``start`` record (preset, size).
+    After a resume an epoch may be logged twice: the later record wins.  Other events are
+    ignored, so newer logs with more fields still read.  OnparseError for a missing file, a
+    malformed line (named) or a log without any finished epoch.
+    """
+    path = log_path(path)
+    try:
+        with open(path, encoding="utf-8") as handle:
+            text = handle.read()
+    except FileNotFoundError:
+        raise OnparseError(f"training log not found: {path}") from None
+    except UnicodeDecodeError:
+        raise OnparseError(f"{path} is not a training log: not UTF-8 text (expected the "
+                           "metrics.jsonl written by `onparse train`)") from None
+    except OSError as err:
+        raise OnparseError(f"cannot read {path}: {err.strerror or err}") from None
+    epochs: Dict[int, Tuple[float, float, float]] = {}
+    asgd = test = preset = parameters = None
+    for number, line in enumerate(text.splitlines(), 1):
+        if not line.strip():
+            continue
+        try:
+            record = json.loads(line)
+        except ValueError:
+            raise OnparseError(f"{path} line {number}: not a JSON object (is this a metrics.jsonl "
+                               "written by `onparse train`?)") from None
+        if not isinstance(record, dict):
+            raise OnparseError(f"{path} line {number}: not a JSON object")
+        event = record.get("event")
+        try:
+            if event == "epoch":
+                epoch = int(record["epoch"])
+                valid_loss = float(record["valid_loss"])
+                valid_ppl = record.get("valid_ppl")
+                valid_ppl = _exp(valid_loss) if valid_ppl is None else float(valid_ppl)
+                epochs[epoch] = (float(record["train_loss"]), valid_loss, valid_ppl)
+            elif event == "asgd":
+                asgd = int(record["epoch"]) if asgd is None else asgd
+            elif event == "test" and record.get("test_ppl") is not None:
+                test = float(record["test_ppl"])
+            elif event == "start":
+                preset = record.get("preset")
+                parameters = record.get("parameters")
+        except (KeyError, TypeError, ValueError) as err:
+            raise OnparseError(f"{path} line {number}: malformed {event!r} record ({err})") from None
+    if not epochs:
+        raise OnparseError(f"{path}: no finished epoch in the log yet (nothing to plot)")
+    order = sorted(epochs)
+    return TrainingLog(
+        epochs=tuple(order),
+        train_loss=tuple(epochs[e][0] for e in order),
+        valid_loss=tuple(epochs[e][1] for e in order),
+        valid_ppl=tuple(epochs[e][2] for e in order),
+        asgd_epoch=asgd,
+        test_ppl=test,
+        preset=preset if isinstance(preset, str) else None,
+        parameters=parameters if isinstance(parameters, int) else None,
+        source=path,
+    )
+
+
+def _exp(loss: float) -> float:
+    return math.exp(loss) if loss < 700 else math.inf
+
+
+def _finite(values: Sequence[float]) -> List[float]:
+    return [v if math.isfinite(v) else float("nan") for v in values]
+
+
+def plot_log(log: TrainingLog, path: str, caption: Optional[str] = None, fmt: Optional[str] = None) -> str:
+    """Save the training curves of ``log`` to ``path``: loss (training and validation
+    cross-entropy) and validation perplexity per epoch, the best epoch marked, the switch to
+    averaged SGD drawn as a dotted line, the test perplexity as a dashed one.  ``fmt``: png,
+    svg or pdf (default: from the extension of ``path``)."""
+    require_matplotlib()
+    check_output_path(path, fmt)
+    if caption is None:
+        bits = [f"log: {log.source}"] if log.source else []
+        if log.preset:
+            bits.append(f"preset {log.preset}")
+        if log.parameters:
+            bits.append(f"{log.parameters:,} parameters")
+        caption = "  ·  ".join(bits) or None
+    epochs = list(log.epochs)
+    marker = "o" if len(epochs) <= 30 else None
+    with _style():
+        fig = _new_figure(9.0, 3.6)
+        ax_loss, ax_ppl = fig.subplots(1, 2)
+        ax_loss.plot(epochs, _finite(log.train_loss), marker=marker, ms=3, color="#d0743c", label="training")
+        ax_loss.plot(epochs, _finite(log.valid_loss), marker=marker, ms=3, color=_MODEL, label="validation")
+        ax_loss.set_ylabel("cross-entropy (nats per token)")
+        ax_loss.set_title("loss", loc="left")
+        ax_loss.legend(frameon=False)
+        ppl = _finite(log.valid_ppl)
+        ax_ppl.plot(epochs, ppl, marker=marker, ms=3, color=_MODEL, label="validation")
+        finite = [v for v in ppl if v == v]
+        if finite and max(finite) / max(min(finite), 1e-9) > 20:
+            ax_ppl.set_yscale("log")
+        best = log.best_epoch
+        best_ppl = log.valid_ppl[epochs.index(best)]
+        if math.isfinite(best_ppl):
+            ax_ppl.plot([best], [best_ppl], marker="*", ms=12, color="#c9a227", ls="none",
+                        label=f"best: {best_ppl:.2f} (epoch {best})", zorder=4)
+        if log.test_ppl is not None and math.isfinite(log.test_ppl):
+            ax_ppl.axhline(log.test_ppl, color="#6a9a48", ls="--", lw=1,
+                           label=f"test (best checkpoint): {log.test_ppl:.2f}")
+        ax_ppl.set_ylabel("perplexity")
+        ax_ppl.set_title("validation perplexity", loc="left")
+        for ax in (ax_loss, ax_ppl):
+            ax.set_xlabel("epoch")
+            ax.grid(color="#e5e5e5", lw=0.6)
+            ax.xaxis.get_major_locator().set_params(integer=True)
+            if log.asgd_epoch is not None:
+                ax.axvline(log.asgd_epoch, color="#777777", ls=":", lw=1.2,
+                           label="averaged SGD from here" if ax is ax_ppl else None)
+        ax_ppl.legend(frameon=False)
+        _caption(fig, caption)
+        return save_figure(fig, path, fmt)

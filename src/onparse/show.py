@@ -1,0 +1,409 @@
+"""What ``onparse show`` prints: an induced tree drawn in the terminal, and under it the
+master-forget distance d_f of every word in every layer as a small bar chart.
+
+The rendering functions are pure (strings in, strings out, no torch, no matplotlib), so the
+output is deterministic and golden-file tests can pin it.  Trees are drawn by nltk's tree
+pretty-printer; the bars are aligned under the tree's leaves (``onparse show``)::
+
+    induced tree: layer 2 of 2, decoder onlstm
+    ((the cat) (sat (on (the mat))))
+
+         ┌───────┴───────┐
+         │               │
+         │       ┌───────┴───┐
+         │       │           │
+         │       │   ┌───────┴───┐
+         │       │   │           │
+     ┌───┴───┐   │   │       ┌───┴───┐
+    the     cat sat  on     the     mat
+    ▁▁▁     ▃▃▃ ███  ▂▂     ▅▅▅     ▂▂▂   layer 1    0.120–0.810
+    ▁▁▁     ▃▃▃ ███  ▆▆     ▄▄▄     ▁▁▁   layer 2 *  0.120–0.830
+
+Only :func:`views_from_lines` touches the model (through :mod:`onparse.distances`, which
+imports torch when it runs).
+"""
+from __future__ import annotations
+
+import warnings
+from dataclasses import dataclass
+from typing import Dict, Iterable, Iterator, List, Mapping, Optional, Sequence, Tuple
+
+from .decode import DECODERS, decode
+from .errors import OnparseError
+from .trees import Span, Tree, leaves, spans_to_tree, to_brackets, tree_spans
+
+#: Bar cells from empty to full: eighth blocks (Unicode) or a coarse ramp (ASCII).
+UNICODE_RAMP = " ▁▂▃▄▅▆▇█"
+ASCII_RAMP = " .:#"
+#: How bars are scaled: ``layer`` maps each layer's smallest..largest value of the sentence to
+#: the bar height (shows the ranking the decoder uses); ``unit`` maps 0..1 (absolute values).
+SCALES = ("layer", "unit")
+#: Widest bar, in characters (a bar is as wide as its word, up to this).
+BAR_WIDTH = 3
+
+
+@dataclass(frozen=True)
+class GoldTree:
+    """A gold tree for one sentence: the tree over the sentence's surface words and, for
+    labelled (PTB) gold, the label(s) of each constituent span (``"NP"``, ``"S/VP"``)."""
+
+    tree: Tree
+    labels: Mapping[Span, str]
+    source: str = ""
+
+
+@dataclass(frozen=True)
+class SentenceView:
+    """Everything shown for one sentence.
+
+    ``words``: the tokens the model read (the user's spelling, punctuation removed);
+    ``distances``: per layer, the d_f of each word, shape ``(L, n)`` as nested tuples;
+    ``layer``: the 1-based layer that was decoded with ``decoder`` into ``tree``;
+    ``gold``: an optional gold tree over the same words.
+    """
+
+    words: Tuple[str, ...]
+    distances: Tuple[Tuple[float, ...], ...]
+    layer: int
+    decoder: str
+    tree: Tree
+    gold: Optional[GoldTree] = None
+
+    @property
+    def n_layers(self) -> int:
+        return len(self.distances)
+
+    def gold_prf(self) -> Optional[Tuple[float, float, float]]:
+        """Sentence P, R, F1 of ``tree`` against ``gold`` (ON-LSTM convention), or None."""
+        if self.gold is None:
+            return None
+        from .metrics import sentence_prf
+
+        whole = (0, len(self.words))
+        pred = set(tree_spans(self.tree)) - {whole}
+        gold = set(tree_spans(self.gold.tree)) - {whole}
+        return sentence_prf(len(pred & gold), len(pred), len(gold))
+
+
+def make_view(words: Sequence[str], distances: Sequence[Sequence[float]], layer: int = 2,
+              decoder: str = "onlstm", gold: Optional[GoldTree] = None) -> SentenceView:
+    """Decode layer ``layer`` (1-based) of ``distances`` (``(L, n)``: d_f per layer and word)
+    into a tree over ``words`` and bundle the lot.  ValueError for inconsistent shapes;
+    OnparseError when ``gold``'s words differ from ``words``."""
+    words = tuple(words)
+    rows = tuple(tuple(float(x) for x in row) for row in distances)
+    if not words:
+        raise ValueError("a sentence view needs at least one word")
+    if not rows or any(len(row) != len(words) for row in rows):
+        raise ValueError(f"distances must have shape (layers, {len(words)})")
+    if not 1 <= layer <= len(rows):
+        raise OnparseError(f"layer {layer} does not exist: the model has {len(rows)} layers (1..{len(rows)})")
+    if decoder not in DECODERS:
+        raise ValueError(f"unknown decoder {decoder!r}; choose from {', '.join(DECODERS)}")
+    if gold is not None:
+        _check_gold_words(words, gold)
+    tree = decode(rows[layer - 1], list(words), decoder)
+    return SentenceView(words, rows, layer, decoder, tree, gold)
+
+
+def _check_gold_words(words: Sequence[str], gold: GoldTree) -> None:
+    from .metrics import token_mismatch
+
+    problem = token_mismatch(leaves(gold.tree), words)
+    if problem:
+        where = f" ({gold.source})" if gold.source else ""
+        # token_mismatch speaks of "the prediction" and "gold"; here the gold is the first side.
+        problem = problem.replace("the prediction keeps", "the gold tree keeps").replace(", gold ", ", sentence ")
+        problem = problem.replace("gold has", "the sentence has")
+        raise OnparseError(f"gold tree{where} does not fit the sentence: {problem}")
+
+
+# --------------------------------------------------------------------------------------
+# Trees
+# --------------------------------------------------------------------------------------
+
+
+def _node_mark(unicode: bool) -> str:
+    # An internal node without a label is drawn as a bare vertical stroke, so that the line
+    # from its parent runs on unbroken into its own branch.
+    return "│" if unicode else "|"
+
+
+def to_nltk(tree: Tree, labels: Optional[Mapping[Span, str]] = None, unlabelled: str = "│",
+            positions: bool = False):
+    """An ``nltk.Tree`` for drawing: internal nodes get their span's label from ``labels`` or
+    ``unlabelled``; leaves are the words, or with ``positions`` their 0-based positions
+    (what nltk's pretty-printer needs to keep the word order, see :func:`draw_tree`).
+    Iterative, so deep trees are fine."""
+    from nltk import Tree as NltkTree
+
+    labels = labels or {}
+    if isinstance(tree, str):
+        return NltkTree(labels.get((0, 1), unlabelled), [0 if positions else tree])
+    next_word = 0
+    # Post-order walk; a frame is [node, next child index, finished children, start position].
+    frames = [[tree, 0, [], 0]]
+    root = None
+    while frames:
+        frame = frames[-1]
+        node, i, kids, start = frame
+        if i < len(node):
+            frame[1] += 1
+            child = node[i]
+            if isinstance(child, str):
+                kids.append(next_word if positions else child)
+                next_word += 1
+            else:
+                frames.append([child, 0, [], next_word])
+            continue
+        frames.pop()
+        built = NltkTree(labels.get((start, next_word), unlabelled), kids)
+        if frames:
+            frames[-1][2].append(built)
+        else:
+            root = built
+    return root
+
+
+def draw_tree(tree: Tree, labels: Optional[Mapping[Span, str]] = None, unicode: bool = True) -> str:
+    """The tree drawn with nltk's pretty-printer, words on the bottom line, trailing spaces
+    removed.  A one-word tree is just the word.  ``labels``: optional span -> label text."""
+    if isinstance(tree, str):
+        return tree
+    mark = _node_mark(unicode)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)
+        try:
+            from nltk.tree import TreePrettyPrinter
+        except ImportError:  # nltk < 3.6
+            from nltk.treeprettyprinter import TreePrettyPrinter
+        # Leaves are handed over as positions plus the word list: given words, the printer
+        # orders them by its own traversal, which misplaces a word that is a sibling of a
+        # subtree, e.g. it draws ((the cat) sat) as "sat the cat".
+        printer = TreePrettyPrinter(to_nltk(tree, labels, mark, positions=True), list(leaves(tree)))
+        text = printer.text(unicodelines=unicode, maxwidth=None)
+    lines = [line.rstrip() for line in text.split("\n")]
+    while lines and not lines[-1]:
+        lines.pop()
+    if lines and lines[0].strip() == mark:
+        lines.pop(0)  # the stub above an unlabelled root carries nothing
+    return "\n".join(lines)
+
+
+def leaf_columns(bottom_line: str, words: Sequence[str]) -> List[int]:
+    """Start column of each word on the bottom line of a drawing (words appear in order)."""
+    columns, pos = [], 0
+    for word in words:
+        found = bottom_line.find(word, pos)
+        if found < 0:
+            raise ValueError(f"word {word!r} not found on the bottom line of the drawing")
+        columns.append(found)
+        pos = found + len(word)
+    return columns
+
+
+# --------------------------------------------------------------------------------------
+# Bars
+# --------------------------------------------------------------------------------------
+
+
+def bar_levels(values: Sequence[float], levels: int, scale: str = "layer") -> Tuple[List[int], float, float]:
+    """Quantise ``values`` to bar heights in ``0 .. levels``; returns ``(heights, lo, hi)``.
+
+    ``layer`` scale: the range ``lo = min .. hi = max`` maps to ``1 .. levels`` (the smallest
+    value keeps a sliver, so every word has a visible bar); all-equal values are all full.
+    ``unit`` scale: ``lo = 0 .. hi = 1`` maps to ``0 .. levels`` (values clipped to [0, 1]).
+    """
+    if levels < 1:
+        raise ValueError("levels must be positive")
+    if scale == "unit":
+        return [int(round(min(max(v, 0.0), 1.0) * levels)) for v in values], 0.0, 1.0
+    if scale != "layer":
+        raise ValueError(f"unknown scale {scale!r}; choose from {', '.join(SCALES)}")
+    lo, hi = min(values), max(values)
+    if hi - lo <= 1e-12:
+        return [levels] * len(values), lo, hi
+    return [1 + int(round((v - lo) / (hi - lo) * (levels - 1))) for v in values], lo, hi
+
+
+def _bar_block(heights: Sequence[int], starts: Sequence[int], widths: Sequence[int], rows: int,
+               ramp: str) -> List[str]:
+    """``rows`` text lines drawing one layer's bars (top line first)."""
+    per_cell = len(ramp) - 1
+    width = max((s + w for s, w in zip(starts, widths)), default=0)
+    lines = []
+    for r in range(rows):
+        floor = (rows - 1 - r) * per_cell  # levels below this line
+        cells = [" "] * width
+        for h, s, w in zip(heights, starts, widths):
+            fill = min(max(h - floor, 0), per_cell)
+            for x in range(s, s + w):
+                cells[x] = ramp[fill]
+        lines.append("".join(cells))
+    return lines
+
+
+def draw_bars(words: Sequence[str], distances: Sequence[Sequence[float]], columns: Sequence[int],
+              decoded_layer: Optional[int] = None, height: int = 1, scale: str = "layer",
+              unicode: bool = True) -> List[str]:
+    """Lines of the per-layer bar chart, bars under the words that start at ``columns``.
+
+    ``distances``: ``(L, n)`` d_f per layer and word.  Each layer takes ``height`` lines;
+    at the right of its bottom line: ``layer k`` (``*`` marks ``decoded_layer``) and the
+    value range the bars span.  Layers taller than one line are separated by a blank line.
+    """
+    if height < 1:
+        raise ValueError("height must be at least 1")
+    ramp = UNICODE_RAMP if unicode else ASCII_RAMP
+    widths = [max(1, min(BAR_WIDTH, len(w))) for w in words]
+    starts = [c + (len(w) - bw) // 2 for c, w, bw in zip(columns, words, widths)]
+    right = max((c + len(w) for c, w in zip(columns, words)), default=0)
+    dash = "–" if unicode else "-"
+    out: List[str] = []
+    for k, row in enumerate(distances, 1):
+        heights, lo, hi = bar_levels(row, height * (len(ramp) - 1), scale)
+        block = _bar_block(heights, starts, widths, height, ramp)
+        mark = " *" if k == decoded_layer else "  "
+        block[-1] = f"{block[-1]:<{right}}   layer {k}{mark}  {lo:.3f}{dash}{hi:.3f}"
+        if height > 1 and out:
+            out.append("")
+        out.extend(line.rstrip() for line in block)
+    return out
+
+
+# --------------------------------------------------------------------------------------
+# A whole sentence
+# --------------------------------------------------------------------------------------
+
+
+def _pct(x: float) -> str:
+    return f"{100 * x:.1f}"
+
+
+def render_view(view: SentenceView, unicode: bool = True, height: int = 1, scale: str = "layer") -> str:
+    """The terminal picture of one sentence: a header, the induced tree in brackets and drawn,
+    the d_f bars of every layer under the words, and the gold tree with the sentence's F1 when
+    the view has one.  No trailing newline."""
+    tree_text = draw_tree(view.tree, unicode=unicode)
+    tree_lines = tree_text.split("\n")
+    columns = leaf_columns(tree_lines[-1], view.words)
+    scale_note = ("bars span each layer's smallest..largest value" if scale == "layer"
+                  else "bars span 0..1")
+    lines = [
+        f"induced tree: layer {view.layer} of {view.n_layers}, decoder {view.decoder}",
+        to_brackets(view.tree),
+        "",
+        *tree_lines,
+        *draw_bars(view.words, view.distances, columns, view.layer, height, scale, unicode),
+        f"master-forget distance d_f per word ({scale_note}; * = decoded layer)",
+    ]
+    if view.gold is not None:
+        precision, recall, f1 = view.gold_prf()
+        lines += [
+            "",
+            "gold tree" + (f" ({view.gold.source})" if view.gold.source else "") + ":",
+            to_brackets(view.gold.tree),
+            "",
+            draw_tree(view.gold.tree, view.gold.labels, unicode),
+            f"sentence F1 against gold: {_pct(f1)} (precision {_pct(precision)}, recall {_pct(recall)}; "
+            "whole-sentence span excluded)",
+        ]
+    return "\n".join(lines)
+
+
+# --------------------------------------------------------------------------------------
+# Gold trees for free sentences
+# --------------------------------------------------------------------------------------
+
+
+def _gold_tree(sentence, source: Optional[str] = None) -> GoldTree:
+    """A :class:`GoldTree` over the surface words of a :class:`onparse.treebank.GoldSentence`
+    (``source`` replaces the sentence's own ``file:line``)."""
+    spans = sorted(sentence.spans)
+    tree = spans_to_tree(list(sentence.words), spans)
+    names: Dict[Span, List[str]] = {}
+    for label, span in sorted(sentence.labelled, key=lambda item: (item[1][0], -item[1][1], item[0])):
+        names.setdefault(span, []).append(label)
+    # A collapsed unary chain holds several labels on one span; outermost first reads best,
+    # and the treebank's label order is lost, so list them in a fixed order: S before VP.
+    order = {name: i for i, name in enumerate(("S", "SBAR", "SINV", "SQ", "VP", "NP", "PP", "ADJP", "ADVP"))}
+    labels = {span: "/".join(sorted(found, key=lambda n: (order.get(n, len(order)), n)))
+              for span, found in names.items()}
+    return GoldTree(tree, labels, sentence.source if source is None else source)
+
+
+def read_gold(spec: str, ptb_root=None) -> List[GoldTree]:
+    """Gold trees named by ``spec`` (what ``onparse show --gold`` accepts):
+
+    - bracketed text (starts with ``(``): one or more trees, labelled PTB or unlabelled;
+    - ``NAME:I`` or ``NAME:I-J`` with NAME a gold set (``wsj10``, ``wsj``, ...): its sentence(s)
+      I..J, 1-based, inclusive;
+    - the path of a file of bracketed trees (one per line, or multi-line ``.mrg``).
+
+    Labelled trees are preprocessed like any gold set (punctuation and empty elements
+    dropped, function tags stripped).  Raises OnparseError for anything else.
+    """
+    from pathlib import Path
+
+    from .treebank import GOLD_NAMES, load_gold, read_gold_text
+
+    text = spec.strip()
+    if text.startswith("("):
+        return [_gold_tree(s, "") for s in read_gold_text(text, "--gold")]
+    name, sep, which = text.partition(":")
+    if sep and name in GOLD_NAMES:
+        first, dash, last = which.partition("-")
+        try:
+            i, j = int(first), int(last) if dash else int(first)
+        except ValueError:
+            raise OnparseError(f"--gold {spec}: expected {name}:I or {name}:I-J with sentence numbers") from None
+        gold = load_gold(name, ptb_root)
+        if not 1 <= i <= j <= len(gold):
+            raise OnparseError(f"--gold {spec}: gold {name} has sentences 1..{len(gold):,}")
+        return [_gold_tree(gold[k], f"{name} sentence {k + 1}, {gold[k].source}") for k in range(i - 1, j)]
+    path = Path(text)
+    if path.is_file():
+        try:
+            content = path.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as err:
+            raise OnparseError(f"cannot read {spec}: {getattr(err, 'strerror', None) or err}") from None
+        return [_gold_tree(s) for s in read_gold_text(content, str(path))]
+    raise OnparseError(f"--gold {spec!r}: not a bracketed tree, a gold set sentence "
+                       f"({'|'.join(GOLD_NAMES)}:I) or an existing file")
+
+
+# --------------------------------------------------------------------------------------
+# From text through the model
+# --------------------------------------------------------------------------------------
+
+
+def views_from_lines(lines: Iterable[str], model, vocab, *, layer: int = 2, decoder: str = "onlstm",
+                     golds: Optional[Sequence[GoldTree]] = None, tokenize: bool = False,
+                     keep_punct: bool = False) -> Iterator[Tuple[int, Optional[SentenceView]]]:
+    """Run the model over each line and yield ``(line number, view)``; the view is None for a
+    line with no words.  Lines are read one at a time (a terminal user sees each answer at
+    once).  ``golds``: one gold tree per non-empty line, in order (checked against the words).
+    """
+    from .distances import sentence_distances
+    from .induce import Preprocessor
+
+    n_layers = model.config.n_layers
+    if not 1 <= layer <= n_layers:
+        raise OnparseError(f"layer {layer} does not exist: the model has {n_layers} layers (1..{n_layers})")
+    prep = Preprocessor(vocab, tokenize, keep_punct)
+    used = 0
+    for number, line in enumerate(lines, 1):
+        sentence = prep(line)
+        if not sentence.tokens:
+            yield number, None
+            continue
+        gold = None
+        if golds is not None:
+            if used >= len(golds):
+                raise OnparseError(f"line {number}: no gold tree left (--gold gave {len(golds)})")
+            gold = golds[used]
+            used += 1
+        dist = sentence_distances(model, [sentence.ids], vocab.eos_id, n_layers)[0]  # (L, 2, n)
+        yield number, make_view(sentence.tokens, dist[:, 0].tolist(), layer, decoder, gold)
+    if golds is not None and used < len(golds):
+        raise OnparseError(f"--gold gave {len(golds)} trees for {used} sentence(s)")
