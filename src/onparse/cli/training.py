@@ -1,0 +1,193 @@
+"""``onparse train`` and ``onparse perplexity``: thin shells over :mod:`onparse.train` and
+:mod:`onparse.perplexity`."""
+import json
+import re
+import sys
+from dataclasses import fields
+
+import click
+
+from ..errors import OnparseError
+
+# Kept free of torch imports: `onparse --help` must stay fast.
+_PRESET_NAMES = ("paper", "small", "tiny")
+_DURATION = re.compile(r"^(?:(\d+(?:\.\d*)?)h)?(?:(\d+(?:\.\d*)?)m)?(?:(\d+(?:\.\d*)?)s?)?$")
+
+
+def parse_duration(text: str) -> float:
+    """Seconds in ``text``: a number of seconds (``90``), or hours/minutes/seconds (``2h``,
+    ``1h30m``, ``45m``, ``90s``).
+
+    >>> parse_duration("90"), parse_duration("1h30m"), parse_duration("2.5m")
+    (90.0, 5400.0, 150.0)
+    """
+    m = _DURATION.match(text.strip().lower())
+    if not text.strip() or not m or not any(m.groups()):
+        raise ValueError(f"not a duration: {text!r} (examples: 3600, 90s, 45m, 2h, 1h30m)")
+    h, mins, secs = (float(g) if g else 0.0 for g in m.groups())
+    return h * 3600 + mins * 60 + secs
+
+
+class _Duration(click.ParamType):
+    name = "DURATION"
+
+    def convert(self, value, param, ctx):
+        if isinstance(value, (int, float)):
+            return float(value)
+        try:
+            return parse_duration(value)
+        except ValueError as err:
+            self.fail(str(err), param, ctx)
+
+
+def _config_options(command):
+    """One ``--field-name`` option per TrainConfig field, default: the preset's value."""
+    from ..train import PRESETS, TrainConfig
+
+    for f in reversed(fields(TrainConfig)):
+        kind = float if f.type in (float, "float") else int
+        values = ", ".join(f"{name} {getattr(cfg, f.name)}" for name, cfg in PRESETS.items())
+        option = click.option("--" + f.name.replace("_", "-"), f.name, type=kind, default=None,
+                              help=f"{f.metadata['help']} [preset: {values}]")
+        command = option(command)
+    return command
+
+
+def _format_ppl(x):
+    return "inf" if x == float("inf") else f"{x:.2f}"
+
+
+@click.command("train")
+@click.option("--preset", type=click.Choice(_PRESET_NAMES), default="small", show_default=True,
+              help="starting hyperparameters: paper (section 2; a GPU job), small (CPU, minutes an epoch), "
+                   "tiny (seconds; tests)")
+@click.option("--corpus", default="wsj", show_default=True, metavar="NAME|PATH",
+              help="wsj (NLTK treebank sample + conll2000), brown, or a file with one sentence per line")
+@click.option("--valid", "valid", type=click.Path(dir_okay=False), default=None,
+              help="validation file (default: a held-out 5% of the corpus, and another 5% for test)")
+@click.option("--test", "test", type=click.Path(dir_okay=False), default=None,
+              help="test file, with --valid (e.g. ptb.test.txt)")
+@click.option("--format", "fmt", type=click.Choice(["auto", "text", "ptb"]), default="auto", show_default=True,
+              help="corpus file format; auto: ptb for files named ptb.*.txt (tokens used verbatim), "
+                   "else text (punctuation dropped, lowercased, digits to N)")
+@click.option("--out", default=None, metavar="DIR",
+              help="output folder for best.pt, last.pt and metrics.jsonl [default: runs/PRESET]")
+@click.option("--device", default="auto", show_default=True, help="auto, cpu, cuda or cuda:N")
+@click.option("--max-time", type=_Duration(), default=None,
+              help="stop (and save) after this much training time in this invocation: 3600, 45m, 2h30m")
+@click.option("--max-steps", type=click.IntRange(min=0), default=None,
+              help="stop (and save) after this many optimiser steps in total")
+@click.option("--resume", is_flag=True, help="continue the run saved in --out (exactly where it stopped)")
+@click.option("--overwrite", is_flag=True, help="start afresh even if --out holds a run")
+@click.option("--progress/--no-progress", default=None,
+              help="progress bar on stderr [default: when stderr is a terminal]")
+@click.option("--threads", type=click.IntRange(min=1), default=None,
+              help="CPU threads per process [default: torch's choice; torchrun sets 1]")
+@click.option("--amp/--no-amp", default=True, show_default=True, help="bf16 autocast on CUDA")
+@click.option("--json", "as_json", is_flag=True, help="print the summary as JSON")
+@_config_options
+@click.pass_context
+def train_command(ctx, preset, corpus, valid, test, fmt, out, device, max_time, max_steps, resume, overwrite,
+                  progress, threads, amp, as_json, **hyper):
+    """Train an ON-LSTM language model (AWD-LSTM recipe of the paper) and keep the checkpoint
+    with the best validation perplexity.
+
+    \b
+    onparse train --preset small --epochs 3 --out runs/small
+    onparse train --corpus mytext.txt --preset small --out runs/mine
+    onparse train --corpus ptb.train.txt --valid ptb.valid.txt --test ptb.test.txt --preset paper
+    onparse train --out runs/small --resume --epochs 10
+    torchrun --nproc_per_node 2 -m onparse train --preset paper --out runs/paper
+
+    Every hyperparameter option defaults to the preset's value.  Ctrl-C stops after saving
+    (exit 130); --resume continues from where the run stopped.
+    """
+    from .. import corpora
+    from ..train import PRESETS, RunOptions, resume_settings, train
+
+    explicit = {k: v for k, v in hyper.items() if v is not None}
+    out = out or f"runs/{preset}"
+
+    def given(name):
+        return ctx.get_parameter_source(name) == click.core.ParameterSource.COMMANDLINE
+
+    try:
+        if resume:
+            config, spec, preset_name = resume_settings(out)
+            if given("preset") and preset != preset_name:
+                raise OnparseError(f"cannot change the preset when resuming (the run used '{preset_name}')")
+            if any(given(n) for n in ("corpus", "valid", "test", "fmt")):
+                new_spec = corpora.make_spec(corpus, fmt, valid, test)
+                if new_spec != spec:
+                    raise OnparseError(f"cannot change the corpus when resuming (the run used {spec.source})")
+            config = config.with_overrides(explicit)
+        else:
+            preset_name = preset
+            spec = corpora.make_spec(corpus, fmt, valid, test)
+            config = PRESETS[preset].with_overrides(explicit)
+    except ValueError as err:
+        raise click.UsageError(str(err))
+    options = RunOptions(out=out, device=device, max_time=max_time, max_steps=max_steps, resume=resume,
+                         overwrite=overwrite, progress=progress, amp=amp, threads=threads)
+    result = train(config, spec, options, preset_name)
+    if not result.is_main:      # a rank other than 0 of a distributed run: rank 0 reports
+        ctx.exit(130 if result.stop_reason == "interrupted" else 0)
+    if as_json:
+        click.echo(json.dumps(result.summary()))
+    else:
+        click.echo(f"stopped: {result.stop_reason} after {result.epochs} epoch(s), {result.steps} steps")
+        if result.best_valid_ppl is not None:
+            click.echo(f"best valid ppl: {_format_ppl(result.best_valid_ppl)} (epoch {result.best_epoch})")
+        if result.test_ppl is not None:
+            click.echo(f"test ppl: {_format_ppl(result.test_ppl)}")
+        if result.tokens_per_s:
+            click.echo(f"tokens/s: {result.tokens_per_s:,.0f}")
+        if result.best_path:
+            click.echo(f"model: {result.best_path}")
+    if result.stop_reason == "interrupted":
+        click.echo(f"interrupted; continue with: onparse train --out {out} --resume", err=True)
+        ctx.exit(130)
+
+
+@click.command("perplexity")
+@click.option("--model", "model_path", required=True, type=click.Path(dir_okay=False), metavar="CHECKPOINT",
+              help="a checkpoint written by onparse train (best.pt)")
+@click.option("--corpus", default=None, metavar="NAME|PATH",
+              help="wsj, brown or a file [default: the corpus the model was trained on]")
+@click.option("--split", type=click.Choice(["test", "valid", "train", "all"]), default=None,
+              help="which part of the corpus [default: test for a corpus name or the training corpus, "
+                   "all for a file]")
+@click.option("--format", "fmt", type=click.Choice(["auto", "text", "ptb"]), default="auto", show_default=True,
+              help="format of a corpus file (see onparse train --help)")
+@click.option("--batch-size", type=click.IntRange(min=1), default=None,
+              help="parallel streams [default: the run's --eval-batch-size, else 10]")
+@click.option("--bptt", type=click.IntRange(min=1), default=None,
+              help="window length; the state is carried across windows [default: the run's --bptt, else 70]")
+@click.option("--device", default="auto", show_default=True, help="auto, cpu, cuda or cuda:N")
+@click.option("--threads", type=click.IntRange(min=1), default=None,
+              help="CPU threads [default: torch's choice]")
+@click.option("--json", "as_json", is_flag=True, help="print the result as JSON")
+def perplexity_command(model_path, corpus, split, fmt, batch_size, bptt, device, threads, as_json):
+    """Perplexity of a trained model on a corpus (by default the test part of the corpus it was
+    trained on).
+
+    \b
+    onparse perplexity --model runs/small/best.pt
+    onparse perplexity --model runs/small/best.pt --corpus brown
+    onparse perplexity --model runs/ptb/best.pt --corpus ptb.test.txt
+    """
+    from ..perplexity import measure
+
+    result, described = measure(model_path, corpus=corpus, split=split, fmt=fmt, batch_size=batch_size,
+                                bptt=bptt, device=device, threads=threads)
+    if as_json:
+        click.echo(json.dumps({"corpus": described, **result.to_dict()}))
+    else:
+        click.echo(f"{described}: perplexity {_format_ppl(result.perplexity)} "
+                   f"({result.tokens:,} tokens, {result.sentences:,} sentences, "
+                   f"{result.loss:.4f} nats/token)")
+
+
+def register(group) -> None:
+    group.add_command(train_command)
+    group.add_command(perplexity_command)

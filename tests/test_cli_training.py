@@ -1,0 +1,158 @@
+"""`onparse train` and `onparse perplexity` from the command line: output, exit codes, errors."""
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+import torch
+from click.testing import CliRunner
+
+from onparse.cli import main
+from onparse.cli.training import parse_duration
+from test_train import write_corpus
+
+TINY = ["--preset", "tiny", "--threads", "1", "--no-progress"]
+
+
+def invoke(*args):
+    return CliRunner().invoke(main, [str(a) for a in args])
+
+
+def one_error_line(result):
+    lines = result.output.strip().splitlines()
+    assert result.exit_code == 1, result.output
+    assert lines[-1].startswith("error: ") and "Traceback" not in result.output, result.output
+    return lines[-1]
+
+
+@pytest.fixture(scope="module")
+def trained(tmp_path_factory):
+    """A tiny model trained by the CLI for one epoch: (corpus path, run folder, CLI output)."""
+    folder = tmp_path_factory.mktemp("cli")
+    corpus = write_corpus(folder / "toy.txt")
+    result = invoke("train", *TINY, "--corpus", corpus, "--epochs", 1, "--out", folder / "run")
+    assert result.exit_code == 0, result.output
+    return corpus, folder / "run", result.output
+
+
+def test_train_prints_a_summary(trained):
+    _, run, output = trained
+    assert "stopped: epochs after 1 epoch(s)" in output
+    assert "best valid ppl: " in output and "test ppl: " in output
+    assert f"model: {run / 'best.pt'}" in output
+    assert sorted(os.listdir(run)) == ["best.pt", "last.pt", "metrics.jsonl"]
+
+
+def test_resume_with_more_epochs_and_json(trained, tmp_path):
+    corpus, run, _ = trained
+    copy = tmp_path / "copy"
+    copy.mkdir()
+    for name in os.listdir(run):
+        (copy / name).write_bytes((run / name).read_bytes())
+    result = invoke("train", "--out", copy, "--resume", "--epochs", 2, "--threads", 1, "--json")
+    assert result.exit_code == 0, result.output
+    summary = json.loads(result.stdout)
+    assert summary["stop_reason"] == "epochs" and summary["epochs"] == 2 and summary["best_path"]
+    changed = invoke("train", "--out", copy, "--resume", "--lr", 1.0)
+    assert "cannot change lr" in one_error_line(changed)
+    other = invoke("train", "--out", copy, "--resume", "--preset", "paper")
+    assert "cannot change the preset" in one_error_line(other)
+
+
+def test_perplexity_of_the_recorded_test_split(trained):
+    corpus, run, output = trained
+    result = invoke("perplexity", "--model", run / "best.pt", "--device", "cpu", "--threads", 1)
+    assert result.exit_code == 0, result.output
+    assert result.stdout.startswith("toy.txt test: perplexity ")
+    # The figure the trainer reported for best.pt: same split, same evaluation settings.
+    as_json = json.loads(invoke("perplexity", "--model", run / "best.pt", "--json", "--threads", 1).stdout)
+    reported = float(next(line for line in output.splitlines() if line.startswith("test ppl:")).split()[-1])
+    # (``output`` is stdout and stderr interleaved; the summary lines are stdout's.)
+    assert as_json["perplexity"] == pytest.approx(reported, abs=0.01)
+    assert as_json["corpus"] == "toy.txt test" and as_json["tokens"] > 0
+
+
+def test_perplexity_of_a_whole_file(trained, tmp_path):
+    _, run, _ = trained
+    text = tmp_path / "held.txt"
+    text.write_text("the cat saw a dog .\nsome big bird liked every child .\n", encoding="utf-8")
+    result = invoke("perplexity", "--model", run / "best.pt", "--corpus", text, "--json", "--batch-size", 1,
+                    "--threads", 1)
+    assert result.exit_code == 0, result.output
+    data = json.loads(result.stdout)
+    assert data["corpus"] == "held.txt" and data["sentences"] == 2
+    assert data["tokens"] == 5 + 6 + 2 - 1                        # words and <eos>, less the first id
+    assert data["perplexity"] == pytest.approx(2.718281828 ** data["loss"])
+
+
+def test_cli_errors(trained, tmp_path):
+    corpus, run, _ = trained
+    missing = invoke("train", *TINY, "--corpus", tmp_path / "nope.txt", "--out", tmp_path / "o")
+    assert "corpus file not found" in one_error_line(missing)
+    empty = tmp_path / "empty.txt"
+    empty.write_text(". , ;\n\n", encoding="utf-8")
+    result = invoke("train", *TINY, "--corpus", empty, "--out", tmp_path / "o")
+    assert "is empty" in one_error_line(result)
+    bad_preset = invoke("train", "--preset", "huge", "--corpus", corpus)
+    assert bad_preset.exit_code == 2 and "huge" in bad_preset.output
+    bad_value = invoke("train", *TINY, "--corpus", corpus, "--chunk-size", 5, "--out", tmp_path / "o")
+    assert bad_value.exit_code == 2 and "not a multiple of chunk_size" in bad_value.output
+    bad_time = invoke("train", *TINY, "--corpus", corpus, "--max-time", "soon")
+    assert bad_time.exit_code == 2 and "not a duration" in bad_time.output
+    again = invoke("train", *TINY, "--corpus", corpus, "--out", run)
+    assert "already holds a run" in one_error_line(again)
+    nothing = invoke("train", "--out", tmp_path / "none", "--resume")
+    assert "nothing to resume" in one_error_line(nothing)
+    assert "unknown device" in one_error_line(invoke("train", *TINY, "--corpus", corpus, "--device", "tpu",
+                                                     "--out", tmp_path / "o"))
+    if not torch.cuda.is_available():
+        no_gpu = invoke("train", *TINY, "--corpus", corpus, "--device", "cuda", "--out", tmp_path / "o")
+        assert "sees no CUDA device" in one_error_line(no_gpu)
+
+
+def test_corrupt_and_foreign_checkpoints(tmp_path):
+    corrupt = tmp_path / "corrupt.pt"
+    corrupt.write_bytes(b"PK\x03\x04 this is not a checkpoint")
+    assert "cannot read checkpoint" in one_error_line(invoke("perplexity", "--model", corrupt))
+    foreign = tmp_path / "foreign.pt"
+    torch.save({"weights": torch.zeros(2)}, foreign)
+    assert "is not an onparse checkpoint" in one_error_line(invoke("perplexity", "--model", foreign))
+    assert "checkpoint not found" in one_error_line(invoke("perplexity", "--model", tmp_path / "none.pt"))
+    run = tmp_path / "run"
+    run.mkdir()
+    (run / "last.pt").write_bytes(b"garbage")
+    assert "cannot read checkpoint" in one_error_line(invoke("train", "--out", run, "--resume"))
+
+
+def test_durations():
+    assert parse_duration("90") == 90 and parse_duration("90s") == 90
+    assert parse_duration("45m") == 2700 and parse_duration("2h") == 7200 and parse_duration("1h30m") == 5400
+    for bad in ("", "h", "soon", "5d", "-3"):
+        with pytest.raises(ValueError):
+            parse_duration(bad)
+
+
+def test_help_shows_presets():
+    result = invoke("train", "--help")
+    assert result.exit_code == 0
+    assert "--hidden-size" in result.output and "paper 1150, small 400, tiny 32" in result.output
+
+
+def test_real_subprocess(tmp_path):
+    corpus = write_corpus(tmp_path / "toy.txt", n_sentences=120)
+    env = {**os.environ, "PYTHONWARNINGS": "ignore"}
+    cmd = [sys.executable, "-m", "onparse", "train", *TINY, "--corpus", corpus, "--epochs", "1",
+           "--out", str(tmp_path / "run"), "--json"]
+    done = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["epochs"] == 1
+    assert "epoch    1 | train ppl" in done.stderr                 # progress and logs on stderr
+    cmd = [sys.executable, "-m", "onparse", "perplexity", "--model", str(tmp_path / "run" / "best.pt"),
+           "--corpus", corpus, "--threads", "1"]
+    done = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=300)
+    assert done.returncode == 0 and done.stdout.startswith("toy.txt: perplexity "), done.stderr
+    bad = subprocess.run([sys.executable, "-m", "onparse", "train", "--corpus", str(tmp_path / "nope.txt")],
+                         capture_output=True, text=True, env=env, timeout=300)
+    assert bad.returncode == 1 and bad.stdout == ""
+    assert bad.stderr.startswith("error: corpus file not found") and len(bad.stderr.splitlines()) == 1

@@ -1,0 +1,184 @@
+"""Training corpora: filters, file formats, the held-out split, ids and batches."""
+import string
+
+import pytest
+import torch
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from onparse.corpora import (
+    HELD_OUT_PERIOD, CorpusSpec, batchify, brown_sentences, brown_tagged_words, encode_stream,
+    held_out_split, is_brown_punct_tag, load_corpus, make_spec, ptb_tagged_words, read_sentences,
+    resolve_format, shard_streams, text_line_words, wsj_sentences,
+)
+from onparse.errors import OnparseError
+from onparse.text import is_punct
+from onparse.vocab import Vocabulary
+
+
+# -- filters ---------------------------------------------------------------------------------
+def test_ptb_tags_drop_punctuation_currency_and_empty_elements():
+    tagged = [("Pierre", "NNP"), (",", ","), ("$", "$"), ("61", "CD"), ("*-1", "-NONE-"), ("years", "NNS"),
+              ("1980s", "CD"), ("``", "``"), ("%", "NN"), ("-LRB-", "-LRB-"), (".", ".")]
+    assert ptb_tagged_words(tagged) == ["pierre", "N", "years", "Ns", "%"]
+
+
+@pytest.mark.parametrize("tag,punct", [
+    (".", True), (",", True), (":", True), ("(", True), (")", True), ("--", True), ("``", True), ("''", True),
+    ("'", True), (",-HL", True), (".-TL", True), ("(-HL-TL", True),
+    ("*", False), ("*-HL", False), ("NN", False), ("NP-TL", False), ("BEZ*", False), ("FW-IN", False),
+])
+def test_brown_punctuation_tags(tag, punct):
+    assert is_brown_punct_tag(tag) is punct
+
+
+def test_brown_sentence_keeps_not():
+    tagged = [("He", "PPS"), ("did", "DOD"), ("not", "*"), ("go", "VB"), (";", "."), ("1961", "CD"), ("--", "--")]
+    assert brown_tagged_words(tagged) == ["he", "did", "not", "go", "N"]
+
+
+def test_text_lines_drop_punctuation_by_form():
+    assert text_line_words("The Cat , said `` 1,000 $ '' ... -- US$ %  Hello!") == \
+        ["the", "cat", "said", "N,N", "%", "hello!"]
+
+
+# -- files -----------------------------------------------------------------------------------
+def test_resolve_format():
+    assert resolve_format("/data/ptb.train.txt") == "ptb"
+    assert resolve_format("ptb.valid.txt") == "ptb"
+    assert resolve_format("my.ptb.txt") == "text"
+    assert resolve_format("ptb.train.txt", "text") == "text"
+    with pytest.raises(OnparseError, match="unknown corpus format"):
+        resolve_format("x.txt", "xml")
+
+
+def test_text_and_ptb_formats(tmp_path):
+    path = tmp_path / "c.txt"
+    path.write_text(" the N <unk> rose $ N million .\n\n , ;\nDow Jones 1987 .\n", encoding="utf-8")
+    assert read_sentences(str(path), "text") == [["the", "n", "<unk>", "rose", "n", "million"], ["dow", "jones", "N"]]
+    # PTB LM format: verbatim (its N and $ are part of the benchmark's text); only empty lines skipped.
+    assert read_sentences(str(path), "ptb") == [["the", "N", "<unk>", "rose", "$", "N", "million", "."],
+                                               [",", ";"], ["Dow", "Jones", "1987", "."]]
+
+
+def test_missing_and_bad_files(tmp_path):
+    with pytest.raises(OnparseError, match="corpus file not found: .*nope.txt"):
+        read_sentences(str(tmp_path / "nope.txt"))
+    bad = tmp_path / "bad.txt"
+    bad.write_bytes(b"caf\xe9 au lait\n")
+    with pytest.raises(OnparseError, match="not UTF-8"):
+        read_sentences(str(bad))
+    empty = tmp_path / "empty.txt"
+    empty.write_text(", . ;\n\n-- ...\n", encoding="utf-8")
+    with pytest.raises(OnparseError, match="empty"):
+        load_corpus(make_spec(str(empty)))
+
+
+# -- the held-out split ----------------------------------------------------------------------
+def test_held_out_split_by_hand():
+    sents = [[str(i)] for i in range(45)]          # block size 1: positions 18, 38 / 19, 39
+    train, valid, test = held_out_split(sents)
+    assert valid == [["18"], ["38"]] and test == [["19"], ["39"]]
+    assert train == [s for s in sents if s[0] not in {"18", "19", "38", "39"}]
+    sents = [[str(i)] for i in range(4000)]        # block size 4: block 18 is sentences 72..75
+    _, valid, test = held_out_split(sents)
+    assert valid[:5] == [["72"], ["73"], ["74"], ["75"], ["152"]]
+    assert test[:4] == [["76"], ["77"], ["78"], ["79"]]
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.integers(min_value=HELD_OUT_PERIOD, max_value=5000))
+def test_held_out_split_partitions_in_order(n):
+    sents = [[str(i)] for i in range(n)]
+    train, valid, test = held_out_split(sents)
+    ids = [int(s[0]) for s in train + valid + test]
+    assert sorted(ids) == list(range(n))                          # a partition
+    for part in (train, valid, test):
+        assert [int(s[0]) for s in part] == sorted(int(s[0]) for s in part)   # order kept
+    assert valid and test
+    block = max(1, n // 1000)
+    blocks = -(-n // block)
+    for part, j in ((valid, HELD_OUT_PERIOD - 2), (test, HELD_OUT_PERIOD - 1)):
+        expected = sum(min(block, n - b * block) for b in range(blocks) if b % HELD_OUT_PERIOD == j)
+        assert len(part) == expected
+        assert len(part) <= n / HELD_OUT_PERIOD + block
+
+
+def test_held_out_split_needs_enough_sentences():
+    with pytest.raises(OnparseError, match="only 19 sentences"):
+        held_out_split([["a"]] * 19)
+
+
+def test_validation_file_replaces_the_split(tmp_path):
+    (tmp_path / "train.txt").write_text("a b\nc d\n", encoding="utf-8")
+    (tmp_path / "valid.txt").write_text("e f\n", encoding="utf-8")
+    (tmp_path / "test.txt").write_text("g\n", encoding="utf-8")
+    spec = make_spec(str(tmp_path / "train.txt"), valid=str(tmp_path / "valid.txt"), test=str(tmp_path / "test.txt"))
+    corpus = load_corpus(spec)
+    assert (corpus.train, corpus.valid, corpus.test) == ([["a", "b"], ["c", "d"]], [["e", "f"]], [["g"]])
+    assert corpus.split("all") == [["a", "b"], ["c", "d"], ["e", "f"], ["g"]]
+    assert CorpusSpec.from_dict(spec.to_dict()) == spec
+    with pytest.raises(OnparseError, match="test file needs a validation file"):
+        load_corpus(CorpusSpec(str(tmp_path / "train.txt"), test=str(tmp_path / "test.txt")))
+
+
+def test_make_spec():
+    assert make_spec("wsj") == CorpusSpec("wsj")
+    with pytest.raises(OnparseError, match="not found"):
+        make_spec("no-such-file.txt")
+    with pytest.raises(OnparseError, match="built-in corpus"):
+        make_spec("wsj", valid="x.txt")
+    with pytest.raises(ValueError):
+        CorpusSpec.from_dict({"source": "wsj", "colour": "red"})
+
+
+# -- ids and batches -------------------------------------------------------------------------
+def test_encode_and_batchify_by_hand():
+    vocab = Vocabulary.build([["a", "b", "a"]])                   # <unk> 0, <eos> 1, a 2, b 3
+    stream = encode_stream([["a", "b"], ["zz", "a"]], vocab)
+    assert stream.tolist() == [2, 3, 1, 0, 2, 1]
+    data = batchify(torch.arange(11), 3)                          # 11 ids, 3 streams: one id dropped
+    assert data.tolist() == [[0, 3, 6], [1, 4, 7], [2, 5, 8]]
+    assert shard_streams(batchify(torch.arange(12), 4), 1, 2).tolist() == [[6, 9], [7, 10], [8, 11]]
+    with pytest.raises(OnparseError, match="not divisible"):
+        shard_streams(data, 0, 2)
+
+
+# -- the built-in corpora --------------------------------------------------------------------
+def test_wsj_corpus(nltk_treebank, nltk_conll2000):
+    sents = wsj_sentences()
+    assert len(sents) == 3914 + 10948                             # no sentence is all punctuation
+    assert sents[0] == ["pierre", "vinken", "N", "years", "old", "will", "join", "the", "board", "as", "a",
+                        "nonexecutive", "director", "nov.", "N"]
+    assert sents[3914][:4] == ["confidence", "in", "the", "pound"]      # conll2000 follows the treebank
+    # Symbols the treebank tags as words stay (NN %, CC &, POS ', SYM =, IN @); no other
+    # punctuation, currency sign or empty element survives.
+    symbols = {w for s in sents for w in s if w in set(string.punctuation) or w.startswith("*")}
+    assert symbols == {"%", "&", "'", "=", "@"}
+    assert not any(w in {"``", "''", "--", "-lrb-", "-rrb-", "..."} for s in sents for w in s)
+    corpus = load_corpus(CorpusSpec("wsj"))
+    assert corpus.train[0] == sents[0]
+    assert len(corpus.train) + len(corpus.valid) + len(corpus.test) == len(sents)
+    assert 0.04 < len(corpus.valid) / len(sents) < 0.06
+
+
+def test_brown_file(nltk_brown):
+    sents = brown_sentences(["ca01"])
+    assert sents[0][:6] == ["the", "fulton", "county", "grand", "jury", "said"]
+    assert not any(is_punct(w) for s in sents for w in s)
+    assert any("not" in s for s in sents)
+
+
+def test_docstring_examples():
+    import doctest
+
+    import onparse.cli.training
+    import onparse.corpora
+    import onparse.train
+
+    attempted = 0
+    for module in (onparse.corpora, onparse.train, onparse.cli.training):
+        result = doctest.testmod(module)
+        assert result.failed == 0, module.__name__
+        attempted += result.attempted
+    assert attempted >= 5
