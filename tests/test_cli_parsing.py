@@ -1,0 +1,188 @@
+"""`onparse induce` and `onparse distances` from the command line (CliRunner and real processes)."""
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+import torch
+from click.testing import CliRunner
+
+from onparse.checkpoint import save_checkpoint
+from onparse.cli import main
+from onparse.model import ModelConfig, ONLSTMLanguageModel
+from onparse.trees import leaves, parse_brackets
+from onparse.vocab import Vocabulary
+
+WORDS = "the cat sat down on a mat dog barked N times and then it was quiet".split()
+TEXT = "The cat sat down .\n\n, .\ndog\nthe dog barked 3 times\nand then it was quiet\n"
+
+
+@pytest.fixture(scope="module")
+def model_path(tmp_path_factory):
+    torch.manual_seed(3)
+    vocab = Vocabulary.build([WORDS])
+    config = ModelConfig(vocab_size=len(vocab), embedding_size=16, hidden_size=24, n_layers=3, chunk_size=4)
+    path = tmp_path_factory.mktemp("model") / "tiny.pt"
+    save_checkpoint(str(path), config=config.to_dict(), vocab=vocab,
+                    state_dict=ONLSTMLanguageModel(config).state_dict(), metadata={"test": True})
+    return str(path)
+
+
+@pytest.fixture(autouse=True, scope="module")
+def _one_thread():
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(before)
+
+
+def invoke(args, input=None):
+    return CliRunner().invoke(main, args, input=input)
+
+
+def test_induce_from_stdin_one_line_per_input_line(model_path):
+    result = invoke(["induce", "-", "--model", model_path], input=TEXT)
+    assert result.exit_code == 0, result.output
+    lines = result.stdout.split("\n")
+    assert lines[-1] == "" and len(lines) - 1 == TEXT.count("\n")
+    assert lines[1] == "" and lines[2] == "" and lines[3] == "(dog)"
+    assert leaves(parse_brackets(lines[0])) == ["The", "cat", "sat", "down"]
+    assert leaves(parse_brackets(lines[4])) == ["the", "dog", "barked", "3", "times"]
+
+
+def test_induce_file_formats_and_decoders(model_path, tmp_path):
+    path = tmp_path / "in.txt"
+    path.write_text(TEXT)
+    ptb = invoke(["induce", str(path), "-m", model_path, "--format", "ptb", "--decode", "split", "--layer", "1"])
+    assert ptb.exit_code == 0, ptb.output
+    assert ptb.stdout.splitlines()[3] == "(X (W dog))"
+    js = invoke(["induce", str(path), "-m", model_path, "--format", "json", "--tokenize", "--keep-punct"])
+    records = [json.loads(line) for line in js.stdout.splitlines()]
+    assert len(records) == 6 and records[1] == {"tokens": [], "tree": None, "distances": []}
+    assert records[0]["tokens"] == ["The", "cat", "sat", "down"]  # "." is not in the vocabulary
+
+
+def test_shards_concatenate_to_the_whole_output(model_path, tmp_path):
+    path = tmp_path / "in.txt"
+    path.write_text(TEXT * 7)
+    whole = invoke(["induce", str(path), "-m", model_path]).stdout
+    parts = [invoke(["induce", str(path), "-m", model_path, "--shard", f"{k}/4"]) for k in range(1, 5)]
+    assert all(p.exit_code == 0 for p in parts)
+    assert "".join(p.stdout for p in parts) == whole
+    assert all(p.stdout for p in parts)  # each part did some of the work
+
+
+def test_distances_tsv_all_layers_and_jsonl(model_path):
+    tsv = invoke(["distances", "-", "-m", model_path, "--layer", "all"], input="the cat\n\ndog\n")
+    assert tsv.exit_code == 0, tsv.output
+    lines = tsv.stdout.split("\n")
+    assert lines[2] == lines[3] == "" and lines[4].startswith("dog\t") and lines[5:] == ["", ""]
+    rows = [row.split("\t") for row in tsv.stdout.splitlines() if row]
+    assert [r[0] for r in rows] == ["the", "cat", "dog"] and all(len(r) == 4 for r in rows)
+    js = invoke(["distances", "-", "-m", model_path, "--gate", "input", "--format", "jsonl"], input="the cat\n")
+    record = json.loads(js.stdout)
+    assert record["gate"] == "input" and list(record["distances"]) == ["2"]
+    assert len(record["distances"]["2"]) == 2
+
+
+@pytest.mark.parametrize("args,code,message", [
+    (["induce", "-"], 2, "no model given: pass --model"),
+    (["induce", "-", "-m", "MISSING.pt"], 1, "checkpoint not found"),
+    (["induce", "-", "-m", "{model}", "--layer", "4"], 2, "the model has 3 layers"),
+    (["distances", "-", "-m", "{model}", "--layer", "x"], 2, "expected a layer number or all"),
+    (["induce", "-", "-m", "{model}", "--shard", "5/4"], 2, "1 <= K <= N"),
+    (["induce", "-", "-m", "{model}", "--shard", "2/4"], 1, "--shard needs a FILE"),
+    (["induce", "NOPE.txt", "-m", "{model}"], 1, "cannot read NOPE.txt"),
+    (["induce", "-", "-m", "{model}", "--format", "xml"], 2, "Invalid value for '--format'"),
+])
+def test_errors(model_path, args, code, message):
+    result = invoke([a.replace("{model}", model_path) for a in args], input="the cat\n")
+    assert result.exit_code == code, result.output
+    assert message in result.output
+    assert "Traceback" not in result.output
+
+
+def test_cuda_without_gpu_is_a_one_line_error(model_path):
+    if torch.cuda.is_available():
+        pytest.skip("a GPU is present")
+    result = invoke(["induce", "-", "-m", model_path, "--device", "cuda"], input="the cat\n")
+    assert result.exit_code == 1 and "no CUDA device" in result.output
+
+
+def test_help_shows_defaults():
+    result = CliRunner().invoke(main, ["induce", "--help"], terminal_width=200, max_content_width=200)
+    assert result.exit_code == 0
+    for text in ("--decode [onlstm|split]", "default: onlstm", "--shard K/N", "default: 2", "--tokenize"):
+        assert text in result.output
+    assert "default: tsv" in invoke(["distances", "--help"]).output
+
+
+# --- real processes ---------------------------------------------------------------------------
+
+def _env():
+    env = dict(os.environ, OMP_NUM_THREADS="1")  # tiny model: one thread, no spin-waits
+    env.pop("COLUMNS", None)
+    env.pop("PYTHONUNBUFFERED", None)  # buffered stdout, as for most users: errors can surface at flush
+    return env
+
+
+def test_non_utf8_input_exits_1_with_one_line(model_path, tmp_path):
+    path = tmp_path / "bad.txt"
+    path.write_bytes(b"the cat\nthe \xe9 cat\n")
+    proc = subprocess.run([sys.executable, "-m", "onparse", "induce", str(path), "-m", model_path],
+                          capture_output=True, text=True, env=_env(), timeout=120)
+    assert proc.returncode == 1
+    assert proc.stderr.count("\n") == 1 and proc.stderr.startswith("error: ")
+    assert "line 2" in proc.stderr and "UTF-8" in proc.stderr
+
+
+def test_pipe_into_head_exits_quietly(model_path, tmp_path):
+    # Far more output than a pipe buffer holds, so writing goes on after `head` has exited.
+    path = tmp_path / "big.txt"
+    path.write_text("the cat sat down on the mat and then it was quiet\n" * 6000)
+    producer = subprocess.Popen([sys.executable, "-m", "onparse", "induce", str(path), "-m", model_path],
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=_env())
+    head = subprocess.Popen(["head", "-1"], stdin=producer.stdout, stdout=subprocess.PIPE)
+    producer.stdout.close()  # only `head` holds the read end now
+    first, _ = head.communicate(timeout=120)
+    stderr = producer.stderr.read()
+    producer.wait(timeout=120)
+    assert first.decode().startswith("((") or first.decode().startswith("(the")
+    assert producer.returncode == 0 and stderr == b""
+
+
+def test_reader_gone_before_the_final_flush(model_path, tmp_path):
+    # A tiny output only reaches the pipe at the final flush: the error is raised there.
+    read_end, write_end = os.pipe()
+    os.close(read_end)
+    try:
+        proc = subprocess.run([sys.executable, "-m", "onparse", "induce", "-", "-m", model_path],
+                              input=b"the cat\n", stdout=write_end, stderr=subprocess.PIPE,
+                              env=_env(), timeout=120)
+    finally:
+        os.close(write_end)
+    assert proc.returncode == 0 and proc.stderr == b""
+
+
+def test_progress_bar_only_on_a_terminal(monkeypatch):
+    import io
+
+    from onparse.cli import parsing
+
+    class Terminal(io.StringIO):
+        def __init__(self, tty):
+            super().__init__()
+            self.tty = tty
+
+        def isatty(self):
+            return self.tty
+
+    chunks = [["(a b)", ""], ["(c d)"]]
+    for tty in (False, True):
+        out, err = io.StringIO(), Terminal(tty)
+        monkeypatch.setattr(sys, "stdout", out)
+        monkeypatch.setattr(sys, "stderr", err)
+        assert parsing._run(iter(chunks), "induce") == 3
+        assert out.getvalue() == "(a b)\n\n(c d)\n"  # results only on stdout
+        assert ("3" in err.getvalue() and "lines" in err.getvalue()) == tty

@@ -1,0 +1,242 @@
+"""The streaming induction pipeline: preprocessing, reading, alignment, formats, batching."""
+import json
+
+import nltk
+import numpy as np
+import pytest
+import torch
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from onparse.decode import decode
+from onparse.errors import OnparseError
+from onparse.induce import (InferenceOptions, Preprocessor, Shard, distance_lines, induce_lines,
+                            read_lines)
+from onparse.model import ModelConfig, ONLSTMLanguageModel
+from onparse.trees import leaves, parse_brackets
+from onparse.vocab import Vocabulary
+
+WORDS = "the cat sat down on a mat dog barked N times and then it was quiet , .".split()
+
+
+@pytest.fixture(autouse=True, scope="module")
+def _one_thread():
+    # Tiny models: one thread is fastest, and it avoids OpenMP spin-waits on a busy machine.
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(before)
+
+
+@pytest.fixture(scope="module")
+def vocab():
+    return Vocabulary.build([WORDS])
+
+
+@pytest.fixture(scope="module")
+def model(vocab):
+    torch.manual_seed(11)
+    config = ModelConfig(vocab_size=len(vocab), embedding_size=16, hidden_size=24, n_layers=3, chunk_size=4)
+    return ONLSTMLanguageModel(config).eval()
+
+
+def run(lines, model, vocab, **kw):
+    return [line for chunk in induce_lines(lines, model, vocab, **kw) for line in chunk]
+
+
+def write(tmp_path, data: bytes, name="in.txt"):
+    path = tmp_path / name
+    path.write_bytes(data)
+    return str(path)
+
+
+# --- preprocessing ----------------------------------------------------------------------------
+
+def test_preprocessor_drops_punct_normalises_and_maps_unknowns(vocab):
+    prep = Preprocessor(vocab)
+    s = prep("The Cat , sat 42 times on the Zebra .")
+    assert s.tokens == ["The", "Cat", "sat", "42", "times", "on", "the", "Zebra"]
+    assert s.ids == [vocab.index(w) for w in ["the", "cat", "sat", "N", "times", "on", "the", "<unk>"]]
+    assert s.ids[-1] == vocab.unk_id
+    assert prep("") == ([], []) and prep(" , . ") == ([], [])
+
+
+def test_keep_punct_keeps_only_punctuation_the_vocabulary_has(vocab):
+    prep = Preprocessor(vocab, keep_punct=True)
+    s = prep("the cat ; sat , down .")
+    assert s.tokens == ["the", "cat", "sat", ",", "down", "."]  # ";" is not in the vocabulary
+    assert s.ids[3] == vocab.index(",")
+
+
+def test_tokenize_splits_raw_text(vocab):
+    assert Preprocessor(vocab)("the cat's mat.").tokens == ["the", "cat's", "mat."]
+    assert Preprocessor(vocab, tokenize=True)("the cat's mat.").tokens == ["the", "cat", "'s", "mat"]
+
+
+# --- reading ------------------------------------------------------------------------------------
+
+def test_read_lines_endings_bom_and_last_line(tmp_path):
+    path = write(tmp_path, "\ufeffone\r\ntwo\n\nthree".encode("utf-8"))
+    assert list(read_lines(path)) == ["one", "two", "", "three"]
+    assert list(read_lines(write(tmp_path, b"", "empty.txt"))) == []
+
+
+def test_non_utf8_names_the_line(tmp_path):
+    path = write(tmp_path, b"ok\nstill ok\nbad \xff byte\nok\n")
+    with pytest.raises(OnparseError, match=r"line 3: not valid UTF-8"):
+        list(read_lines(path))
+    # The line number is the file's, not the shard's.
+    with pytest.raises(OnparseError, match=r"line 3: not valid UTF-8"):
+        for k in (1, 2, 3):
+            list(read_lines(path, Shard(k, 3)))
+
+
+def test_missing_file_is_a_one_line_error(tmp_path):
+    with pytest.raises(OnparseError, match="cannot read"):
+        list(read_lines(str(tmp_path / "nope.txt")))
+
+
+def test_shard_parse():
+    assert Shard.parse("2/8") == Shard(2, 8)
+    for bad in ("0/3", "4/3", "x", "1/2/3", "1/0"):
+        with pytest.raises(ValueError):
+            Shard.parse(bad)
+
+
+@given(lines=st.lists(st.text(alphabet="ab \u00e9", max_size=12), max_size=30),
+       final_newline=st.booleans(), count=st.integers(1, 7))
+@settings(max_examples=150, deadline=None)
+def test_shards_partition_the_lines_in_order(tmp_path_factory, lines, final_newline, count):
+    text = "\n".join(lines) + ("\n" if final_newline and lines else "")
+    path = write(tmp_path_factory.mktemp("shard"), text.encode("utf-8"))
+    whole = list(read_lines(path))
+    parts = [list(read_lines(path, Shard(k, count))) for k in range(1, count + 1)]
+    assert [line for part in parts for line in part] == whole
+
+
+# --- the pipeline -------------------------------------------------------------------------------
+
+LINES = ["The cat sat down .", "", ", ; .", "dog", "the dog barked 3 times and then it was quiet",
+         "a cat sat on the mat", "", "it was quiet"]
+
+
+def test_one_output_line_per_input_line_in_order(model, vocab):
+    out = run(LINES, model, vocab, options=InferenceOptions(batch_size=2, window=3))
+    assert len(out) == len(LINES)
+    assert out[1] == "" and out[2] == "" and out[6] == ""
+    assert out[3] == "(dog)"
+    for line, tree_text in zip(LINES, out):
+        if tree_text:
+            words = [t for t in line.split() if t not in {".", ",", ";"}]
+            assert leaves(parse_brackets(tree_text)) == words
+
+
+@pytest.mark.parametrize("decoder", ["onlstm", "split"])
+def test_trees_are_the_decoded_model_distances(model, vocab, decoder):
+    out = run(LINES, model, vocab, decoder=decoder, layer=2)
+    prep = Preprocessor(vocab)
+    for line, tree_text in zip(LINES, out):
+        s = prep(line)
+        if not s.tokens:
+            continue
+        tokens = torch.tensor([vocab.eos_id] + s.ids + [vocab.eos_id]).view(-1, 1)
+        d_f = model.distances(tokens)[1, 0, 1:-1, 0].numpy()
+        expected = decode(d_f, s.tokens, decoder)
+        assert parse_brackets(tree_text) == expected
+
+
+def test_batching_and_windows_do_not_change_the_output(model, vocab):
+    rng = np.random.default_rng(0)
+    lines = [" ".join(rng.choice(WORDS, size=rng.integers(0, 25))) for _ in range(60)]
+    single = run(lines, model, vocab, fmt="json", options=InferenceOptions(batch_size=1, window=1))
+    batched = run(lines, model, vocab, fmt="json", options=InferenceOptions(batch_size=16, max_tokens=200, window=23))
+    assert len(single) == len(batched) == 60
+    for a, b in zip(map(json.loads, single), map(json.loads, batched)):
+        assert a["tokens"] == b["tokens"] and a["tree"] == b["tree"]
+        np.testing.assert_allclose(a["distances"], b["distances"], atol=2e-6)
+
+
+@pytest.mark.parametrize("fmt", ["brackets", "ptb", "json"])
+def test_every_format_reads_back_with_nltk(model, vocab, fmt):
+    lines = LINES + ["a (cat) sat", "it was N"]
+    out = run(lines, model, vocab, fmt=fmt, decoder="split")
+    assert len(out) == len(lines)
+    for line, text in zip(lines, out):
+        expected = Preprocessor(vocab)(line).tokens
+        if fmt == "json":
+            record = json.loads(text)
+            assert record["tokens"] == expected and len(record["distances"]) == len(expected)
+            text = record["tree"] or ""
+        if not expected:
+            assert text == ""
+            continue
+        # Unlabelled brackets: tell nltk that no node has a label (else a first word reads as one).
+        tree = nltk.Tree.fromstring(text, node_pattern=r"(?!)") if fmt != "ptb" else nltk.Tree.fromstring(text)
+        words = tree.leaves()
+        assert [w.replace("-LRB-", "(").replace("-RRB-", ")") for w in words] == expected
+        if fmt == "ptb":  # n - 1 binary X nodes (one for a single word) over n W pre-terminals
+            assert len(list(tree.subtrees())) == max(1, len(expected) - 1) + len(expected)
+            assert all(len(t) == 2 for t in tree.subtrees(lambda t: t.label() == "X" and len(expected) > 1))
+        else:
+            assert len(list(tree.subtrees())) == max(1, len(expected) - 1)  # binary: n - 1 nodes
+
+
+def test_sentence_of_1000_tokens(model, vocab):
+    rng = np.random.default_rng(5)
+    line = " ".join(rng.choice(WORDS[:-2], size=1000))
+    for decoder in ("onlstm", "split"):
+        (text,) = run([line], model, vocab, decoder=decoder, fmt="ptb")
+        tree = nltk.Tree.fromstring(text)
+        assert tree.leaves() == line.split()
+        assert len(list(tree.subtrees())) == 999 + 1000  # internal nodes + pre-terminals
+
+
+def test_distance_lines_tsv_and_jsonl(model, vocab):
+    lines = ["the cat sat", "", "dog ."]
+    tsv = [x for chunk in distance_lines(lines, model, vocab, layers=[1, 3]) for x in chunk]
+    assert tsv[3] == "" and tsv[4] == "" and tsv[6] == ""
+    assert [row.split("\t")[0] for row in tsv if row] == ["the", "cat", "sat", "dog"]
+    assert all(len(row.split("\t")) == 3 for row in tsv if row)
+    records = [json.loads(x) for chunk in distance_lines(lines, model, vocab, layers=[1, 2, 3],
+                                                         gate="input", fmt="jsonl") for x in chunk]
+    assert [r["tokens"] for r in records] == [["the", "cat", "sat"], [], ["dog"]]
+    tokens = torch.tensor([vocab.eos_id] + Preprocessor(vocab)("the cat sat").ids + [vocab.eos_id]).view(-1, 1)
+    d_i = model.distances(tokens)[:, 1, 1:-1, 0].numpy()
+    for k in (1, 2, 3):
+        np.testing.assert_allclose(records[0]["distances"][str(k)], d_i[k - 1], atol=2e-6)
+    assert float(tsv[0].split("\t")[2]) != float(tsv[0].split("\t")[1])
+
+
+def test_bad_layer_is_an_error(model, vocab):
+    with pytest.raises(OnparseError, match="the model has 3 layers"):
+        run(["the cat"], model, vocab, layer=4)
+
+
+# --- scoring a model on a gold set --------------------------------------------------------------
+
+def test_score_model_on_wsj10(nltk_treebank, model, vocab, tmp_path):
+    from onparse.checkpoint import LoadedModel, save_checkpoint
+    from onparse.distances import sentence_distances
+    from onparse.induce import score_model
+    from onparse.metrics import evaluate
+    from onparse.text import normalize_word
+    from onparse.treebank import load_gold
+
+    gold = load_gold("wsj10")
+    results = score_model(LoadedModel(model, vocab, {}), "wsj10", layers=None, decoders=None)
+    assert list(results) == [(k, d) for k in (1, 2, 3) for d in ("onlstm", "split")]
+    assert all(r.n_sentences == 555 for r in results.values())
+    # Independently: one sentence per batch, decoded and scored here.
+    ids = [[vocab.index(normalize_word(w)) for w in s.words] for s in gold]
+    dists = sentence_distances(model, ids, vocab.eos_id, batch_size=1)
+    for (layer, decoder), result in results.items():
+        trees = [decode(d[layer - 1, 0], list(s.tokens), decoder) for d, s in zip(dists, gold)]
+        assert result.sentence_f1 == evaluate(trees, gold).sentence_f1
+    assert results[(1, "onlstm")].sentence_f1 != results[(2, "onlstm")].sentence_f1
+    # A checkpoint path works too, and asks only for what is needed.
+    path = tmp_path / "m.pt"
+    save_checkpoint(str(path), config=model.config.to_dict(), vocab=vocab, state_dict=model.state_dict())
+    (key,) = score_model(str(path), gold, layers=[2], decoders=["split"])
+    assert key == (2, "split")
+    with pytest.raises(OnparseError, match="the model has 3 layers"):
+        score_model(str(path), gold, layers=[5])
