@@ -87,7 +87,6 @@ def test_distances_tsv_all_layers_and_jsonl(model_path):
 
 
 @pytest.mark.parametrize("args,code,message", [
-    (["induce", "-"], 2, "no model given: pass --model"),
     (["induce", "-", "-m", "MISSING.pt"], 1, "checkpoint not found"),
     (["induce", "-", "-m", "{model}", "--layer", "4"], 2, "the model has 3 layers"),
     (["distances", "-", "-m", "{model}", "--layer", "x"], 2, "expected a layer number or all"),

@@ -73,7 +73,7 @@ def test_eval_file_and_stdin_agree(right_wsj10, run, tmp_path):
 
 def test_eval_per_sentence(right_wsj10, run, tmp_path):
     out = tmp_path / "per.jsonl"
-    result = run("eval", "--per-sentence", str(out), input=right_wsj10)
+    result = run("eval", "--per-sentence", str(out), "-", input=right_wsj10)
     assert result.exit_code == 0
     records = [json.loads(line) for line in out.read_text().splitlines()]
     assert len(records) == 555
@@ -85,7 +85,7 @@ def test_eval_accepts_labelled_trees_with_surface_words(run, tmp_path):
     gold = tmp_path / "gold.mrg"
     gold.write_text("( (S (NP (DT The) (NN cat)) (VP (VBD sat) (PP (IN on) (NP (DT the) (NN mat)))) (. .)) )\n")
     pred = "(S (NP (DT The) (NN Cat)) (VP (VBD sat) (PP (IN on) (NP (DT the) (NN mat)))))\n"
-    result = run("eval", "--gold", str(gold), "--json", input=pred)
+    result = run("eval", "--gold", str(gold), "--json", "-", input=pred)
     assert result.exit_code == 0, result.output
     assert json.loads(result.stdout)["corpus_f1"]["f1"] == 1.0
 
@@ -121,7 +121,7 @@ def test_eval_bad_input_is_one_line_exit_1_nothing_scored(right_wsj10, run, tmp_
 
 def test_wrong_count_names_both_counts(run):
     whole = run("baseline", "--gold", "wsj", "--kind", "right").stdout
-    result = run("eval", "--gold", "wsj10", input=whole)
+    result = run("eval", "--gold", "wsj10", "-", input=whole)
     assert result.exit_code == 1
     assert "(stdin holds 3,914 trees, gold wsj10 has 555 sentences)" in result.stderr
 
@@ -137,7 +137,7 @@ def test_usage_errors_exit_2(run, tmp_path):
 
 
 def test_ldc_sets_need_a_root(run):
-    result = run("eval", "--gold", "wsj-test", input="(a b)\n")
+    result = run("eval", "--gold", "wsj-test", "-", input="(a b)\n")
     assert result.exit_code == 1
     assert "needs the LDC Penn Treebank: pass --ptb-root DIR or set ONPARSE_PTB_ROOT" in result.stderr
 
@@ -154,12 +154,12 @@ def test_ptb_root_option_and_environment(run, tmp_path):
     by_env = run("baseline", "--gold", "wsj-test", "--kind", "right", env={PTB_ROOT_ENV: str(wsj)}).stdout
     assert by_option == by_env
     assert by_option.splitlines() == [expected, "(mr. (vinken (is (chairman (of (elsevier (n.v. (the (dutch (publishing group))))))))))"]
-    result = run("eval", "--gold", "wsj-test", "--ptb-root", str(wsj), "--json", input=by_option)
+    result = run("eval", "--gold", "wsj-test", "--ptb-root", str(wsj), "--json", "-", input=by_option)
     assert json.loads(result.stdout)["sentences"] == 2
 
 
 def test_help_shows_defaults(run):
-    text = run("eval", "--help").stdout
+    text = " ".join(run("eval", "--help").stdout.split())  # independent of line wrapping
     assert "[default: wsj10]" in text and "ONPARSE_PTB_ROOT" in text
     assert "[default: 0]" in run("baseline", "--help").stdout
 
@@ -185,3 +185,88 @@ def test_real_subprocess_error_is_one_line():
     assert done.returncode == 1
     assert done.stdout == ""
     assert done.stderr == "error: stdin line 1: unbalanced parentheses: 1 '(' never closed\n"
+
+
+# --- scoring a model: onparse eval without PRED ---------------------------------------------------
+
+@pytest.fixture(scope="module")
+def model_path(tmp_path_factory):
+    """An untrained 3-layer model whose vocabulary holds every WSJ10 word (its trees are
+    arbitrary but fixed, which is all these tests need)."""
+    import torch
+
+    from onparse.checkpoint import save_checkpoint
+    from onparse.model import ModelConfig, ONLSTMLanguageModel
+    from onparse.treebank import load_gold
+    from onparse.vocab import Vocabulary
+
+    torch.manual_seed(0)
+    vocab = Vocabulary.build([list(s.words) for s in load_gold("wsj10")])
+    config = ModelConfig(vocab_size=len(vocab), embedding_size=16, hidden_size=24, n_layers=3, chunk_size=4)
+    path = tmp_path_factory.mktemp("model") / "m.pt"
+    save_checkpoint(str(path), config=config.to_dict(), vocab=vocab, state_dict=ONLSTMLanguageModel(config).state_dict())
+    return str(path)
+
+
+def test_eval_model_equals_induce_then_eval(run, model_path, tmp_path):
+    from onparse.treebank import load_gold
+
+    text = "".join(" ".join(s.tokens) + "\n" for s in load_gold("wsj10"))
+    # --keep-punct: the gold keeps a possessive "'" (tag POS) that induce would drop by its form.
+    induced = run("induce", "-", "--model", model_path, "--decode", "split", "--layer", "3", "--keep-punct",
+                  input=text)
+    assert induced.exit_code == 0 and len(induced.stdout.splitlines()) == 555
+    piped = json.loads(run("eval", "--gold", "wsj10", "-", "--json", input=induced.stdout).stdout)
+    direct = run("eval", "--gold", "wsj10", "--model", model_path, "--decode", "split", "--layer", "3", "--json")
+    assert direct.exit_code == 0, direct.output
+    record = json.loads(direct.stdout)
+    assert (record.pop("model"), record.pop("layer"), record.pop("decoder")) == (model_path, 3, "split")
+    assert record == piped
+    table = run("eval", "--gold", "wsj10", "--model", model_path).stdout
+    assert table.startswith(f"model {model_path}, layer 2, decoder onlstm\ngold wsj10: 555 sentences")
+
+
+def test_eval_model_every_layer_and_decoder(run, model_path):
+    as_json = json.loads(run("eval", "--model", model_path, "--layer", "all", "--decode", "all", "--json").stdout)
+    assert [(r["layer"], r["decoder"]) for r in as_json] == [(k, d) for k in (1, 2, 3) for d in ("onlstm", "split")]
+    one = json.loads(run("eval", "--model", model_path, "--layer", "1", "--decode", "split", "--json").stdout)
+    assert as_json[1] == one
+    table = run("eval", "--model", model_path, "--layer", "all", "--decode", "all").stdout.splitlines()
+    rows = [line for line in table if line.startswith("layer ")]
+    assert [r.split()[:3] for r in rows] == [["layer", str(k), d] for k in (1, 2, 3) for d in ("onlstm", "split")]
+    # each row shows the same four F1 values as the single-combination report, to one decimal
+    assert rows[1].split()[3:7] == [f"{100 * one[key]['f1']:.1f}" for key in
+                                    ("sentence_f1_onlstm", "sentence_f1_kim", "corpus_f1", "corpus_f1_evalb")]
+
+
+@pytest.mark.parametrize("args,message", [
+    (["PRED", "--model", "MODEL"], "--model goes with a model, not with PRED"),
+    (["PRED", "--layer", "1"], "--layer goes with a model, not with PRED"),
+    (["PRED", "--decode", "split"], "--decode goes with a model, not with PRED"),
+    (["--model", "MODEL", "--layer", "all", "--per-sentence", "x.jsonl"], "need one --layer and one --decode"),
+    (["--model", "MODEL", "--layer", "4"], "the model has 3 layers"),
+    (["--model", "MODEL", "--decode", "cky"], "Invalid value for '--decode'"),
+])
+def test_eval_model_usage_errors_exit_2(run, model_path, right_wsj10, tmp_path, args, message):
+    pred = tmp_path / "pred.txt"
+    pred.write_text(right_wsj10)
+    args = [{"PRED": str(pred), "MODEL": model_path}.get(a, a) for a in args]
+    result = run("eval", "--gold", "wsj10", *args)
+    assert result.exit_code == 2
+    assert message in result.stderr
+
+
+def test_eval_without_pred_or_bundled_model_is_one_line(run, monkeypatch):
+    monkeypatch.setattr("onparse.pretrained.default_model_path", lambda: None)
+    result = run("eval", "--gold", "wsj10")
+    assert result.exit_code == 1
+    assert result.stderr == ("error: no --model given and this installation has no bundled model; "
+                             "pass --model PATH (a checkpoint written by `onparse train`)\n")
+
+
+def test_piped_trees_without_pred_are_a_usage_error():
+    command = (shlex.join(_onparse("baseline", "--gold", "wsj10", "--kind", "right"))
+               + " | " + shlex.join(_onparse("eval", "--gold", "wsj10")))
+    done = subprocess.run(["bash", "-c", command], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 2 and done.stdout == ""
+    assert "trees are piped in but PRED is missing: pass - to score them" in done.stderr

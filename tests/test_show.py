@@ -311,7 +311,6 @@ def test_cli_show_words_from_gold(tiny):
 
 
 @pytest.mark.parametrize("args,code,message", [
-    (["show", "a", "b"], 2, "no model given"),
     (["show", "--model", "MODEL"], 2, "nothing to show"),
     (["show", "the", "cat", "--model", "MODEL", "--layer", "4"], 1, "error: layer 4 does not exist"),
     (["show", "the", "cat", "--model", "MODEL", "--gold", "((the dog) sat)"], 1, "error: gold tree does not fit"),

@@ -275,6 +275,26 @@ def format_table(result: EvalResult) -> str:
     return "\n".join(lines)
 
 
+def format_comparison(rows: Sequence[Tuple[str, EvalResult]]) -> str:
+    """Several results side by side, one line each: ``rows`` are ``(name, result)`` pairs
+    (for example one per layer and decoder), all over the same gold set."""
+    if not rows:
+        return ""
+    first = rows[0][1]
+    width = max(12, max(len(name) for name, _ in rows) + 2)
+    lines = [
+        f"gold {first.gold_name}: {first.n_sentences:,} sentences, {first.n_words:,} words",
+        "",
+        f"{'':{width}}{'sentence F1':>13}{'sentence F1':>13}{'corpus':>8}{'EVALB':>8}{'depth':>7}",
+        f"{'':{width}}{'ON-LSTM':>13}{'Kim et al.':>13}{'F1':>8}{'F1':>8}{'':>7}",
+    ]
+    for name, r in rows:
+        lines.append(f"{name:{width}}{_pct(r.sentence_f1.f1):>13}{_pct(r.kim_f1.f1):>13}"
+                     f"{_pct(r.corpus_f1.f1):>8}{_pct(r.evalb_f1.f1):>8}{r.pred_depth:>7.2f}")
+    lines.append(f"(gold depth {first.gold_depth:.2f}; Kim et al. convention over {first.n_kim:,} sentences)")
+    return "\n".join(lines)
+
+
 # --------------------------------------------------------------------------------------
 # Evaluation
 # --------------------------------------------------------------------------------------

@@ -10,6 +10,7 @@ import click
 
 from ..decode import DECODERS
 from ..errors import OnparseError
+from .common import device_option, load_model, model_name, model_option
 
 _SCALES = ("layer", "unit")
 
@@ -33,8 +34,7 @@ def _wants_unicode(ascii_only: bool) -> bool:
 
 @click.command("show")
 @click.argument("sentence", nargs=-1)
-@click.option("--model", "-m", "model_path", type=click.Path(dir_okay=False), default=None,
-              help="Model checkpoint written by `onparse train` (required).")
+@model_option
 @click.option("--layer", default=2, show_default=True, type=click.IntRange(min=1),
               help="Layer (1-based) whose master-forget distances are decoded into the tree.")
 @click.option("--decode", "decoder", type=click.Choice(DECODERS), default="onlstm", show_default=True,
@@ -63,7 +63,7 @@ def _wants_unicode(ascii_only: bool) -> bool:
               help="Split raw text with NLTK's Treebank tokenizer instead of on whitespace.")
 @click.option("--keep-punct", is_flag=True,
               help="Keep punctuation tokens that the model's vocabulary has (removed by default).")
-@click.option("--device", default="auto", show_default=True, help="auto, cpu, cuda or cuda:N.")
+@device_option
 def show_command(sentence, model_path, layer, decoder, gold_spec, ptb_root, png_path, svg_path, ascii_only,
                  height, scale, tokenize, keep_punct, device):
     """Draw the tree a model induces for SENTENCE, with the distance of every word.
@@ -83,8 +83,6 @@ def show_command(sentence, model_path, layer, decoder, gold_spec, ptb_root, png_
     from ..induce import read_lines
     from ..show import read_gold, render_view, views_from_lines
 
-    if model_path is None:
-        raise click.UsageError("no model given: pass --model PATH (a checkpoint from `onparse train`)")
     if png_path or svg_path:
         from ..figures import require_matplotlib
 
@@ -103,9 +101,9 @@ def show_command(sentence, model_path, layer, decoder, gold_spec, ptb_root, png_
         raise OnparseError(f"--gold gave {len(golds)} trees for {len(lines)} sentence(s)")
     several = from_stdin or len(lines) > 1
 
-    loaded = _load(model_path, device)
+    loaded = load_model(model_path, device)
     unicode = _wants_unicode(ascii_only)
-    caption = f"model: {model_path}" + (f"  ·  gold: {gold_spec}" if gold_spec and len(gold_spec) < 60 else "")
+    caption = f"model: {model_name(model_path)}" + (f"  ·  gold: {gold_spec}" if gold_spec and len(gold_spec) < 60 else "")
     first = True
     for number, view in views_from_lines(lines, loaded.model, loaded.vocab, layer=layer, decoder=decoder,
                                          golds=golds, tokenize=tokenize, keep_punct=keep_punct):
@@ -130,13 +128,6 @@ def _leaves(tree):
     from ..trees import leaves
 
     return leaves(tree)
-
-
-def _load(model_path, device):
-    from ..checkpoint import load_model
-    from ..distances import resolve_device
-
-    return load_model(model_path, resolve_device(device))
 
 
 @click.command("plot-log")

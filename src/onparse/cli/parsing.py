@@ -7,7 +7,8 @@ import sys
 
 import click
 
-_MODEL_HELP = "Model checkpoint written by `onparse train` (required)."
+from .common import device_option, layer_list, load_model, model_option
+
 
 
 class _ShardType(click.ParamType):
@@ -28,8 +29,7 @@ def _common_options(func):
     """Options shared by both commands (input handling, batching, device)."""
     options = [
         click.argument("file", type=click.Path(allow_dash=True, dir_okay=False), default="-"),
-        click.option("--model", "-m", "model_path", type=click.Path(dir_okay=False), default=None,
-                     help=_MODEL_HELP),
+        model_option,
         click.option("--tokenize", is_flag=True,
                      help="Split raw text with NLTK's Treebank tokenizer instead of on whitespace."),
         click.option("--keep-punct", is_flag=True,
@@ -41,35 +41,11 @@ def _common_options(func):
         click.option("--shard", type=_ShardType(), default=None,
                      help="Process only the K-th of N contiguous parts of FILE (1-based, e.g. 2/8); "
                           "the N outputs concatenated in order equal the whole output."),
-        click.option("--device", default="auto", show_default=True,
-                     help="auto (a GPU when there is one), cpu, cuda or cuda:N."),
+        device_option,
     ]
     for option in reversed(options):
         func = option(func)
     return func
-
-
-def _load(model_path, device):
-    from ..checkpoint import load_model
-    from ..distances import resolve_device
-
-    if model_path is None:
-        raise click.UsageError("no model given: pass --model PATH (a checkpoint from `onparse train`)")
-    return load_model(model_path, resolve_device(device))
-
-
-def _layer_list(text: str, n_layers: int, allow_all: bool):
-    if allow_all and text == "all":
-        return list(range(1, n_layers + 1))
-    try:
-        layer = int(text)
-    except ValueError:
-        raise click.BadParameter(f"expected a layer number{' or all' if allow_all else ''}, got {text!r}",
-                                 param_hint="--layer") from None
-    if not 1 <= layer <= n_layers:
-        raise click.BadParameter(f"layer {layer} does not exist: the model has {n_layers} layers (1..{n_layers})",
-                                 param_hint="--layer")
-    return [layer]
 
 
 def _run(chunks, total_hint: str):
@@ -121,8 +97,8 @@ def induce_command(file, model_path, tokenize, keep_punct, batch_size, shard, de
     """
     from ..induce import induce_lines, read_lines
 
-    loaded = _load(model_path, device)
-    _layer_list(str(layer), loaded.model.config.n_layers, allow_all=False)
+    loaded = load_model(model_path, device)
+    layer_list(str(layer), loaded.model.config.n_layers, allow_all=False)
     chunks = induce_lines(read_lines(file, shard), loaded.model, loaded.vocab, layer=layer,
                           decoder=decoder, fmt=fmt, tokenize=tokenize, keep_punct=keep_punct,
                           options=_options(batch_size, file, loaded.model))
@@ -150,8 +126,8 @@ def distances_command(file, model_path, tokenize, keep_punct, batch_size, shard,
     """
     from ..induce import distance_lines, read_lines
 
-    loaded = _load(model_path, device)
-    layers = _layer_list(layer, loaded.model.config.n_layers, allow_all=True)
+    loaded = load_model(model_path, device)
+    layers = layer_list(layer, loaded.model.config.n_layers, allow_all=True)
     chunks = distance_lines(read_lines(file, shard), loaded.model, loaded.vocab, layers=layers,
                             gate=gate, fmt=fmt, tokenize=tokenize, keep_punct=keep_punct,
                             options=_options(batch_size, file, loaded.model))

@@ -8,7 +8,9 @@ from typing import Optional
 
 import click
 
+from ..decode import DECODERS
 from ..errors import OnparseError
+from .common import device_option, layer_list, load_model, model_name, model_option
 from .figures import check_plots, plots_option, write_eval_plots
 from ..treebank import GOLD_NAMES, PTB_ROOT_ENV, is_gold_spec
 
@@ -66,13 +68,19 @@ def report_options(func):
     return func
 
 
-def emit_report(result, as_json: bool, per_sentence: Optional[str]) -> None:
-    """Print an :class:`onparse.metrics.EvalResult` (table or JSON) and write per-sentence records."""
+def emit_report(result, as_json: bool, per_sentence: Optional[str], about: Optional[dict] = None) -> None:
+    """Print an :class:`onparse.metrics.EvalResult` (table or JSON) and write per-sentence records.
+
+    ``about``: what was scored (``{"model": ..., "layer": 2, "decoder": "onlstm"}``), added to the
+    JSON object and printed as a first line above the table."""
     from ..metrics import write_per_sentence
 
+    about = about or {}
     if as_json:
-        click.echo(json.dumps(result.to_dict(), indent=2))
+        click.echo(json.dumps({**about, **result.to_dict()}, indent=2))
     else:
+        if about:
+            click.echo(", ".join(f"{key} {value}" for key, value in about.items()))
         click.echo(result.format_table())
     if per_sentence:
         if per_sentence == "-":
@@ -101,15 +109,28 @@ def read_input(path: str):
 @gold_option
 @report_options
 @plots_option
-@click.argument("pred", type=click.Path(exists=True, dir_okay=False, allow_dash=True), default="-")
-def eval_command(gold, ptb_root, as_json, per_sentence, plots, pred):
-    """Score predicted trees against gold trees.
+@model_option
+@click.option("--layer", default="2", show_default=True,
+              help="With a model: the layer (1-based) whose master-forget distances are decoded, "
+                   "or `all` for one score per layer.")
+@click.option("--decode", "decoder", type=click.Choice(DECODERS + ("all",)), default="onlstm", show_default=True,
+              help="With a model: onlstm (the paper's greedy top-down rule), split (the unbiased "
+                   "binary split), or all (one score per decoder).")
+@device_option
+@click.argument("pred", type=click.Path(exists=True, dir_okay=False, allow_dash=True), required=False)
+@click.pass_context
+def eval_command(ctx, gold, ptb_root, as_json, per_sentence, plots, model_path, layer, decoder, device, pred):
+    """Score trees against gold trees: the trees in PRED, or the trees a model induces.
 
-    PRED is a file (or - for stdin, the default) with one bracketed tree per line, in gold
+    PRED is a file (or - for standard input) with one bracketed tree per line, in gold
     order, labelled or not: ((the cat) sat) and (S (NP (DT the) (NN cat)) (VBD sat)) both
     work.  Words are compared with the gold tokens after the same normalisation (lowercase,
     digits -> N); punctuation must already be removed.  Any malformed tree, count or word
     mismatch is an error naming the first bad line, and nothing is scored.
+
+    Without PRED, a language model (--model, default: the bundled one) parses the gold
+    sentences and its trees are scored; --layer all and --decode all compare layers and
+    decoders in one table.
 
     Reports sentence F1 (ON-LSTM and Kim et al. conventions), corpus F1 and EVALB-style
     corpus F1 with their precision and recall, recall per gold label, average depths and
@@ -118,16 +139,67 @@ def eval_command(gold, ptb_root, as_json, per_sentence, plots, pred):
     \b
     onparse eval --gold wsj10 trees.txt
     onparse baseline --gold wsj10 --kind right | onparse eval --gold wsj10 -
+    onparse eval --gold wsj10 --model runs/small/best.pt --layer all --decode all
+    onparse eval --gold wsj                  # the bundled model, layer 2, paper decoder
     """
-    from ..metrics import score_text
     from ..treebank import load_gold
 
+    model_only = [f"--{name}" for name in ("layer", "decode", "device")
+                  if ctx.get_parameter_source("decoder" if name == "decode" else name)
+                  == click.core.ParameterSource.COMMANDLINE]
+    if pred is not None and (model_path is not None or model_only):
+        raise click.UsageError(f"{(['--model'] if model_path else model_only)[0]} goes with a model, "
+                               "not with PRED: give PRED (trees to score) or a model (trees to induce)")
+    if pred is None and model_path is None and _stdin_is_piped():
+        raise click.UsageError("trees are piped in but PRED is missing: pass - to score them "
+                               "(without PRED, onparse eval parses the gold sentences with the bundled model)")
     check_plots(plots)  # a missing matplotlib fails before any work
     gold_set = load_gold(gold, ptb_root)
-    source, text = read_input(pred)
-    result = score_text(text, gold_set, source=source)
-    emit_report(result, as_json, per_sentence)
-    write_eval_plots(plots, result, gold_set, source)
+    if pred is not None:
+        from ..metrics import score_text
+
+        source, text = read_input(pred)
+        result = score_text(text, gold_set, source=source)
+        emit_report(result, as_json, per_sentence)
+        write_eval_plots(plots, result, gold_set, source)
+        return
+    _eval_model(gold_set, model_path, layer, decoder, device, as_json, per_sentence, plots)
+
+
+def _stdin_is_piped() -> bool:
+    """True when standard input is a pipe (``... | onparse eval``)."""
+    import os
+    import stat
+
+    try:
+        return stat.S_ISFIFO(os.fstat(sys.stdin.fileno()).st_mode)
+    except (OSError, ValueError, AttributeError):
+        return False
+
+
+def _eval_model(gold_set, model_path, layer, decoder, device, as_json, per_sentence, plots) -> None:
+    """``onparse eval`` without PRED: induce trees for the gold sentences and score them."""
+    from ..induce import score_model
+    from ..metrics import format_comparison
+
+    loaded = load_model(model_path, device)
+    layers = layer_list(layer, loaded.model.config.n_layers, allow_all=True)
+    decoders = list(DECODERS) if decoder == "all" else [decoder]
+    if len(layers) * len(decoders) > 1 and (per_sentence or plots):
+        raise click.UsageError("--per-sentence and --plots need one --layer and one --decode")
+    results = score_model(loaded, gold_set, layers, decoders)
+    name = model_name(model_path)
+    if len(results) == 1:
+        ((k, d), result), = results.items()
+        emit_report(result, as_json, per_sentence, {"model": name, "layer": k, "decoder": d})
+        write_eval_plots(plots, result, gold_set, f"{name} (layer {k}, {d})")
+        return
+    if as_json:
+        records = [{"model": name, "layer": k, "decoder": d, **r.to_dict()} for (k, d), r in results.items()]
+        click.echo(json.dumps(records, indent=2))
+    else:
+        click.echo(f"model {name}")
+        click.echo(format_comparison([(f"layer {k} {d}", r) for (k, d), r in results.items()]))
 
 
 @click.command("baseline")
