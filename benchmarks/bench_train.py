@@ -17,7 +17,6 @@ points elsewhere).
 import argparse
 import importlib.util
 import json
-import resource
 import statistics
 import subprocess
 import sys
@@ -25,6 +24,8 @@ import time
 from pathlib import Path
 
 import torch
+
+from common import best_peak, matmul_peak_gflops, peak_rss_mib, sync
 
 ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_REFERENCE = ROOT.parent / "shared" / "bench" / "reference_onlstm.py"
@@ -47,24 +48,6 @@ def load_reference(path):
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
-
-
-def matmul_peak_gflops(device, size=2048, repeats=5):
-    a = torch.randn(size, size, device=device)
-    b = torch.randn(size, size, device=device)
-    best = float("inf")
-    for _ in range(repeats + 1):
-        sync(device)
-        start = time.perf_counter()
-        torch.mm(a, b)
-        sync(device)
-        best = min(best, time.perf_counter() - start)
-    return 2 * size ** 3 / best / 1e9
-
-
-def sync(device):
-    if torch.device(device).type == "cuda":
-        torch.cuda.synchronize()
 
 
 def flops_per_token(c):
@@ -144,21 +127,6 @@ def time_batches(runner, n, device):
 
 # --- memory probe: one implementation alone in a fresh process ------------------------------
 
-def peak_rss_mib():
-    """Peak resident set size of this process.  /proc's VmHWM where there is one: getrusage's
-    ru_maxrss survives exec on Linux, so a child started by a big parent would report the
-    parent's size."""
-    try:
-        with open("/proc/self/status") as status:
-            for line in status:
-                if line.startswith("VmHWM:"):
-                    return int(line.split()[1]) / 1024
-    except OSError:
-        pass
-    rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-    return rss / 2 ** 20 if sys.platform == "darwin" else rss / 1024     # bytes on macOS, KiB elsewhere
-
-
 def memory_probe(args):
     """Child process: build one runner, run two steps, print its peak memory as JSON."""
     ref = load_reference(args.reference)
@@ -197,6 +165,7 @@ def bench_train(args, ref):
     data = ref.random_stream(c["vocab"], c["batch"], c["bptt"], total, seed=args.seed).to(device)
     print(f"config {args.config}: {c}; device {device}, {torch.get_num_threads()} threads, "
           f"{args.rounds} rounds x {args.batches} batches of {tokens_per_batch} tokens", file=sys.stderr)
+    peak_before = matmul_peak_gflops(device)
     runners = {which: make_runner(which, ref, c, data, device, args.seed) for which in ("reference", "onparse")}
     for runner in runners.values():          # warm-up step, not timed
         runner.step()
@@ -208,12 +177,12 @@ def bench_train(args, ref):
         print(f"round {r + 1}: reference {rates['reference'][-1]:8.1f} tok/s   "
               f"onparse {rates['onparse'][-1]:8.1f} tok/s   "
               f"ratio {rates['onparse'][-1] / rates['reference'][-1]:.2f}", file=sys.stderr, flush=True)
-    peak = matmul_peak_gflops(device)
+    peak = best_peak(peak_before, matmul_peak_gflops(device))
     flops = 3 * flops_per_token(c)
     med = {which: statistics.median(v) for which, v in rates.items()}
     print(f"train {args.config} ({device}, {torch.get_num_threads()} threads, batch {c['batch']}, "
           f"bptt {c['bptt']}, median of {args.rounds} rounds):")
-    print(f"  matmul peak (2048^3 torch.mm): {peak:.1f} GFLOP/s")
+    print(f"  matmul peak (2048^3 torch.mm, best before/after the rounds): {peak:.1f} GFLOP/s")
     memory = {}
     if not args.no_memory:
         memory = {which: measure_memory(args, which) for which in ("reference", "onparse")}

@@ -38,13 +38,16 @@ import sys
 import threading
 import time
 from dataclasses import asdict, dataclass, field, fields, replace
-from typing import Any, Dict, List, Optional, Tuple
+from typing import TYPE_CHECKING, Any, Dict, List, Optional, Tuple
 
 from . import __version__
 from .checkpoint import load_checkpoint, save_checkpoint
 from .corpora import CorpusSpec, batchify, encode_stream, load_corpus, shard_streams
 from .errors import OnparseError
 from .vocab import Vocabulary
+
+if TYPE_CHECKING:  # annotations only
+    import torch
 
 # torch (and numpy) are imported inside the functions that use them, so that the command line
 # can read the presets and build its options without paying for `import torch`.
@@ -251,7 +254,7 @@ def _setup(device_name: str) -> Tuple[_Dist, torch.device]:
     import torch.distributed as dist
 
     world = _env_int("WORLD_SIZE", 1)
-    rank, local_rank = _env_int("RANK", 0), _env_int("LOCAL_RANK", 0)
+    local_rank = _env_int("LOCAL_RANK", 0)
     if device_name == "auto":
         device_name = "cuda" if torch.cuda.is_available() else "cpu"
     if device_name.startswith("cuda"):

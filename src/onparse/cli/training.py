@@ -2,7 +2,6 @@
 :mod:`onparse.perplexity`."""
 import json
 import re
-import sys
 from dataclasses import fields
 
 import click
