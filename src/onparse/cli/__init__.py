@@ -47,23 +47,20 @@ def main():
     """Unsupervised constituency parsing with Ordered-Neurons LSTMs (ON-LSTM).
 
     \b
+    Induce trees:    onparse induce corpus.txt > trees.txt
+    Score a model:   onparse eval --gold wsj10 --layer all --decode all
     Score trees:     onparse eval --gold wsj10 trees.txt
     Baselines:       onparse baseline --gold wsj10 --kind right --score
+    Train a model:   onparse train --preset small --out runs/small
+    The bundled model: onparse info
     """
 
 
 def _register():
-    # Each command module adds its commands to `main`; a module that is not written yet is skipped
-    # so the CLI keeps working while the toolkit grows.
-    import importlib
+    # Each command module adds its commands to `main` (imported here, after `main` exists).
+    from . import figures, info, parsing, scoring, training
 
-    for name in ("scoring", "training", "parsing", "figures"):
-        try:
-            module = importlib.import_module(f"{__name__}.{name}")
-        except ModuleNotFoundError as err:
-            if err.name != f"{__name__}.{name}":
-                raise
-            continue
+    for module in (scoring, training, parsing, figures, info):
         module.register(main)
 
 
