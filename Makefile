@@ -1,7 +1,7 @@
 PYTHON ?= python
 NLTK_PACKAGES = treebank conll2000 brown
 
-.PHONY: install data test quickstart bench figures clean
+.PHONY: install data test quickstart bench figures model results clean
 
 install:  ## editable install with the test extras
 	$(PYTHON) -m pip install -e '.[dev]'
@@ -12,12 +12,23 @@ data:  ## NLTK data packages, each skipped when NLTK already finds it
 test:  ## the whole test suite (what CI runs)
 	$(PYTHON) -m pytest -q
 
-quickstart: install data  ## end to end on the embedded data: right-branching baseline, then scored
+quickstart: install data  ## end to end on the embedded data: a baseline and the bundled model, scored
 	onparse baseline --gold wsj10 --kind right > right.wsj10.txt
 	onparse eval --gold wsj10 right.wsj10.txt
+	onparse eval --gold wsj10 --layer all --decode all
+	echo "the cat sat on the mat" | onparse induce -
 
 bench:  ## side-by-side speed comparisons (prints ratios)
 	$(PYTHON) benchmarks/bench_eval.py
+	$(PYTHON) benchmarks/bench_train.py --config small
+	$(PYTHON) benchmarks/bench_train.py --config paper --rounds 3 --batches 1
+	$(PYTHON) benchmarks/bench_induce.py
+
+model:  ## the bundled model: 3 seeds of the recipe (hours on a CPU), the best by validation ppl exported
+	bash examples/train_default.sh
+
+results:  ## examples/results.md and the README table, from the bundled model and the seeds' checkpoints
+	$(PYTHON) examples/results.py --default src/onparse/models/default.pt runs/default-s*/best.pt
 
 figures:  ## README pictures into examples/figures/ (trains a tiny LM, under a minute)
 	$(PYTHON) examples/make_figures.py

@@ -1,10 +1,11 @@
 """Generate the README pictures into examples/figures/ (``make figures``).
 
-Without ``--model``, a tiny language model is trained first (``onparse train --preset tiny``
-on a few hundred sentences of the NLTK treebank sample, a few epochs, capped by
-``--max-time``), which also gives a real training log.  The pictures then show what the
-commands draw; a tiny model's trees are of course poor (the README's numbers come from real
-runs).  Pass ``--model runs/small/best.pt --log runs/small`` to draw a real model instead.
+By default the bundled model is drawn, with the training log of its run
+(``examples/default-model-metrics.jsonl``, copied there by ``examples/bundle_default.py``).
+``--tiny`` (or an installation without a bundled model) trains a tiny language model first
+(``onparse train --preset tiny`` on a few hundred sentences of the NLTK treebank sample, capped
+by ``--max-time``), which also gives a real training log, in under a minute.  Pass
+``--model runs/x/best.pt --log runs/x`` to draw any other model.
 
 Writes (PNG, small):
     show.png            onparse show --gold wsj10:3 --png      (tree, d_f per layer, gold tree)
@@ -13,7 +14,7 @@ Writes (PNG, small):
     label_recall.png    onparse eval --plots
     training-curves.png onparse plot-log
 
-    python examples/make_figures.py [--out examples/figures] [--model M --log LOG]
+    python examples/make_figures.py [--out examples/figures] [--model M --log LOG | --tiny]
 """
 import argparse
 import os
@@ -23,6 +24,7 @@ import tempfile
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+DEFAULT_LOG = os.path.join(HERE, "default-model-metrics.jsonl")
 
 
 def train_tiny(folder: str, sentences: int, epochs: int, max_time: str) -> str:
@@ -45,21 +47,12 @@ def train_tiny(folder: str, sentences: int, epochs: int, max_time: str) -> str:
     return run
 
 
-def model_trees(model, vocab, gold, layer: int, decoder: str = "onlstm"):
-    """Induced trees over the gold tokens, the way `onparse induce` parses the gold words."""
-    from onparse.decode import decode
-    from onparse.distances import sentence_distances
-    from onparse.text import normalize_word
-
-    ids = [vocab.encode([normalize_word(w) for w in words]) for words in gold.words]
-    dists = sentence_distances(model, ids, vocab.eos_id, layer)
-    return [decode(d[layer - 1, 0], list(tokens), decoder) for d, tokens in zip(dists, gold.tokens)]
-
 
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--out", default=os.path.join(HERE, "figures"), help="folder for the pictures")
-    parser.add_argument("--model", default=None, help="checkpoint to draw (default: train a tiny one)")
+    parser.add_argument("--model", default=None, help="checkpoint to draw [default: the bundled model]")
+    parser.add_argument("--tiny", action="store_true", help="train and draw a tiny model instead")
     parser.add_argument("--log", default=None, help="metrics.jsonl or run folder for the training curves")
     parser.add_argument("--sentences", type=int, default=800, help="training sentences of the tiny run")
     parser.add_argument("--epochs", type=int, default=15, help="epochs of the tiny run")
@@ -70,8 +63,14 @@ def main(argv=None) -> int:
     import torch
 
     from onparse.checkpoint import load_model
-    from onparse.figures import plot_eval_with_baselines, plot_log, plot_sentence, read_log
-    from onparse.metrics import evaluate
+    from onparse.figures import (
+        plot_eval_with_baselines,
+        plot_log,
+        plot_sentence,
+        read_log,
+    )
+    from onparse.induce import score_model
+    from onparse.pretrained import DEFAULT_NAME, default_model_path
     from onparse.show import read_gold, render_view, views_from_lines
     from onparse.treebank import load_gold
     from onparse.trees import leaves
@@ -80,10 +79,13 @@ def main(argv=None) -> int:
     torch.manual_seed(0)
     os.makedirs(args.out, exist_ok=True)
     with tempfile.TemporaryDirectory(prefix="onparse-figures-") as scratch:
-        model_path, log = args.model, args.log
-        if model_path is None:
+        model_path, log, tiny = args.model, args.log, False
+        if model_path is None and not args.tiny and default_model_path() is not None:
+            model_path, name = default_model_path(), DEFAULT_NAME
+            log = log or (DEFAULT_LOG if os.path.exists(DEFAULT_LOG) else None)
+        elif model_path is None:
             run = train_tiny(scratch, args.sentences, args.epochs, args.max_time)
-            model_path, log = os.path.join(run, "best.pt"), log or run
+            model_path, log, tiny = os.path.join(run, "best.pt"), log or run, True
             name = "tiny LM"
         else:
             name = os.path.basename(os.path.dirname(os.path.abspath(model_path))) + "/" + os.path.basename(model_path)
@@ -103,14 +105,14 @@ def main(argv=None) -> int:
 
         # onparse eval --gold wsj10 --plots DIR (the model against the baselines)
         gold = load_gold("wsj10")
-        result = evaluate(model_trees(loaded.model, loaded.vocab, gold, layer), gold, check_tokens=False)
+        (result,) = score_model(loaded, gold, layers=[layer]).values()
         written += plot_eval_with_baselines(result, gold, args.out, f"{name} (layer {layer})", formats=("png",))
 
         # onparse plot-log RUN --out training-curves.png
         if log is not None:
             training = read_log(log)
             caption = f"run: {name}" + (f"  ·  preset {training.preset}" if training.preset else "")
-            if args.model is None:
+            if tiny:
                 caption += f"  ·  {args.sentences} sentences of the NLTK treebank sample"
             written.append(plot_log(training, os.path.join(args.out, "training-curves.png"), caption=caption))
     for path in written:
