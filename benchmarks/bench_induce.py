@@ -36,7 +36,7 @@ from pathlib import Path
 
 import torch
 
-from common import best_peak, matmul_peak_gflops, peak_rss_mib
+from common import best_peak, matmul_peak_gflops, peak_rss_mib, sync
 
 ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_REFERENCE = ROOT.parent / "shared" / "bench" / "reference_onlstm.py"
@@ -109,6 +109,17 @@ def copy_weights(ref_model, model):
             layer.bias_hh.copy_(reorder(lin_rec.bias))
 
 
+def reference_parse(ref, model, words, device, layer):
+    """``ref.parse_one`` on any device: the same batch-of-one forward and recursive split, with the
+    ids moved to the model's device and the distances read back (``parse_one`` itself is CPU-only)."""
+    if torch.device(device).type == "cpu":
+        return ref.parse_one(model, words, eos=0, layer=layer)
+    ids = torch.tensor([0] + list(words) + [0], device=device)[:, None]
+    model(ids, model.zero_state(1))
+    dist = model.distances[0].squeeze(-1).cpu().numpy()
+    return ref.split_greedy(dist[layer][1:-1], words)
+
+
 def to_tuple(tree, vocab):
     if isinstance(tree, list):
         return tuple(to_tuple(t, vocab) for t in tree)
@@ -149,11 +160,14 @@ def bench_config(name, args, ref, peak):
                                             hidden_size=c["nhid"], n_layers=c["layers"],
                                             chunk_size=c["chunk"])).eval()
     copy_weights(ref_model, model)
+    device = args.device
+    ref_model.to(device)
+    model.to(device)
     options = InferenceOptions(batch_size=args.batch_size, max_tokens=max(8192, 128 * args.batch_size))
 
     def run_reference(batch):
         with torch.no_grad():
-            return [ref.parse_one(ref_model, s, eos=0, layer=LAYER - 1) for s in batch]
+            return [reference_parse(ref, ref_model, s, device, LAYER - 1) for s in batch]
 
     def run_onparse(batch):
         return [t for chunk in induce_lines(batch, model, vocab, layer=LAYER, options=options) for t in chunk]
@@ -162,18 +176,20 @@ def bench_config(name, args, ref, peak):
     max_diff = 0.0
     with torch.no_grad():
         for s, d in zip(sents[:10], sentence_distances(model, sents[:10], 0, LAYER)):
-            ref.parse_one(ref_model, s, eos=0, layer=LAYER - 1)
-            ref_d = ref_model.distances[0][LAYER - 1, 1:-1, 0].numpy()
+            reference_parse(ref, ref_model, s, device, LAYER - 1)
+            ref_d = ref_model.distances[0][LAYER - 1, 1:-1, 0].cpu().numpy()
             max_diff = max(max_diff, float(abs(ref_d - d[LAYER - 1, 0]).max()))
     run_onparse(lines[:64])
 
     def timed(fn, batch):
+        sync(device)
         start = time.perf_counter()
         out = fn(batch)
+        sync(device)
         return len(batch) / (time.perf_counter() - start), out
 
     rates = {"reference": [], "onparse": [], "stream": []}
-    print(f"[{name}] {n} sentences ({n_stream} streamed), {torch.get_num_threads()} threads, "
+    print(f"[{name}] {n} sentences ({n_stream} streamed), {device}, {torch.get_num_threads()} threads, "
           f"batch {args.batch_size}", file=sys.stderr)
     for r in range(args.rounds):                       # A B A B ...
         rate, out_ref = timed(run_reference, sents[:n])
@@ -185,7 +201,7 @@ def bench_config(name, args, ref, peak):
               f"{rates['onparse'][-1]:8.2f}/s (stream {rates['stream'][-1]:8.2f}/s)  ratio "
               f"{rates['onparse'][-1] / rates['reference'][-1]:.1f}", file=sys.stderr, flush=True)
     same = sum(to_tuple(a, vocab) == parse_brackets(b) for a, b in zip(out_ref, out_ours))
-    peak = best_peak(peak, matmul_peak_gflops())  # the larger of the readings before and after the rounds
+    peak = best_peak(peak, matmul_peak_gflops(device))  # the larger of the readings before and after the rounds
 
     med = {k: statistics.median(v) for k, v in rates.items()}
     # Work actually done (matrix products): the reference runs every layer on n + 2 steps per
@@ -200,14 +216,14 @@ def bench_config(name, args, ref, peak):
     pad = {"onparse": padded_steps(lengths[:n], options) / sum(l + 1 for l in lengths[:n]) - 1,
            "stream": padded_steps(lengths, options) / sum(l + 1 for l in lengths) - 1}
     result = {
-        "config": name, "sentences": n, "stream_sentences": n_stream, "threads": torch.get_num_threads(),
+        "config": name, "device": str(device), "sentences": n, "stream_sentences": n_stream, "threads": torch.get_num_threads(),
         "batch_size": args.batch_size, "sentences_per_s": med, "gflops": gf, "padding": pad,
         "ratio": med["onparse"] / med["reference"], "stream_ratio": med["stream"] / med["reference"],
         "round_ratios": [a / b for a, b in zip(rates["onparse"], rates["reference"])],
         "rounds": rates, "peak_gflops": peak, "identical_trees": same, "max_abs_distance_difference": max_diff,
     }
     print(f"induce {name} (emb {c['emsize']}, hidden {c['nhid']}, {c['layers']} layers, chunk {c['chunk']}, "
-          f"vocab {c['vocab']}; sentences of 5-40 words; {torch.get_num_threads()} threads; "
+          f"vocab {c['vocab']}; sentences of 5-40 words; {device}, {torch.get_num_threads()} threads; "
           f"median of {args.rounds} rounds)")
     print(f"  reference parse_one, {n} sentences     {med['reference']:9.2f} sentences/s  "
           f"{gf['reference']:6.1f} GFLOP/s")
@@ -296,7 +312,9 @@ def main(argv=None):
     ap.add_argument("--stream", type=int, default=0,
                     help="onparse also streams this many (0: per-config default), the first ones the same")
     ap.add_argument("--rounds", type=int, default=2, help="A B rounds; medians are compared")
-    ap.add_argument("--batch-size", type=int, default=64, help="onparse sentences per batch")
+    ap.add_argument("--device", default="cpu", help="cpu or cuda: both contenders run there")
+    ap.add_argument("--batch-size", type=int, default=0,
+                    help="onparse sentences per batch (0: 64 on the CPU, 512 on a GPU, as onparse induce)")
     ap.add_argument("--threads", type=int, default=0, help="torch threads (0: torch's default)")
     ap.add_argument("--seed", type=int, default=1111)
     ap.add_argument("--reference", type=Path, default=DEFAULT_REFERENCE, help="path of reference_onlstm.py")
@@ -312,13 +330,15 @@ def main(argv=None):
     args = ap.parse_args(argv)
     if args.threads:
         torch.set_num_threads(args.threads)
+    if not args.batch_size:
+        args.batch_size = 512 if torch.device(args.device).type == "cuda" else 64
     if args.memory_child is not None:
         return memory_child(args.memory_child, args)
     results = {}
     if not args.memory_only:
         ref = load_reference(args.reference)
-        peak = matmul_peak_gflops()
-        print(f"matmul peak before the rounds (2048^3 torch.mm, {torch.get_num_threads()} threads): "
+        peak = matmul_peak_gflops(args.device)
+        print(f"matmul peak before the rounds (2048^3 fp32 torch.mm on {args.device}, {torch.get_num_threads()} threads): "
               f"{peak:.1f} GFLOP/s (each config re-measures it after its rounds and keeps the larger)")
         results["configs"] = [bench_config(name, args, ref, peak) for name in args.configs.split(",")]
         print(f"peak RSS of this process (both contenders, all configs): "

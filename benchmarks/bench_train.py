@@ -130,7 +130,7 @@ def time_batches(runner, n, device):
 def memory_probe(args):
     """Child process: build one runner, run two steps, print its peak memory as JSON."""
     ref = load_reference(args.reference)
-    c = CONFIGS[args.config]
+    c = config_of(args)
     device = args.device
     data = ref.random_stream(c["vocab"], c["batch"], c["bptt"], 3, seed=args.seed).to(device)
     before = peak_rss_mib()
@@ -148,7 +148,8 @@ def memory_probe(args):
 
 def measure_memory(args, which):
     cmd = [sys.executable, __file__, "--config", args.config, "--device", args.device,
-           "--reference", str(args.reference), "--seed", str(args.seed), "--probe", which]
+           "--reference", str(args.reference), "--seed", str(args.seed), "--probe", which,
+           "--batch", str(args.batch)]
     if args.threads:
         cmd += ["--threads", str(args.threads)]
     out = subprocess.run(cmd, capture_output=True, text=True, check=True)
@@ -157,8 +158,16 @@ def measure_memory(args, which):
 
 # --- modes ----------------------------------------------------------------------------------
 
+def config_of(args):
+    """The configuration's sizes, with ``--batch`` (if given) replacing its batch size."""
+    c = dict(CONFIGS[args.config])
+    if args.batch:
+        c["batch"] = args.batch
+    return c
+
+
 def bench_train(args, ref):
-    c = CONFIGS[args.config]
+    c = config_of(args)
     device = args.device
     tokens_per_batch = c["batch"] * c["bptt"]
     total = 1 + args.rounds * args.batches
@@ -327,6 +336,7 @@ def main(argv=None):
                          "cell: one layer's recurrence, fused vs reference cell")
     ap.add_argument("--compile", action="store_true", help="cell mode: also time a torch.compile'd step")
     ap.add_argument("--device", default="cuda" if torch.cuda.is_available() else "cpu")
+    ap.add_argument("--batch", type=int, default=0, help="batch size (0: the configuration's)")
     ap.add_argument("--rounds", type=int, default=4, help="A B rounds; medians are compared")
     ap.add_argument("--batches", type=int, default=2, help="training batches per round and contender")
     ap.add_argument("--sentences", type=int, default=50, help="sentences per round (parse mode)")

@@ -23,8 +23,11 @@ Layout of the pre-activations ``z`` (G = 2 D_m + 4 H): ``[mf | mi | o | f | i | 
 Measured on a 2-core CPU (``benchmarks/bench_train.py --mode cell``): one layer forward +
 backward twice as fast as the reference cell in an autograd loop, where compiling that loop's
 step with ``torch.compile`` gains nothing (the per-step autograd and small matrix products
-dominate), so no compiler is needed.  Everything here is plain PyTorch and runs on any device;
-on CUDA it is correct but untuned (no CUDA graphs or custom kernels) and untested.
+dominate), so no compiler is needed.  Everything here is plain PyTorch and runs on any device.
+On CUDA the forward and backward loops of a training step are recorded as CUDA graphs and
+replayed (:mod:`onparse.graphs`): launched kernel by kernel they cost the host about six times
+what the GPU needs for them at batch 20 (``tests/test_cuda.py`` checks the replay against the
+launches and the reference, ``benchmarks/bench_train.py --device cuda`` measures it).
 """
 import contextlib
 from typing import Dict, Tuple
@@ -32,7 +35,11 @@ from typing import Dict, Tuple
 import torch
 from torch import Tensor
 
+from . import graphs
+
 _TRIANGLES: Dict[Tuple[int, torch.dtype, str], Tuple[Tensor, Tensor]] = {}
+#: The recorded forward and backward loops on CUDA (see :mod:`onparse.graphs`).
+_GRAPHS = graphs.GraphCache()
 
 
 def _master_matrices(levels: int, dtype: torch.dtype, device: torch.device) -> Tuple[Tensor, Tensor]:
@@ -119,7 +126,12 @@ class _ONLSTMRecurrence(torch.autograd.Function):
 
     @staticmethod
     def forward(ctx, xproj, weight, h0, c0, chunk):
-        hs, cs, probs, saved = _forward_loop(xproj, weight, h0, c0, chunk, keep=True)
+        if graphs.usable(xproj):
+            key = ("forward", tuple(xproj.shape), tuple(weight.shape), xproj.dtype, xproj.device, chunk)
+            hs, cs, probs, saved = _GRAPHS.run(
+                key, lambda *t: _forward_loop(*t, chunk, keep=True), (xproj, weight, h0, c0))
+        else:
+            hs, cs, probs, saved = _forward_loop(xproj, weight, h0, c0, chunk, keep=True)
         ctx.chunk = chunk
         ctx.save_for_backward(weight, h0, hs, cs, probs, *saved)
         dist = _distances(probs)
@@ -128,77 +140,95 @@ class _ONLSTMRecurrence(torch.autograd.Function):
 
     @staticmethod
     def backward(ctx, grad_hs, grad_c, _grad_dist):
-        weight, h0, hs, cs, probs, act, masters, omega, fi_hat, tanh_c = ctx.saved_tensors
-        chunk = ctx.chunk
-        steps, batch, hidden = hs.shape
-        levels = hidden // chunk
-        m2 = 2 * levels
-        gates = weight.shape[0]
-        block, _ = _master_matrices(levels, hs.dtype, hs.device)
-        block_t = block.t().contiguous()
+        saved = ctx.saved_tensors
+        hs = saved[2]
         if grad_hs is None:
             grad_hs = torch.zeros_like(hs)
+        if grad_c is None:
+            grad_c = hs.new_zeros(hs.shape[1:])
+        need = (bool(ctx.needs_input_grad[1]), bool(ctx.needs_input_grad[2]), bool(ctx.needs_input_grad[3]))
+        if graphs.usable(hs):
+            key = ("backward", tuple(hs.shape), tuple(saved[0].shape), hs.dtype, hs.device, ctx.chunk, need)
+            grads = _GRAPHS.run(key, lambda *t: _backward_pass(*t, chunk=ctx.chunk, need=need),
+                                (grad_hs, grad_c, *saved))
+        else:
+            grads = _backward_pass(grad_hs, grad_c, *saved, chunk=ctx.chunk, need=need)
+        return (*grads, None)
 
-        # --- coefficients of the step's linear backward map, for all steps at once -------------
-        # Per-level quantities broadcast over the C neurons of a level through (.., D_m, 1) views.
-        def by_level(t):                                            # (T, B, H) -> (T, B, D_m, C)
-            return t.view(steps, batch, levels, chunk)
 
-        o, f, i, g = act.split(hidden, dim=2)                       # each (T, B, H)
-        fi = act[:, :, hidden:3 * hidden]                           # (T, B, 2H) = [f | i]
-        c_prev = cs[:-1]
-        w = omega.unsqueeze(-1)                                     # (T, B, D_m, 1)
-        mf, mi = masters[:, :, 0].unsqueeze(-1), masters[:, :, 1].unsqueeze(-1)
-        tc2 = tanh_c * tanh_c
-        coef_c = torch.addcmul(o, o, tc2, value=-1.0)               # dc += dh * o (1 - tanh^2 c)
-        coef_o = tanh_c * (o - o * o)                               # dz_o = dh * tanh c * o (1 - o)
-        dfi = fi - fi * fi                                          # sigmoid derivatives of f and i
-        coef_fig = hs.new_empty(steps, batch, 3, hidden)            # dz_{f,i,g} = dc * coef
-        k_f, k_i, k_g = coef_fig.unbind(2)
-        torch.mul(by_level(c_prev) * w, by_level(dfi[:, :, :hidden]), out=by_level(k_f))
-        torch.mul(by_level(g) * w, by_level(dfi[:, :, hidden:]), out=by_level(k_i))
-        torch.addcmul(fi_hat[:, :, 1], fi_hat[:, :, 1], g * g, value=-1.0, out=k_g)
-        # d f~ = sum_C dc * (c_prev + i~ Q) and d i~ = sum_C dc * (g + f~ Q) with
-        # Q = c_prev (f - 1) + g (i - 1), from f^ = f~ (f i~ + 1 - i~) and i^ = i~ (i f~ + 1 - f~).
-        q = torch.addcmul(c_prev * f - c_prev, g, i) - g
-        coef_m = hs.new_empty(steps, batch, 2, levels, chunk)
-        torch.addcmul(by_level(c_prev), mi, by_level(q), out=coef_m[:, :, 0])
-        torch.addcmul(by_level(g), mf, by_level(q), out=coef_m[:, :, 1])
-        del o, f, i, g, fi, dfi, tc2, q, k_f, k_i, k_g
+def _backward_pass(grad_hs, grad_c, weight, h0, hs, cs, probs, act, masters, omega, fi_hat, tanh_c,
+                   chunk, need):
+    """The hand-written backward of :func:`_forward_loop` (``keep=True``): gradients of the loss
+    with respect to (xproj, weight, h0, c0) from those of hs (T, B, H) and c_T (B, H); ``need``
+    says which of weight, h0, c0 want one (the others are returned as None).  No host sync, so
+    on CUDA it can be recorded as a graph."""
+    steps, batch, hidden = hs.shape
+    levels = hidden // chunk
+    m2 = 2 * levels
+    gates = weight.shape[0]
+    block, _ = _master_matrices(levels, hs.dtype, hs.device)
+    block_t = block.t().contiguous()
 
-        # --- the backward loop ---------------------------------------------------------------
-        dz_all = hs.new_empty(steps, batch, gates)
-        dh = hs.new_empty(batch, hidden)
-        dc_carry = grad_c.clone() if grad_c is not None else hs.new_zeros(batch, hidden)
-        dc = hs.new_empty(batch, hidden)
-        dmaster = hs.new_empty(batch, 2, levels)
-        dprob = hs.new_empty(batch, 2, levels)
-        dz_master = hs.new_empty(batch, 2, levels)
-        for t in range(steps - 1, -1, -1):
-            if t == steps - 1:
-                dh.copy_(grad_hs[t])
-            else:
-                torch.addmm(grad_hs[t], dz_all[t + 1], weight, out=dh)
-            torch.addcmul(dc_carry, dh, coef_c[t], out=dc)
-            dz = dz_all[t]
-            torch.mul(dh, coef_o[t], out=dz[:, m2:m2 + hidden])
-            torch.mul(dc.unsqueeze(1), coef_fig[t], out=dz[:, m2 + hidden:].view(batch, 3, hidden))
-            torch.sum(dc.view(batch, 1, levels, chunk) * coef_m[t], dim=-1, out=dmaster)
-            torch.mm(dmaster.view(batch, m2), block_t, out=dprob.view(batch, m2))
-            torch.ops.aten._softmax_backward_data.out(dprob, probs[t], -1, probs.dtype, grad_input=dz_master)
-            dz[:, :m2].copy_(dz_master.view(batch, m2))
-            torch.mul(dc, fi_hat[t, :, 0], out=dc_carry)
+    # --- coefficients of the step's linear backward map, for all steps at once -------------
+    # Per-level quantities broadcast over the C neurons of a level through (.., D_m, 1) views.
+    def by_level(t):                                            # (T, B, H) -> (T, B, D_m, C)
+        return t.view(steps, batch, levels, chunk)
 
-        # --- weight gradient: one product over all steps ---------------------------------------
-        grad_weight = grad_h0 = None
-        if ctx.needs_input_grad[1]:
-            grad_weight = dz_all[0].t() @ h0
-            if steps > 1:
-                grad_weight.addmm_(dz_all[1:].reshape(-1, gates).t(), hs[:-1].reshape(-1, hidden))
-        if ctx.needs_input_grad[2]:
-            grad_h0 = dz_all[0] @ weight
-        grad_c0 = dc_carry if ctx.needs_input_grad[3] else None
-        return dz_all, grad_weight, grad_h0, grad_c0, None
+    o, f, i, g = act.split(hidden, dim=2)                       # each (T, B, H)
+    fi = act[:, :, hidden:3 * hidden]                           # (T, B, 2H) = [f | i]
+    c_prev = cs[:-1]
+    w = omega.unsqueeze(-1)                                     # (T, B, D_m, 1)
+    mf, mi = masters[:, :, 0].unsqueeze(-1), masters[:, :, 1].unsqueeze(-1)
+    tc2 = tanh_c * tanh_c
+    coef_c = torch.addcmul(o, o, tc2, value=-1.0)               # dc += dh * o (1 - tanh^2 c)
+    coef_o = tanh_c * (o - o * o)                               # dz_o = dh * tanh c * o (1 - o)
+    dfi = fi - fi * fi                                          # sigmoid derivatives of f and i
+    coef_fig = hs.new_empty(steps, batch, 3, hidden)            # dz_{f,i,g} = dc * coef
+    k_f, k_i, k_g = coef_fig.unbind(2)
+    torch.mul(by_level(c_prev) * w, by_level(dfi[:, :, :hidden]), out=by_level(k_f))
+    torch.mul(by_level(g) * w, by_level(dfi[:, :, hidden:]), out=by_level(k_i))
+    torch.addcmul(fi_hat[:, :, 1], fi_hat[:, :, 1], g * g, value=-1.0, out=k_g)
+    # d f~ = sum_C dc * (c_prev + i~ Q) and d i~ = sum_C dc * (g + f~ Q) with
+    # Q = c_prev (f - 1) + g (i - 1), from f^ = f~ (f i~ + 1 - i~) and i^ = i~ (i f~ + 1 - f~).
+    q = torch.addcmul(c_prev * f - c_prev, g, i) - g
+    coef_m = hs.new_empty(steps, batch, 2, levels, chunk)
+    torch.addcmul(by_level(c_prev), mi, by_level(q), out=coef_m[:, :, 0])
+    torch.addcmul(by_level(g), mf, by_level(q), out=coef_m[:, :, 1])
+    del o, f, i, g, fi, dfi, tc2, q, k_f, k_i, k_g
+
+    # --- the backward loop ---------------------------------------------------------------
+    dz_all = hs.new_empty(steps, batch, gates)
+    dh = hs.new_empty(batch, hidden)
+    dc_carry = grad_c.clone()
+    dc = hs.new_empty(batch, hidden)
+    dmaster = hs.new_empty(batch, 2, levels)
+    dprob = hs.new_empty(batch, 2, levels)
+    dz_master = hs.new_empty(batch, 2, levels)
+    for t in range(steps - 1, -1, -1):
+        if t == steps - 1:
+            dh.copy_(grad_hs[t])
+        else:
+            torch.addmm(grad_hs[t], dz_all[t + 1], weight, out=dh)
+        torch.addcmul(dc_carry, dh, coef_c[t], out=dc)
+        dz = dz_all[t]
+        torch.mul(dh, coef_o[t], out=dz[:, m2:m2 + hidden])
+        torch.mul(dc.unsqueeze(1), coef_fig[t], out=dz[:, m2 + hidden:].view(batch, 3, hidden))
+        torch.sum(dc.view(batch, 1, levels, chunk) * coef_m[t], dim=-1, out=dmaster)
+        torch.mm(dmaster.view(batch, m2), block_t, out=dprob.view(batch, m2))
+        torch.ops.aten._softmax_backward_data.out(dprob, probs[t], -1, probs.dtype, grad_input=dz_master)
+        dz[:, :m2].copy_(dz_master.view(batch, m2))
+        torch.mul(dc, fi_hat[t, :, 0], out=dc_carry)
+
+    # --- weight gradient: one product over all steps ---------------------------------------
+    grad_weight = grad_h0 = None
+    if need[0]:
+        grad_weight = dz_all[0].t() @ h0
+        if steps > 1:
+            grad_weight.addmm_(dz_all[1:].reshape(-1, gates).t(), hs[:-1].reshape(-1, hidden))
+    if need[1]:
+        grad_h0 = dz_all[0] @ weight
+    grad_c0 = dc_carry if need[2] else None
+    return dz_all, grad_weight, grad_h0, grad_c0
 
 
 def _full_precision(*tensors: Tensor):
