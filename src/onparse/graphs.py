@@ -62,7 +62,9 @@ class _Captured:
             fn(*self.inputs)
         torch.cuda.current_stream().wait_stream(side)
         self.graph = torch.cuda.CUDAGraph()
-        with torch.cuda.graph(self.graph):
+        # thread_local: other threads (the NCCL watchdog and DDP's reducer under torchrun, a data
+        # loader) may keep calling CUDA while this thread records.
+        with torch.cuda.graph(self.graph, capture_error_mode="thread_local"):
             outputs = fn(*self.inputs)
         self.flat, self.spec = _flatten(outputs)
 
