@@ -7,13 +7,13 @@
 #   bash examples/train_default.sh            # all three seeds, one after another
 #   SEEDS="2" bash examples/train_default.sh  # one seed (e.g. one per machine), then rerun to bundle
 #
-# On two CPU cores one seed alone takes about 80 s an epoch (about an hour for 40 epochs); seeds run
+# On two CPU cores one seed alone takes about 80 s an epoch (about 1.5 hours for 70 epochs); seeds run
 # side by side with EXTRA="--threads 1" take about 130 s an epoch each with two at once and 190 s with
 # three.  On a GPU add `--device cuda` through EXTRA.  An interrupted seed continues with --resume.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-EPOCHS=${EPOCHS:-40}
+EPOCHS=${EPOCHS:-70}
 SEEDS=${SEEDS:-"1 2 3"}
 RUNS=${RUNS:-runs}
 EXTRA=${EXTRA:-}
