@@ -126,12 +126,8 @@ class _ONLSTMRecurrence(torch.autograd.Function):
 
     @staticmethod
     def forward(ctx, xproj, weight, h0, c0, chunk):
-        if graphs.usable(xproj):
-            key = ("forward", tuple(xproj.shape), tuple(weight.shape), xproj.dtype, xproj.device, chunk)
-            hs, cs, probs, saved = _GRAPHS.run(
-                key, lambda *t: _forward_loop(*t, chunk, keep=True), (xproj, weight, h0, c0))
-        else:
-            hs, cs, probs, saved = _forward_loop(xproj, weight, h0, c0, chunk, keep=True)
+        hs, cs, probs, saved = _GRAPHS(("forward", chunk), lambda *t: _forward_loop(*t, chunk, keep=True),
+                                       (xproj, weight, h0, c0))
         ctx.chunk = chunk
         ctx.save_for_backward(weight, h0, hs, cs, probs, *saved)
         dist = _distances(probs)
@@ -147,12 +143,8 @@ class _ONLSTMRecurrence(torch.autograd.Function):
         if grad_c is None:
             grad_c = hs.new_zeros(hs.shape[1:])
         need = (bool(ctx.needs_input_grad[1]), bool(ctx.needs_input_grad[2]), bool(ctx.needs_input_grad[3]))
-        if graphs.usable(hs):
-            key = ("backward", tuple(hs.shape), tuple(saved[0].shape), hs.dtype, hs.device, ctx.chunk, need)
-            grads = _GRAPHS.run(key, lambda *t: _backward_pass(*t, chunk=ctx.chunk, need=need),
-                                (grad_hs, grad_c, *saved))
-        else:
-            grads = _backward_pass(grad_hs, grad_c, *saved, chunk=ctx.chunk, need=need)
+        grads = _GRAPHS(("backward", ctx.chunk, need), lambda *t: _backward_pass(*t, chunk=ctx.chunk, need=need),
+                        (grad_hs, grad_c, *saved))
         return (*grads, None)
 
 

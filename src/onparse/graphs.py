@@ -109,6 +109,15 @@ class GraphCache:
             self.graphs.move_to_end(key)
         return captured(inputs)
 
+    def __call__(self, tag: Hashable, fn: Callable, inputs: Sequence[Tensor]):
+        """``fn(*inputs)``: replayed from the graph keyed by ``tag`` (every flag that changes the
+        recorded kernels) and each input's shape, dtype and device when :func:`usable`, else
+        launched directly."""
+        if not usable(*inputs):
+            return fn(*inputs)
+        key = (tag, tuple((tuple(t.shape), t.dtype, t.device) for t in inputs))
+        return self.run(key, fn, inputs)
+
     def clear(self) -> None:
         self.graphs.clear()
         self.sizes.clear()
