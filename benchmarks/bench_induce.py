@@ -24,7 +24,6 @@ The reference is ``../shared/bench/reference_onlstm.py`` beside the repository (
 points elsewhere).
 """
 import argparse
-import importlib.util
 import json
 import os
 import random
@@ -36,7 +35,7 @@ from pathlib import Path
 
 import torch
 
-from common import best_peak, matmul_peak_gflops, peak_rss_mib, sync
+from common import best_peak, load_reference, matmul_peak_gflops, peak_rss_mib, sync
 
 ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_REFERENCE = ROOT.parent / "shared" / "bench" / "reference_onlstm.py"
@@ -49,16 +48,6 @@ CONFIGS = {
     "tiny": dict(vocab=1000, emsize=40, nhid=60, layers=3, chunk=10, sentences=200, stream=1000),
 }
 LAYER = 2  # the paper's parsing layer (1-based); the reference's parse_one reads index 1
-
-
-def load_reference(path):
-    path = Path(path)
-    if not path.is_file():
-        sys.exit(f"error: reference implementation not found: {path} (use --reference)")
-    spec = importlib.util.spec_from_file_location("reference_onlstm", path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
 
 
 def layer_flops_per_step(c, n_layers):

@@ -15,7 +15,6 @@ The reference is ``../shared/bench/reference_onlstm.py`` beside the repository (
 points elsewhere).
 """
 import argparse
-import importlib.util
 import json
 import statistics
 import subprocess
@@ -25,7 +24,7 @@ from pathlib import Path
 
 import torch
 
-from common import best_peak, matmul_peak_gflops, peak_rss_mib, sync
+from common import best_peak, load_reference, matmul_peak_gflops, peak_rss_mib, sync
 
 ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_REFERENCE = ROOT.parent / "shared" / "bench" / "reference_onlstm.py"
@@ -38,16 +37,6 @@ CONFIGS = {
 }
 
 LR, CLIP, ALPHA, BETA, WDECAY = 30.0, 0.25, 2.0, 1.0, 1.2e-6
-
-
-def load_reference(path):
-    path = Path(path)
-    if not path.is_file():
-        sys.exit(f"error: reference implementation not found: {path} (use --reference)")
-    spec = importlib.util.spec_from_file_location("reference_onlstm", path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
 
 
 def flops_per_token(c):

@@ -1,8 +1,10 @@
 """Measurement helpers shared by the benchmark scripts (imported as ``common``: the scripts run
 as ``python benchmarks/NAME.py``, which puts this folder first on ``sys.path``)."""
+import importlib.util
 import resource
 import sys
 import time
+from pathlib import Path
 
 import torch
 
@@ -49,3 +51,15 @@ def peak_rss_mib() -> float:
         pass
     rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     return rss / 2 ** 20 if sys.platform == "darwin" else rss / 1024     # bytes on macOS, KiB elsewhere
+
+
+def load_reference(path):
+    """Import the paper-style speed baseline (``../shared/bench/reference_onlstm.py``) from
+    ``path``; exit with a one-line error when it is not there."""
+    path = Path(path)
+    if not path.is_file():
+        sys.exit(f"error: reference implementation not found: {path} (use --reference)")
+    spec = importlib.util.spec_from_file_location("reference_onlstm", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module

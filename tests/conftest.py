@@ -38,3 +38,15 @@ def nltk_conll2000():
 @pytest.fixture(scope="session")
 def nltk_brown():
     _need("brown")
+
+
+@pytest.fixture(scope="module")
+def one_thread():
+    """Torch on one thread for the module (``pytestmark = pytest.mark.usefixtures("one_thread")``):
+    tiny models run fastest so, and it avoids OpenMP spin-waits on a busy machine."""
+    import torch
+
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(before)

@@ -14,6 +14,8 @@ from onparse.model import ModelConfig, ONLSTMLanguageModel
 from onparse.trees import leaves, parse_brackets
 from onparse.vocab import Vocabulary
 
+pytestmark = pytest.mark.usefixtures("one_thread")
+
 WORDS = "the cat sat down on a mat dog barked N times and then it was quiet".split()
 TEXT = "The cat sat down .\n\n, .\ndog\nthe dog barked 3 times\nand then it was quiet\n"
 
@@ -27,14 +29,6 @@ def model_path(tmp_path_factory):
     save_checkpoint(str(path), config=config.to_dict(), vocab=vocab,
                     state_dict=ONLSTMLanguageModel(config).state_dict(), metadata={"test": True})
     return str(path)
-
-
-@pytest.fixture(autouse=True, scope="module")
-def _one_thread():
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(before)
 
 
 def invoke(args, input=None):

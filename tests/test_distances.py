@@ -9,16 +9,9 @@ from onparse.distances import plan_batches, resolve_device, sentence_distances
 from onparse.errors import OnparseError
 from onparse.model import ModelConfig, ONLSTMLanguageModel
 
+pytestmark = pytest.mark.usefixtures("one_thread")
+
 EOS = 1
-
-
-@pytest.fixture(autouse=True, scope="module")
-def _one_thread():
-    # Tiny models: one thread is fastest, and it avoids OpenMP spin-waits on a busy machine.
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(before)
 
 
 @pytest.fixture(scope="module")

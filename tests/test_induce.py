@@ -16,16 +16,9 @@ from onparse.model import ModelConfig, ONLSTMLanguageModel
 from onparse.trees import leaves, parse_brackets
 from onparse.vocab import Vocabulary
 
+pytestmark = pytest.mark.usefixtures("one_thread")
+
 WORDS = "the cat sat down on a mat dog barked N times and then it was quiet , .".split()
-
-
-@pytest.fixture(autouse=True, scope="module")
-def _one_thread():
-    # Tiny models: one thread is fastest, and it avoids OpenMP spin-waits on a busy machine.
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(before)
 
 
 @pytest.fixture(scope="module")

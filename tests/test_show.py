@@ -27,6 +27,8 @@ from onparse.show import (_bar_block, bar_levels, draw_bars, draw_tree, leaf_col
 from onparse.trees import leaves, spans_to_tree, to_brackets
 from onparse.vocab import Vocabulary
 
+pytestmark = pytest.mark.usefixtures("one_thread")
+
 GOLDEN = Path(__file__).parent / "golden"
 REGEN = os.environ.get("ONPARSE_REGEN_GOLDEN") == "1"
 
@@ -242,14 +244,6 @@ def tiny(tmp_path_factory):
     path = tmp_path_factory.mktemp("model") / "tiny.pt"
     save_checkpoint(str(path), config=config.to_dict(), vocab=vocab, state_dict=model.state_dict())
     return model, vocab, str(path)
-
-
-@pytest.fixture(autouse=True, scope="module")
-def _one_thread():
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(before)
 
 
 def test_views_agree_with_induce(tiny):
