@@ -7,7 +7,7 @@ unsupervised choice: no gold tree is looked at.  It is written with fp16 weights
 and its parsing scores on NLTK's treebank sample (measured on the fp16 file itself, so that
 ``onparse info`` shows what the shipped weights do; the fp32 scores are checked to be within 0.1).
 
-    python examples/bundle_default.py --epochs 40 runs/default-s*/best.pt
+    python examples/bundle_default.py --epochs 15 runs/default-s*/best.pt
 """
 import argparse
 import os
@@ -37,6 +37,16 @@ def scores(path: str) -> list:
             records.append({"gold": gold, "layer": layer, "decoder": decoder, "sentences": result.n_sentences,
                             **{key: d[key]["f1"] for key in KEYS}})
     return records
+
+
+def recipe_flags(train_config: dict) -> str:
+    """The ``onparse train`` options by which a run's hyperparameters differ from the ``small``
+    preset (seed and epochs aside), e.g. ``--dropout-input 0.5 --dropconnect 0.45``."""
+    from onparse.train import preset
+
+    base = preset("small").to_dict()
+    return " ".join(f"--{key.replace('_', '-')} {value}" for key, value in train_config.items()
+                    if key not in ("seed", "epochs") and base.get(key) != value)
 
 
 def headline(records: list, gold: str) -> float:
@@ -76,7 +86,8 @@ def main(argv=None) -> int:
                 sys.exit(f"error: fp16 weights move the {gold} score by {100 * moved:.2f} (> 0.1); "
                          "ship float32 weights instead")
         test, described = measure(half)
-    recipe = (f"onparse train --preset small --corpus wsj --epochs {args.epochs} --seed {seed} "
+    flags = recipe_flags(meta["train_config"])
+    recipe = (f"onparse train --preset small --corpus wsj {flags + ' ' if flags else ''}--epochs {args.epochs} --seed {seed} "
               f"(seeds {', '.join(str(load_checkpoint(p)['metadata']['train_config']['seed']) for p in valid)}; "
               "examples/train_default.sh)")
     others = ", ".join(f"seed {load_checkpoint(p)['metadata']['train_config']['seed']} {v:.2f}" for p, v in valid.items())
