@@ -63,13 +63,13 @@ def main(argv=None) -> int:
     from onparse.checkpoint import export_checkpoint, load_checkpoint
     from onparse.perplexity import measure
 
-    valid = {path: load_checkpoint(path)["metadata"].get("valid_ppl") for path in args.checkpoints}
+    metas = {path: load_checkpoint(path)["metadata"] for path in args.checkpoints}
+    valid = {path: meta.get("valid_ppl") for path, meta in metas.items()}
+    seeds = {path: meta["train_config"]["seed"] for path, meta in metas.items()}
     missing = [p for p, v in valid.items() if v is None]
     if missing:
         sys.exit(f"error: no validation perplexity recorded in {', '.join(missing)}")
     chosen = min(valid, key=valid.get)
-    meta = load_checkpoint(chosen)["metadata"]
-    seed = meta["train_config"]["seed"]
     print(f"chosen by validation perplexity: {chosen} ({valid[chosen]:.2f}; "
           + ", ".join(f"{os.path.relpath(p, ROOT)} {v:.2f}" for p, v in valid.items()) + ")", file=sys.stderr)
 
@@ -86,11 +86,11 @@ def main(argv=None) -> int:
                 sys.exit(f"error: fp16 weights move the {gold} score by {100 * moved:.2f} (> 0.1); "
                          "ship float32 weights instead")
         test, described = measure(half)
-    flags = recipe_flags(meta["train_config"])
-    recipe = (f"onparse train --preset small --corpus wsj {flags + ' ' if flags else ''}--epochs {args.epochs} --seed {seed} "
-              f"(seeds {', '.join(str(load_checkpoint(p)['metadata']['train_config']['seed']) for p in valid)}; "
-              "examples/train_default.sh)")
-    others = ", ".join(f"seed {load_checkpoint(p)['metadata']['train_config']['seed']} {v:.2f}" for p, v in valid.items())
+    command = " ".join(part for part in ("onparse train --preset small --corpus wsj",
+                                         recipe_flags(metas[chosen]["train_config"]),
+                                         f"--epochs {args.epochs} --seed {seeds[chosen]}") if part)
+    recipe = f"{command} (seeds {', '.join(str(seed) for seed in seeds.values())}; examples/train_default.sh)"
+    others = ", ".join(f"seed {seeds[p]} {v:.2f}" for p, v in valid.items())
     written = export_checkpoint(chosen, args.out, metadata={
         "recipe": recipe,
         "selection": f"lowest validation perplexity among the seeds ({others}); no gold trees used",
