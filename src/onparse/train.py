@@ -166,9 +166,9 @@ PRESETS: Dict[str, TrainConfig] = {
     # A CPU-sized model: an epoch of the embedded WSJ text (290k tokens) in a few minutes on two
     # cores.  Batch 20 as in the paper: on this little text, more and smaller steps learn faster
     # per token than batch 64 at about the same tokens/s.  The paper's dropout rates: lower ones
-    # (0.3/0.2/0.3, DropConnect 0.3) reach a lower perplexity sooner but induce worse trees (3
-    # seeds, all-lengths F1 36.9 after 70 epochs against 40.0 after 15 with these; README, "How
-    # the bundled model was made").
+    # (0.3/0.2/0.3, DropConnect 0.3) reach a lower perplexity sooner but induce worse trees
+    # (all-lengths F1 36.9 over 3 seeds after 70 epochs, against 40.2 over 5 seeds after 15 with
+    # these; README, "How the bundled model was made").
     "small": TrainConfig(embedding_size=200, hidden_size=400, n_layers=3, chunk_size=10,
                          dropout_word=0.1, dropout_input=0.5, dropout_hidden=0.3, dropout_output=0.45,
                          dropconnect=0.45, max_vocab=10000, batch_size=20, bptt=70, epochs=15),
