@@ -39,14 +39,16 @@ def scores(path: str) -> list:
     return records
 
 
-def recipe_flags(train_config: dict) -> str:
-    """The ``onparse train`` options by which a run's hyperparameters differ from the ``small``
-    preset (seed and epochs aside), e.g. ``--dropout-input 0.5 --dropconnect 0.45``."""
+def recipe_flags(meta: dict) -> str:
+    """The ``onparse train`` options that rebuild a run from its checkpoint metadata: its preset
+    and corpus, then every hyperparameter that differs from the preset's (seed and epochs aside),
+    e.g. ``--preset small --corpus wsj --dropconnect 0.45``."""
     from onparse.train import preset
 
-    base = preset("small").to_dict()
-    return " ".join(f"--{key.replace('_', '-')} {value}" for key, value in train_config.items()
-                    if key not in ("seed", "epochs") and base.get(key) != value)
+    base = preset(meta["preset"]).to_dict()
+    changed = [f"--{key.replace('_', '-')} {value}" for key, value in meta["train_config"].items()
+               if key not in ("seed", "epochs") and base.get(key) != value]
+    return " ".join([f"--preset {meta['preset']} --corpus {meta['corpus']['source']}", *changed])
 
 
 def headline(records: list, gold: str) -> float:
@@ -86,9 +88,7 @@ def main(argv=None) -> int:
                 sys.exit(f"error: fp16 weights move the {gold} score by {100 * moved:.2f} (> 0.1); "
                          "ship float32 weights instead")
         test, described = measure(half)
-    command = " ".join(part for part in ("onparse train --preset small --corpus wsj",
-                                         recipe_flags(metas[chosen]["train_config"]),
-                                         f"--epochs {args.epochs} --seed {seeds[chosen]}") if part)
+    command = f"onparse train {recipe_flags(metas[chosen])} --epochs {args.epochs} --seed {seeds[chosen]}"
     recipe = f"{command} (seeds {', '.join(str(seed) for seed in seeds.values())}; examples/train_default.sh)"
     others = ", ".join(f"seed {seeds[p]} {v:.2f}" for p, v in valid.items())
     written = export_checkpoint(chosen, args.out, metadata={
