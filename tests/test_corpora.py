@@ -169,6 +169,16 @@ def test_brown_file(nltk_brown):
     assert any("not" in s for s in sents)
 
 
+def test_wsj_plus_brown_trains_on_both_and_holds_out_wsj(nltk_treebank, nltk_conll2000, nltk_brown):
+    wsj = load_corpus(CorpusSpec("wsj"))
+    both = load_corpus(make_spec("wsj+brown"))
+    brown = brown_sentences()
+    # Validation and test are wsj's, so perplexities and checkpoint choice stay WSJ ones.
+    assert both.valid == wsj.valid and both.test == wsj.test
+    assert both.train == wsj.train + brown
+    assert len(brown) > 50000
+
+
 def test_docstring_examples():
     import doctest
 

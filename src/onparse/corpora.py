@@ -7,6 +7,8 @@ normalised words.  Sources (the ``--corpus`` argument of ``onparse train``):
   (WSJ sections 00-01) followed by ``conll2000`` (sections 15-18 and 20).  Both are POS-tagged,
   so punctuation, currency signs and empty elements are dropped by tag
   (:data:`onparse.text.WORD_TAGS`), exactly as the gold trees drop them.
+* ``wsj+brown``: ``wsj``'s training part followed by all of ``brown`` (4x the text), validated
+  and tested on ``wsj``'s held-out parts, so its perplexities are WSJ perplexities.
 * ``brown``: NLTK's Brown corpus.  Its tagset is not the Penn tagset, so the PTB word-tag list
   does not apply; a token is dropped when its Brown tag, with the ``-HL``/``-TL``/``-NC``
   suffixes removed, holds no letter (``. , : ( ) -- `` '' '``), except ``*``, which Brown uses
@@ -39,7 +41,7 @@ from .text import WORD_TAGS, is_punct, normalize_word
 Sentence = List[str]
 
 #: Built-in corpus names accepted by ``--corpus``.
-NAMES = ("wsj", "brown")
+NAMES = ("wsj", "brown", "wsj+brown")
 FORMATS = ("auto", "text", "ptb")
 SPLITS = ("train", "valid", "test", "all")
 
@@ -219,6 +221,9 @@ def held_out_split(sentences: Sequence[Sentence]) -> Tuple[List[Sentence], List[
 
 def load_corpus(spec: CorpusSpec) -> Corpus:
     """Read the sentences ``spec`` describes and split them (held-out split unless ``spec.valid``)."""
+    if spec.source == "wsj+brown":
+        train, valid, test = held_out_split(wsj_sentences())
+        return Corpus(spec.source, train + brown_sentences(), valid, test)
     if spec.is_named:
         sentences = [list(s) for s in _named_sentences(spec.source)]
     else:

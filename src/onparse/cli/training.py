@@ -61,7 +61,8 @@ def _format_ppl(x):
               help="starting hyperparameters: paper (section 2; a GPU job), small (CPU, minutes an epoch), "
                    "tiny (seconds; tests)")
 @click.option("--corpus", default="wsj", show_default=True, metavar="NAME|PATH",
-              help="wsj (NLTK treebank sample + conll2000), brown, or a file with one sentence per line")
+              help="wsj (NLTK treebank sample + conll2000), brown, wsj+brown (trained on both, validated on wsj), "
+                   "or a file with one sentence per line")
 @click.option("--valid", "valid", type=click.Path(dir_okay=False), default=None,
               help="validation file (default: a held-out 5% of the corpus, and another 5% for test)")
 @click.option("--test", "test", type=click.Path(dir_okay=False), default=None,
@@ -152,7 +153,7 @@ def train_command(ctx, preset, corpus, valid, test, fmt, out, device, max_time, 
 @click.option("--model", "model_path", required=True, type=click.Path(dir_okay=False), metavar="CHECKPOINT",
               help="a checkpoint written by onparse train (best.pt)")
 @click.option("--corpus", default=None, metavar="NAME|PATH",
-              help="wsj, brown or a file [default: the corpus the model was trained on]")
+              help="wsj, brown, wsj+brown or a file [default: the corpus the model was trained on]")
 @click.option("--split", type=click.Choice(["test", "valid", "train", "all"]), default=None,
               help="which part of the corpus [default: test for a corpus name or the training corpus, "
                    "all for a file]")
