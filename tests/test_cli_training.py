@@ -60,6 +60,24 @@ def test_resume_with_more_epochs_and_json(trained, tmp_path):
     assert "cannot change the preset" in one_error_line(other)
 
 
+def test_init_from(trained, tmp_path):
+    corpus, run, _ = trained
+    result = invoke("train", *TINY, "--corpus", corpus, "--init-from", run / "best.pt", "--max-steps", 2,
+                    "--out", tmp_path / "ft", "--json")
+    assert result.exit_code == 0, result.output
+    meta = torch.load(tmp_path / "ft" / "last.pt", weights_only=True)["metadata"]
+    assert meta["init_from"]["checkpoint"] == str(run / "best.pt") and meta["init_from"]["epoch"] == 1
+    info = invoke("info", "--model", tmp_path / "ft" / "last.pt").stdout.splitlines()
+    assert f"started from: {run / 'best.pt'} (corpus {corpus}, epoch 1, seed 1111)" in info
+    both = invoke("train", "--out", tmp_path / "ft", "--resume", "--init-from", run / "best.pt")
+    assert both.exit_code == 2 and "does not go with --resume" in both.output
+    wider = invoke("train", *TINY, "--corpus", corpus, "--init-from", run / "best.pt", "--hidden-size", 64,
+                   "--out", tmp_path / "w")
+    assert "another shape: hidden_size 32 (here 64)" in one_error_line(wider)
+    missing = invoke("train", *TINY, "--corpus", corpus, "--init-from", tmp_path / "no.pt", "--out", tmp_path / "m")
+    assert "checkpoint not found" in one_error_line(missing)
+
+
 def test_perplexity_of_the_recorded_test_split(trained):
     corpus, run, output = trained
     result = invoke("perplexity", "--model", run / "best.pt", "--device", "cpu", "--threads", 1)

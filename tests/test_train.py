@@ -255,6 +255,31 @@ def test_resume_refuses_changed_settings(corpus, tmp_path):
     assert fresh.steps == 2 and [e["event"] for e in events(fresh.out)] == ["start", "stop"]
 
 
+def test_init_from_starts_from_the_checkpoint(corpus, tmp_path):
+    source = run(corpus, tmp_path / "source", tiny(epochs=2))
+    src = load_checkpoint(source.best_path)
+    # New text with a word the source never saw: the vocabulary stays the source's (ids must
+    # keep their meaning for the copied weights), so the new word is <unk>.
+    other = tmp_path / "other.txt"
+    other.write_text(open(corpus, encoding="utf-8").read().replace("cat", "zebra"), encoding="utf-8")
+    unmoved = run(str(other), tmp_path / "unmoved", tiny(epochs=1), init_from=source.best_path, max_steps=0)
+    assert unmoved.steps == 0
+    assert_same_tensors({k: v.cpu() for k, v in unmoved.model.state_dict().items()}, src["state_dict"])
+    run(str(other), tmp_path / "start", tiny(epochs=1), init_from=source.best_path, max_steps=1)
+    blob = load_checkpoint(str(tmp_path / "start" / "last.pt"))
+    assert blob["vocab"] == src["vocab"] and "zebra" not in blob["vocab"]
+    assert blob["metadata"]["init_from"]["checkpoint"] == os.path.abspath(source.best_path)
+    assert blob["metadata"]["init_from"]["epoch"] == 2
+    # Training on: the first epoch starts far below where a fresh model's ends, and the origin
+    # stays recorded through --resume.
+    go_on = run(str(other), tmp_path / "start", tiny(epochs=1), resume=True)
+    fresh = run(str(other), tmp_path / "fresh", tiny(epochs=1))
+    assert go_on.best_valid_ppl < 0.8 * fresh.best_valid_ppl
+    assert load_model(go_on.best_path).metadata["init_from"]["checkpoint"] == os.path.abspath(source.best_path)
+    with pytest.raises(OnparseError, match="another shape: hidden_size 32 \\(here 16\\)"):
+        run(corpus, tmp_path / "bad", tiny(hidden_size=16), init_from=source.best_path)
+
+
 def test_max_time_stops_and_saves(corpus, tmp_path):
     result = run(corpus, tmp_path / "run", tiny(epochs=1000), max_time=1.0)
     assert result.stop_reason == "max_time" and result.steps > 0

@@ -202,6 +202,7 @@ class RunOptions:
     progress: Optional[bool] = None      # tqdm bar; None: when stderr is a terminal
     amp: bool = True                     # bf16 autocast on CUDA
     threads: Optional[int] = None        # CPU threads of this process (None: torch's default)
+    init_from: Optional[str] = None      # checkpoint whose vocabulary and weights a new run starts from
 
 
 @dataclass
@@ -570,8 +571,11 @@ class _Run:
             raise OnparseError(f"batch size {cfg.batch_size} is not divisible by the number of "
                                f"processes {ctx.world_size}")
         corpus = load_corpus(self.spec)
+        init = self._init_source() if blob is None else None
         if blob is not None:
             vocab = Vocabulary(blob["vocab"])
+        elif init is not None:
+            vocab = Vocabulary(init["vocab"])          # the source's ids, so its weights mean the same
         else:
             vocab = Vocabulary.build(corpus.train, max_size=cfg.vocab_limit, min_count=cfg.min_count)
         train_ids = encode_stream(corpus.train, vocab)
@@ -591,6 +595,8 @@ class _Run:
         random.seed(cfg.seed)
         np.random.seed(cfg.seed % 2**32)
         model = self.model_cls(cfg.model_config(len(vocab))).to(self.device)
+        if init is not None:
+            self._load_init(model, init)
         if ctx.rank:
             # Same initial weights everywhere, different dropout masks per rank.
             torch.manual_seed(cfg.seed + ctx.rank)
@@ -622,6 +628,29 @@ class _Run:
         self.epoch_time = 0.0
         if blob is not None:
             self._restore(blob)
+
+    def _init_source(self) -> Optional[dict]:
+        """The checkpoint of ``--init-from`` (None without one), noted for the metadata."""
+        self.init_from = None
+        if not self.opt.init_from:
+            return None
+        init = load_checkpoint(self.opt.init_from)
+        meta = init.get("metadata") or {}
+        self.init_from = {"checkpoint": os.path.abspath(self.opt.init_from),
+                          **{k: meta.get(k) for k in ("corpus", "preset", "epoch", "valid_ppl")},
+                          "seed": (meta.get("train_config") or {}).get("seed")}
+        return init
+
+    def _load_init(self, model, init) -> None:
+        """Copy the weights of ``init`` into ``model``; the sizes must match (dropout rates may differ)."""
+        mine = model.config.to_dict()
+        differs = [f"{k} {init['config'].get(k)} (here {mine[k]})"
+                   for k in ("vocab_size", "embedding_size", "hidden_size", "n_layers", "chunk_size")
+                   if init["config"].get(k) != mine[k]]
+        if differs:
+            raise OnparseError(f"--init-from {self.opt.init_from} has another shape: {', '.join(differs)}; "
+                               "pass the same size options as its run")
+        model.load_state_dict({k: v.float() if v.is_floating_point() else v for k, v in init["state_dict"].items()})
 
     def _restore(self, blob) -> None:
         import torch
@@ -670,13 +699,14 @@ class _Run:
         if self.position > 0 and self.hidden is None:
             self.hidden = self.model.init_state(self.train_data.shape[1])
         self.epoch_time = sched.get("epoch_time", 0.0)
+        self.init_from = tr.get("init_from")
 
     # ---- checkpoints -------------------------------------------------------------------------
     def _metadata(self, **extra) -> Dict[str, Any]:
         return {"onparse_version": __version__, "preset": self.preset, "train_config": self.cfg.to_dict(),
                 "corpus": self.spec.to_dict(), "parameters": self.n_params, "vocab_size": len(self.vocab),
                 "epoch": self.epoch, "step": self.step, "averaged": bool(self.averager and self.averager.count),
-                **extra}
+                **({"init_from": self.init_from} if self.init_from else {}), **extra}
 
     def _weights(self) -> Dict[str, Any]:
         sd = self.averager.state_dict(self.model) if self.averager else self.model.state_dict()
@@ -703,6 +733,7 @@ class _Run:
             "config": self.cfg.to_dict(),
             "corpus": self.spec.to_dict(),
             "preset": self.preset,
+            "init_from": self.init_from,
             "fingerprint": self.fingerprint,
             "optimizer": _cpu(self.optimizer.state_dict()),
             "raw_state_dict": _cpu(self.model.state_dict()) if self.averager else None,

@@ -35,6 +35,11 @@ def describe(blob: dict, name: str, path: str) -> str:
                  f"{meta['step']:,} steps" if "step" in meta else None,
                  "averaged SGD weights" if meta.get("averaged") else None]
         lines.append("training: " + ", ".join(p for p in parts if p))
+    init = meta.get("init_from")
+    if isinstance(init, dict):
+        source = (init.get("corpus") or {}).get("source")
+        lines.append(f"started from: {init.get('checkpoint')}"
+                     + (f" (corpus {source}, epoch {init.get('epoch')}, seed {init.get('seed')})" if source else ""))
     ppl = [f"{split} {meta[key]:.2f}" for split, key in (("valid", "valid_ppl"), ("test", "test_ppl"))
            if isinstance(meta.get(key), (int, float))]
     if ppl:

@@ -79,6 +79,9 @@ def _format_ppl(x):
               help="stop (and save) after this many optimiser steps in total")
 @click.option("--resume", is_flag=True, help="continue the run saved in --out (exactly where it stopped)")
 @click.option("--overwrite", is_flag=True, help="start afresh even if --out holds a run")
+@click.option("--init-from", "init_from", type=click.Path(dir_okay=False), default=None, metavar="CHECKPOINT",
+              help="start from this checkpoint's vocabulary and weights (e.g. adapt a model to new text); "
+                   "the size options must match its run")
 @click.option("--progress/--no-progress", default=None,
               help="progress bar on stderr [default: when stderr is a terminal]")
 @click.option("--threads", type=click.IntRange(min=1), default=None,
@@ -88,7 +91,7 @@ def _format_ppl(x):
 @_config_options
 @click.pass_context
 def train_command(ctx, preset, corpus, valid, test, fmt, out, device, max_time, max_steps, resume, overwrite,
-                  progress, threads, amp, as_json, **hyper):
+                  init_from, progress, threads, amp, as_json, **hyper):
     """Train an ON-LSTM language model (AWD-LSTM recipe of the paper) and keep the checkpoint
     with the best validation perplexity.
 
@@ -97,6 +100,7 @@ def train_command(ctx, preset, corpus, valid, test, fmt, out, device, max_time, 
     onparse train --corpus mytext.txt --preset small --out runs/mine
     onparse train --corpus ptb.train.txt --valid ptb.valid.txt --test ptb.test.txt --preset paper
     onparse train --out runs/small --resume --epochs 10
+    onparse train --corpus wsj --init-from runs/wb/best.pt --epochs 5 --out runs/wb-wsj
     torchrun --nproc_per_node 2 -m onparse train --preset paper --out runs/paper
 
     Every hyperparameter option defaults to the preset's value.  Ctrl-C stops after saving
@@ -113,6 +117,8 @@ def train_command(ctx, preset, corpus, valid, test, fmt, out, device, max_time, 
 
     try:
         if resume:
+            if init_from is not None:
+                raise click.UsageError("--init-from starts a new run; it does not go with --resume")
             config, spec, preset_name = resume_settings(out)
             if given("preset") and preset != preset_name:
                 raise OnparseError(f"cannot change the preset when resuming (the run used '{preset_name}')")
@@ -128,7 +134,8 @@ def train_command(ctx, preset, corpus, valid, test, fmt, out, device, max_time, 
     except ValueError as err:
         raise click.UsageError(str(err))
     options = RunOptions(out=out, device=device, max_time=max_time, max_steps=max_steps, resume=resume,
-                         overwrite=overwrite, progress=progress, amp=amp, threads=threads)
+                         overwrite=overwrite, progress=progress, amp=amp, threads=threads,
+                         init_from=init_from)
     result = train(config, spec, options, preset_name)
     if not result.is_main:      # a rank other than 0 of a distributed run: rank 0 reports
         ctx.exit(130 if result.stop_reason == "interrupted" else 0)
