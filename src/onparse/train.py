@@ -542,6 +542,7 @@ class _Run:
         self.best_path = os.path.join(self.out, BEST)
         self.last_path = os.path.join(self.out, LAST)
         self.amp = options.amp and device.type == "cuda"
+        self.init_from: Optional[dict] = None   # where --init-from started the run (metadata)
 
     # ---- setup -------------------------------------------------------------------------------
     def _prepare_folder(self) -> Optional[dict]:
@@ -631,7 +632,6 @@ class _Run:
 
     def _init_source(self) -> Optional[dict]:
         """The checkpoint of ``--init-from`` (None without one), noted for the metadata."""
-        self.init_from = None
         if not self.opt.init_from:
             return None
         init = load_checkpoint(self.opt.init_from)
@@ -650,7 +650,11 @@ class _Run:
         if differs:
             raise OnparseError(f"--init-from {self.opt.init_from} has another shape: {', '.join(differs)}; "
                                "pass the same size options as its run")
-        model.load_state_dict({k: v.float() if v.is_floating_point() else v for k, v in init["state_dict"].items()})
+        try:
+            model.load_state_dict(init["state_dict"])       # casts fp16 exports, like load_model
+        except (RuntimeError, KeyError) as err:
+            raise OnparseError(f"--init-from {self.opt.init_from}: weights do not fit this model "
+                               f"({str(err).splitlines()[0][:120]})") from None
 
     def _restore(self, blob) -> None:
         import torch
