@@ -93,7 +93,7 @@ def test_info_describes_the_bundled_model(blob):
     text = invoke("info").stdout
     meta = blob["metadata"]
     assert text.startswith(f"model: {pretrained.DEFAULT_NAME}\nfile: {BUNDLED}")
-    assert f"preset small, seed {meta['train_config']['seed']}, {meta['epoch']} epochs" in text
+    assert f"preset {meta['preset']}, seed {meta['train_config']['seed']}, {meta['epoch']} epochs" in text
     assert f"perplexity: valid {meta['valid_ppl']:.2f}, test {meta['test_ppl']:.2f}" in text
     wsj10 = next(line for line in text.splitlines() if line.split()[:3] == ["wsj10", "2", "onlstm"])
     recorded = next(r for r in meta["scores"] if (r["gold"], r["layer"], r["decoder"]) == ("wsj10", 2, "onlstm"))
