@@ -24,7 +24,7 @@ bench:  ## side-by-side speed comparisons (prints ratios)
 	$(PYTHON) benchmarks/bench_train.py --config paper --rounds 3 --batches 1
 	$(PYTHON) benchmarks/bench_induce.py
 
-model:  ## the bundled model: 5 seeds of the recipe (hours on a CPU), the best by validation ppl exported
+model:  ## the bundled model: 3 seeds of the recipe (hours on a CPU), the best by validation ppl exported
 	bash examples/train_default.sh
 
 results:  ## examples/results.md and the README table, from the bundled model and the seeds' checkpoints
