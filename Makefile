@@ -1,5 +1,5 @@
 PYTHON ?= python
-NLTK_PACKAGES = treebank conll2000 brown
+NLTK_PACKAGES = treebank conll2000 abc brown alpino cess_esp floresta
 
 .PHONY: install data test quickstart bench figures model results clean
 

@@ -3,7 +3,15 @@
 A corpus is three lists of sentences (``train``, ``valid``, ``test``), each sentence a list of
 normalised words.  Sources (the ``--corpus`` argument of ``onparse train``):
 
-* ``wsj`` (default): the embedded WSJ text, the raw sentences of NLTK's ``treebank`` sample
+* ``news`` (default): free news text that holds no sentence of NLTK's ``treebank`` sample, the
+  evaluation set: ``conll2000`` (WSJ sections 15-18 and 20, POS-tagged, so punctuation goes by
+  tag as in the gold trees), the press sections of ``brown`` (news, editorials and reviews of
+  1961, 250k words, punctuation by Brown tag as below), then ``abc`` (Australian Broadcasting Commission news and
+  science, 767k words of raw text: sentences split by NLTK's Punkt splitter with its default
+  parameters, words by :func:`onparse.text.tokenize`, punctuation by the word rule of
+  :mod:`onparse.text`).  Any sentence whose words equal those of a sample sentence is removed
+  (:func:`news_sentences`), so no evaluation sentence is training, validation or test text.
+* ``wsj``: the embedded WSJ text, the raw sentences of NLTK's ``treebank`` sample
   (WSJ sections 00-01) followed by ``conll2000`` (sections 15-18 and 20).  Both are POS-tagged,
   so punctuation, currency signs and empty elements are dropped by tag
   (:data:`onparse.text.WORD_TAGS`), exactly as the gold trees drop them.
@@ -13,8 +21,9 @@ normalised words.  Sources (the ``--corpus`` argument of ``onparse train``):
   does not apply; a token is dropped when its Brown tag, with the ``-HL``/``-TL``/``-NC``
   suffixes removed, holds no letter (``. , : ( ) -- `` '' '``), except ``*``, which Brown uses
   for the word *not* / *n't*.
-* a text file, one sentence per line, tokens separated by whitespace; punctuation is dropped by
-  its form (:func:`onparse.text.is_punct`).
+* a text file, one sentence per line, tokenised by :func:`onparse.text.tokenize` (format
+  ``text``) or split on whitespace (format ``tokens``, for pre-tokenised text); punctuation is
+  dropped by the word rule (:func:`onparse.text.is_punct`).
 * a file in the PTB language-model format (``ptb.train.txt``, Mikolov's preprocessing: already
   lowercased, numbers as ``N``, ``<unk>`` for rare words, no punctuation): tokens are used
   verbatim so that perplexities compare with the literature.  ``format="auto"`` picks this
@@ -36,13 +45,15 @@ from dataclasses import dataclass
 from typing import Iterable, List, Optional, Sequence, Tuple
 
 from .errors import OnparseError
-from .text import WORD_TAGS, is_punct, normalize_word
+from .text import WORD_TAGS, normalize_word, tokenize, words_of
 
 Sentence = List[str]
 
 #: Built-in corpus names accepted by ``--corpus``.
-NAMES = ("wsj", "brown", "wsj+brown")
-FORMATS = ("auto", "text", "ptb")
+NAMES = ("news", "wsj", "brown", "wsj+brown")
+#: The corpus ``onparse train`` reads when none is named.
+DEFAULT = "news"
+FORMATS = ("auto", "text", "tokens", "ptb")
 SPLITS = ("train", "valid", "test", "all")
 
 #: One held-out block in HELD_OUT_PERIOD goes to validation, the next to test.
@@ -119,12 +130,69 @@ def brown_tagged_words(tagged: Iterable[Tuple[str, str]]) -> Sentence:
     return [normalize_word(w) for w, tag in tagged if not is_brown_punct_tag(tag)]
 
 
-def text_line_words(line: str) -> Sentence:
-    """Words of one line of untagged text: whitespace tokens, punctuation dropped by form, normalised."""
-    return [normalize_word(tok) for tok in line.split() if not is_punct(tok)]
+def text_line_words(line: str, pretokenized: bool = False) -> Sentence:
+    """Words of one line of untagged text: tokenised (:func:`onparse.text.tokenize`, or split on
+    whitespace when ``pretokenized``), punctuation dropped by the word rule, normalised.
+
+    >>> text_line_words("The cat sat on the mat, at 3.5 km/h.")
+    ['the', 'cat', 'sat', 'on', 'the', 'mat', 'at', 'N.N', 'km\\/h']
+    >>> text_line_words("你好 世界")
+    ['你好', '世界']
+    """
+    return words_of(line.split() if pretokenized else tokenize(line))
 
 
 # -- sources ---------------------------------------------------------------------------------
+def news_sentences() -> List[Sentence]:
+    """The ``news`` corpus: ``conll2000``, Brown's press sections, then ``abc``, without any
+    sentence of the evaluation sample (module docstring)."""
+    return [list(s) for s in _named_sentences("news")]
+
+
+def abc_sentences() -> List[Sentence]:
+    """NLTK's ``abc`` corpus (rural news, then science), split into sentences and words as raw
+    text is (module docstring); sentences left without words are skipped."""
+    from .data import require
+
+    require("abc")
+    import nltk
+    from nltk.tokenize.punkt import PunktSentenceTokenizer
+
+    splitter = PunktSentenceTokenizer()   # default parameters: nothing to download
+    out: List[Sentence] = []
+    # The two files' encodings, as NLTK's own abc reader declares them.
+    for name, encoding in (("rural.txt", "utf-8"), ("science.txt", "latin-1")):
+        with nltk.data.find(f"corpora/abc/{name}").open() as handle:
+            text = handle.read().decode(encoding)
+        for line in text.splitlines():
+            for sentence in splitter.tokenize(line.strip()):
+                words = text_line_words(sentence)
+                if words:
+                    out.append(words)
+    return out
+
+
+def evaluation_sentences() -> frozenset:
+    """Word tuples of every sentence of NLTK's ``treebank`` sample, as the gold reads them:
+    the text no training corpus may hold."""
+    from .treebank import load_gold
+
+    return frozenset(load_gold("wsj").tokens)
+
+
+def _read_news() -> List[Sentence]:
+    from .data import require
+
+    require("conll2000")
+    from nltk.corpus import conll2000
+
+    held_out = evaluation_sentences()
+    sents = [s for s in map(ptb_tagged_words, conll2000.tagged_sents()) if s]
+    sents += _read_brown(categories=BROWN_PRESS)
+    sents += abc_sentences()
+    return [s for s in sents if tuple(s) not in held_out]
+
+
 def wsj_sentences() -> List[Sentence]:
     """The embedded WSJ text: NLTK ``treebank`` (3,914 sentences) then ``conll2000`` (10,948),
     punctuation dropped by PTB tag, normalised; sentences left empty are skipped."""
@@ -149,19 +217,26 @@ def _read_wsj() -> List[Sentence]:
     return [s for s in map(ptb_tagged_words, tagged) if s]
 
 
-def _read_brown(fileids=None) -> List[Sentence]:
+#: Brown's newspaper categories, part of the ``news`` corpus.
+BROWN_PRESS = ("news", "editorial", "reviews")
+
+
+def _read_brown(fileids=None, categories=None) -> List[Sentence]:
     from .data import require
 
     require("brown")
     from nltk.corpus import brown
 
-    return [s for s in map(brown_tagged_words, brown.tagged_sents(fileids=fileids)) if s]
+    tagged = brown.tagged_sents(fileids=fileids, categories=categories)
+    return [s for s in map(brown_tagged_words, tagged) if s]
 
 
-@functools.lru_cache(maxsize=2)
+@functools.lru_cache(maxsize=3)
 def _named_sentences(name: str) -> Tuple[Tuple[str, ...], ...]:
     # Cached: reading NLTK's files takes seconds, and perplexity runs and tests reread them.
-    if name == "wsj":
+    if name == "news":
+        sents = _read_news()
+    elif name == "wsj":
         sents = _read_wsj()
     elif name == "brown":
         sents = _read_brown()
@@ -171,7 +246,7 @@ def _named_sentences(name: str) -> Tuple[Tuple[str, ...], ...]:
 
 
 def resolve_format(path: str, fmt: str = "auto") -> str:
-    """``text`` or ``ptb``; ``auto`` is ``ptb`` for files named ``ptb.*.txt``."""
+    """``text``, ``tokens`` or ``ptb``; ``auto`` is ``ptb`` for files named ``ptb.*.txt``, else ``text``."""
     if fmt not in FORMATS:
         raise OnparseError(f"unknown corpus format '{fmt}'; known: {', '.join(FORMATS)}")
     if fmt != "auto":
@@ -196,7 +271,7 @@ def read_sentences(path: str, fmt: str = "auto") -> List[Sentence]:
     if fmt == "ptb":
         sents = (line.split() for line in lines)
     else:
-        sents = (text_line_words(line) for line in lines)
+        sents = (text_line_words(line, pretokenized=fmt == "tokens") for line in lines)
     return [s for s in sents if s]
 
 

@@ -1,6 +1,6 @@
 """NLTK data packages: finding them, and fetching them with NLTK's own downloader.
 
-``python -m onparse.data treebank conll2000 brown`` downloads each package NLTK does not
+``python -m onparse.data treebank conll2000 abc`` downloads each package NLTK does not
 already find (``make data`` runs it).  Code that needs a package calls :func:`require`,
 which turns a missing package into a one-line :class:`~onparse.errors.OnparseError`.
 """
@@ -12,12 +12,16 @@ from .errors import OnparseError
 PACKAGES = {
     "treebank": "corpora/treebank",
     "conll2000": "corpora/conll2000",
+    "abc": "corpora/abc",
     "brown": "corpora/brown",
+    "alpino": "corpora/alpino",
+    "cess_esp": "corpora/cess_esp",
+    "floresta": "corpora/floresta",
 }
 
 
 def is_installed(package: str) -> bool:
-    """True when NLTK finds ``package`` (``treebank``, ``conll2000`` or ``brown``) on its data path."""
+    """True when NLTK finds ``package`` (a key of :data:`PACKAGES`) on its data path."""
     import nltk
 
     try:
@@ -50,6 +54,10 @@ def download(packages, quiet: bool = False) -> int:
                 print(f"{package}: already installed", file=sys.stderr)
         elif not nltk.download(package, quiet=quiet):
             failed += 1
+    if failed:
+        print(f"{failed} package(s) could not be fetched.  Without network, point NLTK_DATA at a folder "
+              "that already holds them (e.g. export NLTK_DATA=/path/to/nltk_data) and run again.",
+              file=sys.stderr)
     return failed
 
 

@@ -1,10 +1,36 @@
-"""Token normalisation shared by gold trees, LM corpora and induction input.
+"""Words of raw text in any language: the word rule, normalisation and tokenisation.
 
-The rules of ``shared/docs/onlstm.md`` section 4: keep words whose POS tag is one of the
-36 word tags, lowercase, every run of digits becomes ``N``.  For untagged text (user
-corpora, induction input) punctuation is recognised by its form (:func:`is_punct`).
+One rule decides what is a word everywhere onparse reads untagged text (``induce``,
+``distances``, ``show``, training corpora, and gold trees whose tag set is unknown):
+
+* **A token is a word when it holds at least one letter or number of any script**: a character
+  of Unicode category ``L*`` (``Lu Ll Lt Lm Lo``) or ``N*`` (``Nd Nl No``).  Every other token
+  -- one made only of punctuation (``P*``: ``Pc Pd Ps Pe Pi Pf Po``), symbols (``S*``: ``Sm Sc
+  Sk So``), or marks and invisible characters -- is punctuation.  So ``à``, ``é``, ``世界``,
+  ``мир`` and ``3.5`` are words; ``,``, ``--``, ``¿``, ``。``, ``%``, ``$`` and ``€`` are not.
+  The Penn Treebank's bracket escapes (``-LRB-`` ``-RRB-`` ``-LCB-`` ``-RCB-`` ``-LSB-``
+  ``-RSB-``) are read as the brackets they stand for, so they are punctuation too.
+* Treebanks may drop tokens by tag instead (:mod:`onparse.tagsets`): the Penn Treebank's word
+  tags keep ``%`` (NN), ``&`` (CC) and the possessive ``'`` (POS), which the rule above calls
+  punctuation.  A model trained on such text has these symbols in its vocabulary, and the
+  raw-text :class:`Preprocessor` keeps a punctuation token that the model's vocabulary holds as
+  a word (``punct="vocab"``, the default), so raw text and tag-filtered text agree.
+
+Normalisation (:func:`normalize_word`): lowercase, every run of digits (of any script)
+becomes ``N``.  It is idempotent on the text it produces, so normalised text can be fed back.
+
+Tokenisation (:func:`tokenize`): NLTK's ``NLTKWordTokenizer`` (the Treebank-style word
+tokenizer behind ``nltk.word_tokenize``, used without its Punkt sentence splitter, so it needs
+no download), whose spans are mapped back to the user's characters; punctuation outside ASCII
+(``¿`` ``¡`` ``。`` ``，`` ...) at either end of a token is split off as well.
 """
+from __future__ import annotations
+
 import re
+import unicodedata
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import List, NamedTuple, Optional, Sequence, Tuple
 
 #: The 36 Penn Treebank word tags; every other tag (punctuation, ``$``, ``#``, ``-NONE-``) is dropped.
 WORD_TAGS = frozenset(
@@ -12,12 +38,50 @@ WORD_TAGS = frozenset(
     "SYM TO UH VB VBD VBG VBN VBP VBZ WDT WP WP$ WRB".split()
 )
 
-_DIGITS = re.compile(r"[0-9]+")
-# Tokens PTB tags as punctuation or currency even though they hold letters.
-_PUNCT_WORDS = frozenset({"-LRB-", "-RRB-", "-LCB-", "-RCB-", "-LSB-", "-RSB-"})
-_CURRENCY = re.compile(r"^[A-Z]{0,3}\$$")  # $, US$, C$, M$ ...
-# Symbols that PTB tags as words (NN %, CC &, IN @, SYM = *): a token holding one is kept.
-_WORDLIKE = re.compile(r"[A-Za-z0-9%&@=*]")
+#: The Penn Treebank's escapes for brackets, and the characters they stand for.
+PTB_ESCAPES = {"-LRB-": "(", "-RRB-": ")", "-LCB-": "{", "-RCB-": "}", "-LSB-": "[", "-RSB-": "]"}
+
+#: Unicode category initials that make a token a word: letters and numbers.
+WORD_CATEGORIES = ("L", "N")
+
+_DIGITS = re.compile(r"\d+")  # str patterns: every Unicode decimal digit (Nd), not only 0-9
+# After a number N, these letters still read as part of the number (1980s, 19th, 3d, 5m, 4x4).
+_NUMBER_SUFFIXES = frozenset("s st nd rd th d k m b x mm cm km kg mg ml ft mph kb mb gb".split())
+
+
+def is_word(token: str) -> bool:
+    """True when ``token`` holds a letter or a number of any script (module docstring).
+
+    >>> [is_word(t) for t in ("cat", "à", "世界", "мир", "3.5", "U.S.", "n't")]
+    [True, True, True, True, True, True, True]
+    >>> [is_word(t) for t in (",", "--", "¿", "。", "%", "$", "€", "-LRB-", "")]
+    [False, False, False, False, False, False, False, False, False]
+    """
+    if token in PTB_ESCAPES:
+        return False
+    for ch in token:
+        if ch.isascii():
+            if ch.isalnum():
+                return True
+        elif unicodedata.category(ch)[0] in WORD_CATEGORIES:
+            return True
+    return False
+
+
+def is_punct(token: str) -> bool:
+    """True for a token that is not a word (:func:`is_word`): punctuation and symbols only."""
+    return not is_word(token)
+
+
+def _keeps_capital_n(word: str, i: int) -> bool:
+    # An "N" that normalisation itself could have written: not after a capital letter, and
+    # followed by a non-letter, the end, or a number suffix ("Ns", "Nth").
+    if i and word[i - 1].isupper():
+        return False
+    j = i + 1
+    while j < len(word) and word[j].isalpha():
+        j += 1
+    return j == i + 1 or word[i + 1:j].lower() in _NUMBER_SUFFIXES
 
 
 def normalize_word(word: str) -> str:
@@ -25,22 +89,169 @@ def normalize_word(word: str) -> str:
 
     >>> normalize_word("Pierre"), normalize_word("61"), normalize_word("3.5"), normalize_word("1980s")
     ('pierre', 'N', 'N.N', 'Ns')
+    >>> normalize_word("МИР"), normalize_word("٣٤"), normalize_word("No"), normalize_word("CNN")
+    ('мир', 'N', 'no', 'cnn')
+
+    Idempotent on what it writes: an ``N`` that could stand for a number (alone between
+    non-letters, or before a number suffix such as ``s``, ``th``, ``km``) stays uppercase, so
+    ``N.N``, ``N%`` and ``Ns`` are unchanged.  The price: the letter N alone (``N. Korea``)
+    reads as a number.  Digits glued to other letters (``A4`` -> ``aN``) are the only text
+    whose normal form changes again (``aN`` -> ``an``).
+
+    >>> [normalize_word(normalize_word(w)) == normalize_word(w) for w in ("3.5", "1980s", "19th-century", "$5")]
+    [True, True, True, True]
     """
-    return _DIGITS.sub("N", word.lower())
+    if word.isascii() and word.islower() and not any(c.isdigit() for c in word):
+        return word  # the common case: already lowercase, nothing to replace
+    if "N" in word:
+        lowered = "".join(ch if ch == "N" and _keeps_capital_n(word, i) else ch.lower()
+                          for i, ch in enumerate(word))
+    else:
+        lowered = word.lower()
+    return _DIGITS.sub("N", lowered)
 
 
 def is_word_tag(tag: str) -> bool:
-    """True when a leaf with this POS tag is kept (one of :data:`WORD_TAGS`)."""
+    """True when a leaf with this Penn Treebank POS tag is kept (one of :data:`WORD_TAGS`)."""
     return tag in WORD_TAGS
 
 
-def is_punct(token: str) -> bool:
-    """True for a token of untagged text that the evaluation protocol would drop.
+# --------------------------------------------------------------------------------------
+# Tokenisation
+# --------------------------------------------------------------------------------------
 
-    Bracket codes (``-LRB-``), currency signs (``$``, ``US$``), and tokens with no letter,
-    digit or word-like symbol (``,`` ``.`` ``--`` ``...`` ``````) are punctuation.
-    ``%`` and ``&`` are words, as in the treebank.
+@lru_cache(maxsize=1)
+def _word_tokenizer():
+    from nltk.tokenize import NLTKWordTokenizer  # regular expressions only: no data to download
+
+    return NLTKWordTokenizer()
+
+
+def _is_edge_punct(ch: str) -> bool:
+    return not ch.isascii() and unicodedata.category(ch)[0] == "P"
+
+
+def _split_edges(text: str, start: int, end: int, out: List[Tuple[int, int]]) -> None:
+    # Split non-ASCII punctuation off both ends of text[start:end] (one span per character).
+    a, b = start, end
+    while a < b and _is_edge_punct(text[a]):
+        out.append((a, a + 1))
+        a += 1
+    tail = []
+    while b > a and _is_edge_punct(text[b - 1]):
+        tail.append((b - 1, b))
+        b -= 1
+    if a < b:
+        out.append((a, b))
+    out.extend(reversed(tail))
+
+
+def token_spans(text: str) -> List[Tuple[int, int]]:
+    """``[(start, end), ...]`` of the tokens of ``text`` (module docstring), in order."""
+    if not text.strip():
+        return []
+    try:
+        spans = list(_word_tokenizer().span_tokenize(text))
+    except ValueError:
+        # NLTK could not align a rewritten token (rare quote sequences): whitespace, then edges.
+        spans = [m.span() for m in re.finditer(r"\S+", text)]
+    out: List[Tuple[int, int]] = []
+    for start, end in spans:
+        _split_edges(text, start, end, out)
+    return out
+
+
+def tokenize(text: str) -> List[str]:
+    """The tokens of a line of raw text, as the user wrote them (no quote rewriting).
+
+    >>> tokenize("The cat sat on the mat.")
+    ['The', 'cat', 'sat', 'on', 'the', 'mat', '.']
+    >>> tokenize("¿Dónde está? «Hola», dijo.")
+    ['¿', 'Dónde', 'está', '?', '«', 'Hola', '»', ',', 'dijo', '.']
+    >>> tokenize("我爱北京。 Привет, мир!")
+    ['我爱北京', '。', 'Привет', ',', 'мир', '!']
     """
-    if token in _PUNCT_WORDS or _CURRENCY.match(token):
-        return True
-    return _WORDLIKE.search(token) is None
+    return [text[a:b] for a, b in token_spans(text)]
+
+
+# --------------------------------------------------------------------------------------
+# Raw text -> the words a model reads
+# --------------------------------------------------------------------------------------
+
+#: How the raw-text preprocessor treats punctuation tokens (see :class:`Preprocessor`).
+PUNCT_POLICIES = ("vocab", "drop")
+
+
+class Sentence(NamedTuple):
+    """One input line after preprocessing: the user's tokens the model reads, and their ids."""
+
+    tokens: List[str]
+    ids: List[int]
+
+
+@dataclass(frozen=True)
+class Preprocessor:
+    """Turns a line of raw text into the words a model reads (a :class:`Sentence`).
+
+    ``tokenize``: split with :func:`tokenize` (default) or, when False, on whitespace only
+    (pre-tokenised text).  When tokenising, a whitespace-separated chunk that the vocabulary
+    holds as one word (``U.S.`` or ``Inc.`` at the end of a line, ``AT&T``) is kept whole, so
+    text in the model's own tokenisation (a gold set's text, ``onparse gold-text``) reads back
+    unchanged.  ``punct``: ``vocab`` (default) drops punctuation tokens (:func:`is_punct`)
+    unless the vocabulary holds them as words (``%``, ``&`` and the possessive ``'`` of
+    Penn-tagged training text); ``drop`` drops every punctuation token.  Words are normalised
+    (:func:`normalize_word`) and looked up; unknown words become ``<unk>``.
+    """
+
+    vocab: object                  # onparse.vocab.Vocabulary
+    tokenize: bool = True
+    punct: str = "vocab"
+
+    def __post_init__(self):
+        if self.punct not in PUNCT_POLICIES:
+            raise ValueError(f"unknown punctuation policy {self.punct!r}; choose from {', '.join(PUNCT_POLICIES)}")
+
+    def tokens(self, line: str) -> List[str]:
+        """The tokens of ``line`` before punctuation is dropped."""
+        if not self.tokenize:
+            return line.split()
+        known = self.vocab.stoi
+        out: List[str] = []
+        spans = token_spans(line)
+        i = 0
+        for chunk in re.finditer(r"\S+", line):
+            # Tokens inside this chunk: spans that start before its end.
+            parts = []
+            while i < len(spans) and spans[i][0] < chunk.end():
+                parts.append(spans[i])
+                i += 1
+            if len(parts) > 1 and normalize_word(chunk.group()) in known:
+                out.append(chunk.group())
+            else:
+                out.extend(line[a:b] for a, b in parts)
+        return out
+
+    def keeps(self, token: str, word: Optional[str] = None) -> bool:
+        """True when ``token`` (normalised: ``word``) is a word the model reads."""
+        if is_word(token):
+            return True
+        return self.punct == "vocab" and (normalize_word(token) if word is None else word) in self.vocab.stoi
+
+    def __call__(self, line: str) -> Sentence:
+        tokens, ids = [], []
+        index = self.vocab.index
+        for token in self.tokens(line):
+            word = normalize_word(token)
+            if self.keeps(token, word):
+                tokens.append(token)
+                ids.append(index(word))
+        return Sentence(tokens, ids)
+
+
+def words_of(tokens: Sequence[str]) -> List[str]:
+    """Normalised words of untagged tokens, punctuation (:func:`is_punct`) dropped.
+
+    >>> words_of(["Le", "chat", ",", "à", "3", "heures", "."])
+    ['le', 'chat', 'à', 'N', 'heures']
+    """
+    return [normalize_word(t) for t in tokens if is_word(t)]

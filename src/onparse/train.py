@@ -33,6 +33,7 @@ import json
 import math
 import os
 import random
+import re
 import signal
 import sys
 import threading
@@ -64,6 +65,8 @@ LOG_EVERY = 10
 BEST = "best.pt"
 LAST = "last.pt"
 METRICS = "metrics.jsonl"
+#: Per-epoch snapshots (``--keep-epochs``): ``epoch-001.pt`` ...
+EPOCH_SNAPSHOT = "epoch-{:03d}.pt"
 
 
 def _opt(default, help_text):
@@ -205,6 +208,8 @@ class RunOptions:
     amp: bool = True                     # bf16 autocast on CUDA
     threads: Optional[int] = None        # CPU threads of this process (None: torch's default)
     init_from: Optional[str] = None      # checkpoint whose vocabulary and weights a new run starts from
+    checkpoint_every: Optional[float] = None  # seconds between mid-epoch saves of last.pt (None: epoch ends only)
+    keep_epochs: bool = False            # also keep every epoch's weights as epoch-NNN.pt
 
 
 @dataclass
@@ -545,6 +550,7 @@ class _Run:
         self.last_path = os.path.join(self.out, LAST)
         self.amp = options.amp and device.type == "cuda"
         self.init_from: Optional[dict] = None   # where --init-from started the run (metadata)
+        self.last_saved = time.monotonic()      # when last.pt was last written (--checkpoint-every)
 
     # ---- setup -------------------------------------------------------------------------------
     def _prepare_folder(self) -> Optional[dict]:
@@ -733,6 +739,7 @@ class _Run:
                 "hidden": _cpu([list(s) for s in self.hidden]) if (self.hidden is not None and self.position) else None,
                 "epoch_loss_sum": self.epoch_loss_sum, "epoch_tokens": self.epoch_tokens}
         ranks = _all_gather(_cpu(mine), self.ctx)
+        self.last_saved = time.monotonic()
         if not self.ctx.is_main:
             return
         training = {
@@ -791,12 +798,17 @@ class _Run:
             return "max_steps"                       # same step count everywhere: no sync needed
         if self.ctx.active and self.step % SYNC_EVERY:
             return None
-        timed_out = self.opt.max_time is not None and time.monotonic() - started >= self.opt.max_time
-        flags = _all_reduce([float(stops.requested), float(timed_out)], self.ctx, self.device, op="max")
+        now = time.monotonic()
+        timed_out = self.opt.max_time is not None and now - started >= self.opt.max_time
+        due = self.opt.checkpoint_every is not None and now - self.last_saved >= self.opt.checkpoint_every
+        flags = _all_reduce([float(stops.requested), float(timed_out), float(due)], self.ctx, self.device,
+                            op="max")
         if flags[0]:
             return "interrupted"
         if flags[1]:
             return "max_time"
+        if flags[2]:
+            self._save_last()                    # mid-epoch: a kill loses at most this interval
         return None
 
     def _train_step(self, length: int):
@@ -838,7 +850,8 @@ class _Run:
         if main:
             os.makedirs(self.out, exist_ok=True)
             if blob is None:                       # --overwrite: nothing of the old run survives
-                for name in (BEST, LAST, METRICS):
+                snapshots = [n for n in os.listdir(self.out) if re.fullmatch(r"epoch-\d{3,}\.pt", n)]
+                for name in (BEST, LAST, METRICS, *snapshots):
                     if os.path.exists(os.path.join(self.out, name)):
                         os.unlink(os.path.join(self.out, name))
         cfg = self.cfg
@@ -950,6 +963,10 @@ class _Run:
         if improved:
             self.best_loss, self.best_epoch = valid_loss, self.epoch
             self._save_best(valid_loss)
+        if self.opt.keep_epochs and self.ctx.is_main:
+            save_checkpoint(os.path.join(self.out, EPOCH_SNAPSHOT.format(self.epoch)),
+                            config=self.model.config.to_dict(), vocab=self.vocab, state_dict=self._weights(),
+                            metadata=self._metadata(valid_loss=valid_loss, valid_ppl=_ppl(valid_loss)))
         switched = False
         if self.averager is None and should_start_averaging(self.val_history, valid_loss, cfg.nonmono):
             self.averager = ParameterAverager(self.model)

@@ -60,16 +60,19 @@ def _format_ppl(x):
 @click.option("--preset", type=click.Choice(_PRESET_NAMES), default="small", show_default=True,
               help="starting hyperparameters: paper (section 2; a GPU job), small (CPU, minutes an epoch), "
                    "tiny (seconds; tests)")
-@click.option("--corpus", default="wsj", show_default=True, metavar="NAME|PATH",
-              help="wsj (NLTK treebank sample + conll2000), brown, wsj+brown (trained on both, validated on wsj), "
-                   "or a file with one sentence per line")
+@click.option("--corpus", default="news", show_default=True, metavar="NAME|PATH",
+              help="news (conll2000 + Brown's press sections + abc, none of the evaluation sample's sentences), "
+                   "wsj (NLTK treebank sample + conll2000: holds the evaluation text), brown, "
+                   "wsj+brown, or a file with one sentence per line")
 @click.option("--valid", "valid", type=click.Path(dir_okay=False), default=None,
               help="validation file (default: a held-out 5% of the corpus, and another 5% for test)")
 @click.option("--test", "test", type=click.Path(dir_okay=False), default=None,
               help="test file, with --valid (e.g. ptb.test.txt)")
-@click.option("--format", "fmt", type=click.Choice(["auto", "text", "ptb"]), default="auto", show_default=True,
+@click.option("--format", "fmt", type=click.Choice(["auto", "text", "tokens", "ptb"]), default="auto",
+              show_default=True,
               help="corpus file format; auto: ptb for files named ptb.*.txt (tokens used verbatim), "
-                   "else text (punctuation dropped, lowercased, digits to N)")
+                   "else text (raw text: tokenised, punctuation dropped, lowercased, digits to N); "
+                   "tokens: like text but split on whitespace only (pre-tokenised text)")
 @click.option("--out", default=None, metavar="DIR",
               help="output folder for best.pt, last.pt and metrics.jsonl [default: runs/PRESET]")
 @click.option("--device", default="auto", show_default=True, help="auto, cpu, cuda or cuda:N")
@@ -77,6 +80,11 @@ def _format_ppl(x):
               help="stop (and save) after this much training time in this invocation: 3600, 45m, 2h30m")
 @click.option("--max-steps", type=click.IntRange(min=0), default=None,
               help="stop (and save) after this many optimiser steps in total")
+@click.option("--checkpoint-every", type=_Duration(), default="10m", show_default=True,
+              help="also save last.pt this often inside an epoch, so a killed run loses at most this much "
+                   "(0: only at epoch ends)")
+@click.option("--keep-epochs", is_flag=True,
+              help="keep every epoch's weights as epoch-NNN.pt beside best.pt (to score the run's progress)")
 @click.option("--resume", is_flag=True, help="continue the run saved in --out (exactly where it stopped)")
 @click.option("--overwrite", is_flag=True, help="start afresh even if --out holds a run")
 @click.option("--init-from", "init_from", type=click.Path(dir_okay=False), default=None, metavar="CHECKPOINT",
@@ -90,8 +98,8 @@ def _format_ppl(x):
 @click.option("--json", "as_json", is_flag=True, help="print the summary as JSON")
 @_config_options
 @click.pass_context
-def train_command(ctx, preset, corpus, valid, test, fmt, out, device, max_time, max_steps, resume, overwrite,
-                  init_from, progress, threads, amp, as_json, **hyper):
+def train_command(ctx, preset, corpus, valid, test, fmt, out, device, max_time, max_steps, checkpoint_every,
+                  keep_epochs, resume, overwrite, init_from, progress, threads, amp, as_json, **hyper):
     """Train an ON-LSTM language model (AWD-LSTM recipe of the paper) and keep the checkpoint
     with the best validation perplexity.
 
@@ -135,7 +143,8 @@ def train_command(ctx, preset, corpus, valid, test, fmt, out, device, max_time, 
         raise click.UsageError(str(err))
     options = RunOptions(out=out, device=device, max_time=max_time, max_steps=max_steps, resume=resume,
                          overwrite=overwrite, progress=progress, amp=amp, threads=threads,
-                         init_from=init_from)
+                         init_from=init_from, checkpoint_every=checkpoint_every or None,
+                         keep_epochs=keep_epochs)
     result = train(config, spec, options, preset_name)
     if not result.is_main:      # a rank other than 0 of a distributed run: rank 0 reports
         ctx.exit(130 if result.stop_reason == "interrupted" else 0)
@@ -160,12 +169,12 @@ def train_command(ctx, preset, corpus, valid, test, fmt, out, device, max_time, 
 @click.option("--model", "model_path", required=True, type=click.Path(dir_okay=False), metavar="CHECKPOINT",
               help="a checkpoint written by onparse train (best.pt)")
 @click.option("--corpus", default=None, metavar="NAME|PATH",
-              help="wsj, brown, wsj+brown or a file [default: the corpus the model was trained on]")
+              help="news, wsj, brown, wsj+brown or a file [default: the corpus the model was trained on]")
 @click.option("--split", type=click.Choice(["test", "valid", "train", "all"]), default=None,
               help="which part of the corpus [default: test for a corpus name or the training corpus, "
                    "all for a file]")
-@click.option("--format", "fmt", type=click.Choice(["auto", "text", "ptb"]), default="auto", show_default=True,
-              help="format of a corpus file (see onparse train --help)")
+@click.option("--format", "fmt", type=click.Choice(["auto", "text", "tokens", "ptb"]), default="auto",
+              show_default=True, help="format of a corpus file (see onparse train --help)")
 @click.option("--batch-size", type=click.IntRange(min=1), default=None,
               help="parallel streams [default: the run's --eval-batch-size, else 10]")
 @click.option("--bptt", type=click.IntRange(min=1), default=None,
