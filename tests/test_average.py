@@ -1,0 +1,113 @@
+"""Tree averaging against brute-force enumeration of every binary tree (n <= 8)."""
+import random
+from functools import lru_cache
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from onparse.average import agreement, average_spans, average_trees, average_trees_batch
+from onparse.baselines import left_branching, right_branching
+from onparse.trees import leaves, spans_to_tree, tree_spans
+
+
+@lru_cache(maxsize=None)
+def _all_trees(i: int, j: int):
+    """Every binary bracketing of [i, j) as a frozenset of spans, in the tie order of the
+    module docstring: top split k ascending, then the left subtree's order, then the right's."""
+    if j - i == 1:
+        return [frozenset()]
+    out = []
+    for k in range(i + 1, j):
+        for left in _all_trees(i, k):
+            for right in _all_trees(k, j):
+                out.append(frozenset({(i, j)}) | left | right)
+    return out
+
+
+def brute_force(n, members):
+    """The first tree (in tie order) with the most shared spans, then the most spans shared
+    with the first member."""
+    sets = [set(s) for s in members]
+    best, best_key = None, None
+    for tree in _all_trees(0, n):
+        key = (sum(len(tree & s) for s in sets), len(tree & sets[0]))
+        if best_key is None or key > best_key:
+            best, best_key = tree, key
+    return best
+
+
+def random_tree(words, rng):
+    if len(words) == 1:
+        return words[0]
+    k = rng.randint(1, len(words) - 1)
+    return (random_tree(words[:k], rng), random_tree(words[k:], rng))
+
+
+@settings(max_examples=300, deadline=None)
+@given(n=st.integers(1, 8), k=st.integers(1, 6), seed=st.integers(0, 2**32 - 1))
+def test_average_equals_brute_force(n, k, seed):
+    rng = random.Random(seed)
+    words = [f"w{i}" for i in range(n)]
+    members = [random_tree(words, rng) for _ in range(k)]
+    got = average_trees(members)
+    assert leaves(got) == words
+    if n >= 2:
+        assert frozenset(tree_spans(got)) == brute_force(n, [tree_spans(m) for m in members])
+
+
+@settings(max_examples=100, deadline=None)
+@given(n=st.integers(1, 12), seed=st.integers(0, 2**32 - 1))
+def test_one_member_is_returned_unchanged(n, seed):
+    words = [f"w{i}" for i in range(n)]
+    member = random_tree(words, random.Random(seed))
+    assert average_trees([member]) == member
+
+
+def test_hand_computed_majority():
+    # Three members over "a b c d": two say ((a b) (c d)), one says (a (b (c d))).
+    words = list("abcd")
+    m1 = (("a", "b"), ("c", "d"))
+    m2 = right_branching(words)
+    assert average_trees([m1, m2, m1]) == m1
+    # Counts: (0,2) 2, (2,4) 3, (1,4) 1, (0,3) 0 -> ((a b) (c d)) shares 2 + 3 + 3 whole.
+    assert sorted(average_spans(4, [tree_spans(m1), tree_spans(m2), tree_spans(m1)])) == [(0, 2), (0, 4), (2, 4)]
+
+
+def test_ties_go_to_the_first_member_then_the_shortest_left_part():
+    words = list("abc")
+    left, right = left_branching(words), right_branching(words)
+    # One each: the first member wins the tie.
+    assert average_trees([left, right]) == left
+    assert average_trees([right, left]) == right
+    # Four words, members ((a b) (c d)) first... a tie the first member cannot break:
+    # two members whose spans the first does not share either way fall back to k ascending.
+    a = (("a", "b"), ("c", "d"))
+    assert average_trees([a]) == a
+
+
+def test_batch_equals_one_at_a_time_over_mixed_lengths():
+    rng = random.Random(7)
+    sentences = []
+    for n in [1, 2, 3, 5, 5, 9, 9, 9, 14, 1, 30]:
+        words = [f"w{i}" for i in range(n)]
+        sentences.append([random_tree(words, rng) for _ in range(rng.randint(1, 5))])
+    batch = average_trees_batch(sentences)
+    assert batch == [average_trees(s) for s in sentences]
+
+
+def test_members_over_different_words_are_an_error():
+    with pytest.raises(ValueError, match="same words"):
+        average_trees([("a", "b"), ("a", "c")])
+    with pytest.raises(ValueError, match="no member"):
+        average_trees_batch([[]])
+
+
+def test_agreement_is_maximised_by_the_average():
+    rng = random.Random(3)
+    words = [f"w{i}" for i in range(7)]
+    members = [random_tree(words, rng) for _ in range(4)]
+    avg = average_trees(members)
+    best = agreement(avg, members)[0]
+    for tree in _all_trees(0, 7):
+        assert agreement(spans_to_tree(words, tree), members)[0] <= best
