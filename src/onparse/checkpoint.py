@@ -19,14 +19,14 @@ from .errors import OnparseError
 
 FORMAT = "onparse-checkpoint"
 VERSION = 1
+#: Several models in one file, with the member trees to average (:mod:`onparse.bundle`).
+BUNDLE_FORMAT = "onparse-bundle"
 
 
 def save_checkpoint(path, *, config: Dict[str, Any], vocab, state_dict, metadata=None,
                     training: Optional[Dict[str, Any]] = None) -> None:
     """Write a checkpoint atomically.  ``config`` is ``ModelConfig.to_dict()``, ``vocab`` a
     :class:`~onparse.vocab.Vocabulary` or list of words."""
-    import torch
-
     blob = {
         "format": FORMAT,
         "version": VERSION,
@@ -37,6 +37,14 @@ def save_checkpoint(path, *, config: Dict[str, Any], vocab, state_dict, metadata
     }
     if training is not None:
         blob["training"] = training
+    write_atomically(path, blob)
+
+
+def write_atomically(path, blob: Dict[str, Any]) -> None:
+    """``torch.save`` ``blob`` to ``path`` through a temporary file in the same folder and a
+    rename, so a reader never sees half a file."""
+    import torch
+
     folder = os.path.dirname(os.path.abspath(path))
     os.makedirs(folder, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=".onparse-", suffix=".tmp", dir=folder)
@@ -50,8 +58,10 @@ def save_checkpoint(path, *, config: Dict[str, Any], vocab, state_dict, metadata
         raise
 
 
-def load_checkpoint(path, map_location="cpu") -> Dict[str, Any]:
-    """Read and validate a checkpoint; a missing, corrupt or foreign file is a one-line OnparseError."""
+def load_checkpoint(path, map_location="cpu", *, bundles: bool = False) -> Dict[str, Any]:
+    """Read and validate a checkpoint; a missing, corrupt or foreign file is a one-line OnparseError.
+
+    With ``bundles``, a bundle file (:mod:`onparse.bundle`) is accepted too and returned as read."""
     import torch
 
     if not os.path.isfile(path):
@@ -61,6 +71,10 @@ def load_checkpoint(path, map_location="cpu") -> Dict[str, Any]:
     except Exception as err:  # torch raises many types for a bad file
         reason = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
         raise OnparseError(f"cannot read checkpoint {path}: not an onparse checkpoint ({reason[:120]})")
+    if bundles and isinstance(blob, dict) and blob.get("format") == BUNDLE_FORMAT:
+        from .bundle import check_bundle
+
+        return check_bundle(blob, path)
     if not isinstance(blob, dict) or blob.get("format") != FORMAT:
         raise OnparseError(f"{path} is not an onparse checkpoint")
     if blob.get("version") != VERSION:
@@ -79,14 +93,20 @@ class LoadedModel(NamedTuple):
 
 def load_model(path, device="cpu") -> LoadedModel:
     """Rebuild the model saved in ``path`` on ``device``, in eval mode."""
+    return model_from_blob(load_checkpoint(path, map_location="cpu"), path, device)
+
+
+def model_from_blob(blob: Dict[str, Any], path, device="cpu") -> LoadedModel:
+    """Build the model a checkpoint dict (or one model entry of a bundle) describes, in eval
+    mode on ``device``; ``path`` names the file in errors.  int8 weights are dequantised."""
+    from .bundle import dequantize
     from .model import ModelConfig, ONLSTMLanguageModel
     from .vocab import Vocabulary
 
-    blob = load_checkpoint(path, map_location="cpu")
     try:
         config = ModelConfig.from_dict(blob["config"])
         model = ONLSTMLanguageModel(config)
-        model.load_state_dict(blob["state_dict"])
+        model.load_state_dict(dequantize(blob["state_dict"]))
     except (TypeError, ValueError, KeyError, RuntimeError) as err:
         raise OnparseError(f"{path}: checkpoint does not match this onparse version's model ({str(err).splitlines()[0][:120]})")
     model.to(device).eval()

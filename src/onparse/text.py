@@ -74,10 +74,17 @@ def is_punct(token: str) -> bool:
 
 
 def _keeps_capital_n(word: str, i: int) -> bool:
-    # An "N" that normalisation itself could have written: not after a capital letter, and
-    # followed by a non-letter, the end, or a number suffix ("Ns", "Nth").
+    # An "N" that normalisation itself could have written: not touching a capital letter, not
+    # one of dotted initials (N.J., U.N.), and followed by a non-letter, the end, or a number
+    # suffix ("Ns", "Nth").
     if i and word[i - 1].isupper():
         return False
+    if i >= 2 and word[i - 1] == "." and word[i - 2].isalpha() and word[i - 2] != "N":
+        return False                      # U.N.
+    if word[i + 1:i + 2] in ("'", "\u2019") and word[i + 2:i + 3] in ("t", "T"):
+        return False                      # DIDN'T
+    if word[i + 1:i + 2] == "." and word[i + 2:i + 3].isalpha() and word[i + 2] != "N":
+        return False                      # N.J.
     j = i + 1
     while j < len(word) and word[j].isalpha():
         j += 1
@@ -92,10 +99,10 @@ def normalize_word(word: str) -> str:
     >>> normalize_word("МИР"), normalize_word("٣٤"), normalize_word("No"), normalize_word("CNN")
     ('мир', 'N', 'no', 'cnn')
 
-    Idempotent on what it writes: an ``N`` that could stand for a number (alone between
-    non-letters, or before a number suffix such as ``s``, ``th``, ``km``) stays uppercase, so
-    ``N.N``, ``N%`` and ``Ns`` are unchanged.  The price: the letter N alone (``N. Korea``)
-    reads as a number.  Digits glued to other letters (``A4`` -> ``aN``) are the only text
+    Idempotent on what it writes: an ``N`` that could stand for a number (between non-letters,
+    or before a number suffix such as ``s``, ``th``, ``km``; not in dotted initials such as
+    ``N.J.``) stays uppercase, so ``N.N``, ``N%`` and ``Ns`` are unchanged.  The price: a
+    lone letter N (``N``, ``N-``) reads as a number.  Digits glued to other letters (``A4`` -> ``aN``) are the only text
     whose normal form changes again (``aN`` -> ``an``).
 
     >>> [normalize_word(normalize_word(w)) == normalize_word(w) for w in ("3.5", "1980s", "19th-century", "$5")]

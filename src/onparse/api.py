@@ -1,0 +1,322 @@
+"""The Python front door: ``onparse.load()`` returns a :class:`Parser`.
+
+>>> import onparse                                        # doctest: +SKIP
+>>> parser = onparse.load()                               # the bundled model  # doctest: +SKIP
+>>> parser.parse_one("The cat sat on the mat.")           # doctest: +SKIP
+Tree('X', [Tree('X', ['The', 'cat']), Tree('X', ['sat', Tree('X', ['on', Tree('X', ['the', 'mat'])])])])
+
+A parser holds one or more language models and one or more *members* (model, layer, decoder;
+:class:`onparse.bundle.Member`).  With one member a sentence's tree is that member's tree;
+with several it is their average (:mod:`onparse.average`).  The command line is a thin shell
+over this class.
+
+Trees are returned as binary :class:`nltk.Tree` objects: every internal node is labelled
+``X`` and has two children; leaves are the sentence's tokens as given (a one-word sentence is
+``Tree('X', [word])``).  Internally, and in :meth:`Parser.trees`, a tree is a nested tuple of
+tokens (:mod:`onparse.trees`).
+"""
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from typing import Any, Dict, Iterable, Iterator, List, Optional, Sequence, Tuple, Union
+
+from nltk.parse.api import ParserI
+
+from .bundle import Member, default_members
+from .decode import DECODERS, decode
+from .errors import OnparseError
+from .text import PUNCT_POLICIES, Preprocessor, normalize_word
+
+#: Label of every internal node of the nltk trees a parser returns.
+NODE_LABEL = "X"
+#: Sentences processed together by the list methods (bounds memory on long inputs).
+CHUNK = 4096
+
+SentenceInput = Union[str, Sequence[str]]
+
+
+def load(model: Union[None, str, os.PathLike, Sequence[Union[str, os.PathLike]]] = None, device: str = "auto", *,
+         layers: Optional[Sequence[int]] = None, decoders: Optional[Sequence[str]] = None,
+         batch_size: Optional[int] = None) -> "Parser":
+    """Load a parser.
+
+    ``model``: None (the model bundled with onparse), a checkpoint or bundle path, or a list of
+    them (their trees are averaged).  ``device``: ``auto`` (a GPU when there is one), ``cpu``,
+    ``cuda`` or ``cuda:N``.  ``layers`` / ``decoders``: read trees off these layers (1-based) with
+    these decoders (:data:`onparse.decode.DECODERS`), for every model; by default a bundle's own
+    members and layer 2 with the paper's decoder for a checkpoint.  ``batch_size``: sentences
+    per batch (default 64 on CPU, 512 on GPU).
+
+    Cost: reading the files (a second or two for the bundled model); nothing runs until asked.
+    """
+    from .checkpoint import load_checkpoint, model_from_blob
+    from .distances import resolve_device
+    from .pretrained import DEFAULT_NAME, resolve
+
+    if model is None or isinstance(model, (str, os.PathLike)):
+        paths = [model]
+    else:
+        paths = list(model)
+        if not paths:
+            raise OnparseError("no model given")
+    dev = resolve_device(device)
+    models, names, own_members, metadata = [], [], [], None
+    for path in paths:
+        file = resolve(None if path is None else os.fspath(path))
+        name = DEFAULT_NAME if path is None else os.fspath(path)
+        blob = load_checkpoint(file, bundles=True)
+        offset = len(models)
+        if "models" in blob:  # a bundle
+            for i, entry in enumerate(blob["models"]):
+                models.append(model_from_blob(entry, file, dev))
+                names.append(f"{name} [{i + 1}]")
+            own_members += [Member(m["model"] + offset, m["layer"], m["decoder"]) for m in blob["members"]]
+            meta = dict(blob.get("metadata") or {})
+        else:
+            models.append(model_from_blob(blob, file, dev))
+            names.append(name)
+            own_members.append(Member(offset, 2, "onlstm"))
+            meta = dict(blob.get("metadata") or {})
+        if metadata is None:
+            metadata = meta
+    if layers is None and decoders is None:
+        members = own_members
+    else:
+        members = default_members(len(models), tuple(layers or (2,)), tuple(decoders or ("onlstm",)))
+    return Parser(models, members, names, metadata or {}, batch_size=batch_size)
+
+
+@dataclass
+class Scores:
+    """What :meth:`Parser.score` measured: one :class:`onparse.metrics.EvalResult` per member,
+    and that of the averaged trees when there are several members."""
+
+    gold: str
+    members: List[Tuple[Member, Any]]
+    average: Optional[Any] = None
+    n_models: int = 1
+
+    @property
+    def result(self):
+        """The parser's own trees' result: the average's, or the single member's."""
+        return self.average if self.average is not None else self.members[0][1]
+
+    def rows(self) -> List[Tuple[str, Any]]:
+        """``(label, result)`` per member, then ``average of K members``."""
+        rows = [(m.label(self.n_models), r) for m, r in self.members]
+        if self.average is not None:
+            rows.append((f"average of {len(self.members)} members", self.average))
+        return rows
+
+
+@dataclass
+class Parser(ParserI):
+    """Language models and the members whose trees are averaged (module docstring).
+
+    Attributes: ``models`` (:class:`onparse.checkpoint.LoadedModel` each), ``members``,
+    ``names`` (where each model came from), ``metadata`` (of the first file).
+    """
+
+    models: List[Any]
+    members: List[Member]
+    names: List[str] = field(default_factory=list)
+    metadata: Dict[str, Any] = field(default_factory=dict)
+    batch_size: Optional[int] = None
+
+    def __post_init__(self):
+        if not self.models or not self.members:
+            raise OnparseError("a parser needs at least one model and one member")
+        for m in self.members:
+            check_layer(self.models[m.model].model, m.layer)
+            if m.decoder not in DECODERS:
+                raise OnparseError(f"unknown decoder {m.decoder!r}; choose from {', '.join(DECODERS)}")
+        if self.batch_size is None:
+            self.batch_size = 512 if self.device.type == "cuda" else 64
+
+    # -- what it is ---------------------------------------------------------------------------
+    @property
+    def vocab(self):
+        """The first model's vocabulary: it decides tokenisation and what counts as a word."""
+        return self.models[0].vocab
+
+    @property
+    def device(self):
+        return next(self.models[0].model.parameters()).device
+
+    @property
+    def max_tokens(self) -> int:
+        return max(8192, 128 * self.batch_size)
+
+    def with_members(self, members: Sequence[Member]) -> "Parser":
+        """The same models read by other members."""
+        return Parser(self.models, list(members), self.names, self.metadata, self.batch_size)
+
+    # -- text -> tokens -----------------------------------------------------------------------
+    def preprocessor(self, tokenize: bool = True, punct: str = "vocab") -> Preprocessor:
+        """How raw text becomes tokens (:class:`onparse.text.Preprocessor`) for this parser."""
+        if punct not in PUNCT_POLICIES:
+            raise OnparseError(f"unknown punctuation policy {punct!r}; choose from {', '.join(PUNCT_POLICIES)}")
+        return Preprocessor(self.vocab, tokenize, punct)
+
+    def tokens(self, sentences: Iterable[SentenceInput], tokenize: bool = True, punct: str = "vocab") -> List[List[str]]:
+        """The tokens the models read: a string is tokenised and its punctuation dropped (as
+        ``onparse induce`` does); a list of tokens is used as given."""
+        prep = self.preprocessor(tokenize, punct)
+        return [prep(s).tokens if isinstance(s, str) else list(s) for s in sentences]
+
+    # -- tokens -> distances -> trees ---------------------------------------------------------
+    def model_distances(self, token_lists: Sequence[Sequence[str]]) -> List[List[Any]]:
+        """``[model][sentence]`` float32 arrays (n_layers, 2, n): master-forget ``[l, 0]`` and
+        master-input ``[l, 1]`` distances of layer l + 1, for the layers the members read.
+
+        Cost: one batched forward pass per model (sentences sorted by length, batches bounded
+        by ``batch_size`` sentences and ``max_tokens`` padded tokens); O(total words) memory."""
+        from .distances import sentence_distances
+
+        out = []
+        for index, loaded in enumerate(self.models):
+            layers = [m.layer for m in self.members if m.model == index]
+            if not layers:
+                out.append(None)
+                continue
+            ids = self.ids(token_lists, index)
+            out.append(sentence_distances(loaded.model, ids, loaded.vocab.eos_id, max(layers),
+                                          self.batch_size, self.max_tokens))
+        return out
+
+    def ids(self, token_lists: Sequence[Sequence[str]], model: int = 0) -> List[List[int]]:
+        """Ids of the tokens in model ``model``'s vocabulary (normalised; unknown -> ``<unk>``)."""
+        index = self.models[model].vocab.index
+        return [[index(normalize_word(t)) for t in tokens] for tokens in token_lists]
+
+    def member_trees(self, token_lists: Sequence[Sequence[str]], dists=None) -> List[List[Any]]:
+        """Per sentence, each member's tree (nested tuples; None for an empty sentence)."""
+        dists = self.model_distances(token_lists) if dists is None else dists
+        out = []
+        for i, tokens in enumerate(token_lists):
+            tokens = list(tokens)
+            if not tokens:
+                out.append([None] * len(self.members))
+                continue
+            out.append([decode(dists[m.model][i][m.layer - 1, 0], tokens, m.decoder) for m in self.members])
+        return out
+
+    def trees(self, token_lists: Sequence[Sequence[str]], dists=None) -> List[Any]:
+        """One tree per token list (nested tuples; None for an empty one): the member's tree,
+        or the members' average.  Cost: the distances, then O(n) per member tree and O(n^3)
+        per average."""
+        from .average import average_trees_batch
+
+        per_sentence = self.member_trees(token_lists, dists)
+        if len(self.members) == 1:
+            return [trees[0] for trees in per_sentence]
+        full = [i for i, t in enumerate(token_lists) if len(t)]
+        out: List[Any] = [None] * len(token_lists)
+        for i, tree in zip(full, average_trees_batch([per_sentence[i] for i in full])):
+            out[i] = tree
+        return out
+
+    # -- the nltk ParserI contract and friends -----------------------------------------------
+    def batch(self, sentences: Sequence[SentenceInput]) -> List[Optional[Any]]:
+        """One :class:`nltk.Tree` per sentence (None where no word is left), in order.
+        Sentences run in batches of similar length, ``CHUNK`` at a time."""
+        out: List[Optional[Any]] = []
+        sentences = list(sentences)
+        for at in range(0, len(sentences), CHUNK):
+            tokens = self.tokens(sentences[at:at + CHUNK])
+            out.extend(None if t is None else to_nltk(t) for t in self.trees(tokens))
+        return out
+
+    def parse_sents(self, sents: Iterable[SentenceInput], *args, **kwargs) -> Iterator[Iterator[Any]]:
+        """For each sentence, an iterator over its one tree (empty when no word is left), in
+        input order; computed ``CHUNK`` sentences at a time, in batches."""
+        chunk: List[SentenceInput] = []
+        for sentence in sents:
+            chunk.append(sentence)
+            if len(chunk) == CHUNK:
+                yield from (iter([] if t is None else [t]) for t in self.batch(chunk))
+                chunk = []
+        if chunk:
+            yield from (iter([] if t is None else [t]) for t in self.batch(chunk))
+
+    def parse(self, sent: SentenceInput, *args, **kwargs) -> Iterator[Any]:
+        """An iterator over the sentence's one tree (a string is tokenised; a token list is used
+        as given)."""
+        return next(self.parse_sents([sent]))
+
+    def grammar(self):
+        """No grammar: the trees come from the language model's distances."""
+        return None
+
+    def distances(self, sentence: SentenceInput, layer: int = 2, gate: str = "forget", model: int = 0):
+        """The distances of one sentence at ``layer`` (1-based) of model ``model``: a float32
+        array of shape (n,), one value per token (:meth:`tokens` tells which tokens)."""
+        from .distances import GATES
+
+        if gate not in GATES:
+            raise OnparseError(f"unknown gate {gate!r}; choose from {', '.join(GATES)}")
+        check_layer(self.models[model].model, layer)
+        tokens = self.tokens([sentence])
+        reader = self.with_members([Member(model, layer, "onlstm")])
+        return reader.model_distances(tokens)[model][0][layer - 1, GATES[gate]]
+
+    # -- scoring -----------------------------------------------------------------------------
+    def score(self, gold="wsj10", layers: Optional[Sequence[int]] = None,
+              decoders: Optional[Sequence[str]] = None, ptb_root=None) -> Scores:
+        """Parse the sentences of a gold set and score the trees, per member and averaged.
+
+        ``gold``: a name (``wsj10``, ``alpino10`` ...), a path, or a :class:`onparse.treebank.Gold`.
+        ``layers`` / ``decoders``: score these members instead of the parser's own (every model
+        x layer x decoder; ``layers=[]`` or ``None`` with ``decoders`` given means layer 2).
+        The models read the gold's kept words as given, normalised.  Cost: the distances once
+        for all members, then a decode per member and sentence.
+        """
+        from .metrics import evaluate
+        from .treebank import Gold, load_gold
+
+        parser = self
+        if layers is not None or decoders is not None:
+            parser = self.with_members(default_members(len(self.models), tuple(layers or (2,)),
+                                                       tuple(decoders or ("onlstm",))))
+        if not isinstance(gold, Gold):
+            gold = load_gold(str(gold), ptb_root)
+        tokens = [list(s.words) for s in gold]
+        per_sentence = parser.member_trees(tokens)
+        members = [(m, evaluate([trees[k] for trees in per_sentence], gold))
+                   for k, m in enumerate(parser.members)]
+        average = None
+        if len(parser.members) > 1:
+            from .average import average_trees_batch
+
+            average = evaluate(average_trees_batch(per_sentence), gold)
+        return Scores(gold.name, members, average, len(self.models))
+
+
+def check_layer(model, layer: int) -> None:
+    """One-line OnparseError unless ``layer`` (1-based) is a layer of ``model``."""
+    n = model.config.n_layers
+    if not isinstance(layer, int) or not 1 <= layer <= n:
+        raise OnparseError(f"layer {layer} does not exist: the model has {n} layers (1..{n})")
+
+
+def to_nltk(tree) -> Any:
+    """A nested-tuple tree as an :class:`nltk.Tree` (internal nodes labelled ``X``), without
+    recursion."""
+    from nltk import Tree
+
+    if isinstance(tree, str):
+        return Tree(NODE_LABEL, [tree])
+    # Post-order over the tuples: convert children before their parent.
+    done: Dict[int, Any] = {}
+    stack = [(tree, False)]
+    while stack:
+        node, expanded = stack.pop()
+        if isinstance(node, str):
+            continue
+        if expanded:
+            done[id(node)] = Tree(NODE_LABEL, [c if isinstance(c, str) else done[id(c)] for c in node])
+        else:
+            stack.append((node, True))
+            stack.extend((c, False) for c in node)
+    return done[id(tree)]
