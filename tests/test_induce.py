@@ -8,17 +8,20 @@ import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from onparse.api import Parser
+from onparse.average import average_trees
+from onparse.bundle import Member
 from onparse.decode import decode
 from onparse.errors import OnparseError
-from onparse.induce import (InferenceOptions, Preprocessor, Shard, distance_lines, induce_lines,
-                            read_lines)
+from onparse.induce import Shard, distance_lines, induce_lines, read_lines
 from onparse.model import ModelConfig, ONLSTMLanguageModel
+from onparse.text import Preprocessor, normalize_word
 from onparse.trees import leaves, parse_brackets
 from onparse.vocab import Vocabulary
 
 pytestmark = pytest.mark.usefixtures("one_thread")
 
-WORDS = "the cat sat down on a mat dog barked N times and then it was quiet , .".split()
+WORDS = "the cat sat down on a mat dog barked N times and then it was quiet".split()
 
 
 @pytest.fixture(scope="module")
@@ -33,8 +36,13 @@ def model(vocab):
     return ONLSTMLanguageModel(config).eval()
 
 
-def run(lines, model, vocab, **kw):
-    return [line for chunk in induce_lines(lines, model, vocab, **kw) for line in chunk]
+def parser_of(model, vocab, layer=2, decoder="onlstm", **options):
+    return Parser.from_model(model, vocab, [Member(0, layer, decoder)], **options)
+
+
+def run(lines, model, vocab, layer=2, decoder="onlstm", batch_size=None, max_tokens=None, window=4096, **kw):
+    parser = parser_of(model, vocab, layer, decoder, batch_size=batch_size, max_tokens=max_tokens)
+    return [line for chunk in induce_lines(lines, parser, window=window, **kw) for line in chunk]
 
 
 def write(tmp_path, data: bytes, name="in.txt"):
@@ -46,7 +54,7 @@ def write(tmp_path, data: bytes, name="in.txt"):
 # --- preprocessing ----------------------------------------------------------------------------
 
 def test_preprocessor_drops_punct_normalises_and_maps_unknowns(vocab):
-    prep = Preprocessor(vocab)
+    prep = Preprocessor(vocab, punct="drop")
     s = prep("The Cat , sat 42 times on the Zebra .")
     assert s.tokens == ["The", "Cat", "sat", "42", "times", "on", "the", "Zebra"]
     assert s.ids == [vocab.index(w) for w in ["the", "cat", "sat", "N", "times", "on", "the", "<unk>"]]
@@ -54,16 +62,34 @@ def test_preprocessor_drops_punct_normalises_and_maps_unknowns(vocab):
     assert prep("") == ([], []) and prep(" , . ") == ([], [])
 
 
-def test_keep_punct_keeps_only_punctuation_the_vocabulary_has(vocab):
-    prep = Preprocessor(vocab, keep_punct=True)
-    s = prep("the cat ; sat , down .")
+def test_default_keeps_only_punctuation_the_vocabulary_has():
+    vocab = Vocabulary.build([WORDS + [",", "."]])
+    s = Preprocessor(vocab)("the cat ; sat , down .")
     assert s.tokens == ["the", "cat", "sat", ",", "down", "."]  # ";" is not in the vocabulary
     assert s.ids[3] == vocab.index(",")
+    assert Preprocessor(vocab, punct="drop")("the cat ; sat , down .").tokens == ["the", "cat", "sat", "down"]
 
 
-def test_tokenize_splits_raw_text(vocab):
-    assert Preprocessor(vocab)("the cat's mat.").tokens == ["the", "cat's", "mat."]
-    assert Preprocessor(vocab, tokenize=True)("the cat's mat.").tokens == ["the", "cat", "'s", "mat"]
+def test_tokenize_splits_raw_text_unless_pretokenized(vocab):
+    assert Preprocessor(vocab, tokenize=False)("the cat's mat.").tokens == ["the", "cat's", "mat."]
+    assert Preprocessor(vocab, punct="drop")("the cat's mat.").tokens == ["the", "cat", "'s", "mat"]
+
+
+def test_a_chunk_the_vocabulary_knows_is_kept_whole():
+    vocab = Vocabulary.build([["at&t", "u.s.", "inc.", "sold", "it", "to", "the"]])
+    prep = Preprocessor(vocab)
+    # Without the vocabulary, NLTK splits "AT&T" and the final period of "Inc.".
+    assert prep("AT&T sold it to the U.S. unit of Acme Inc.").tokens == \
+        ["AT&T", "sold", "it", "to", "the", "U.S.", "unit", "of", "Acme", "Inc."]
+    assert prep("the mat.").tokens == ["the", "mat"]
+
+
+def test_unicode_words_survive_in_every_script(vocab):
+    prep = Preprocessor(vocab, punct="drop")
+    assert prep("你好 世界").tokens == ["你好", "世界"]
+    assert prep("Привет, мир!").tokens == ["Привет", "мир"]
+    assert prep("il est à la maison").tokens == ["il", "est", "à", "la", "maison"]
+    assert prep("¿Dónde está? «Hola»").tokens == ["Dónde", "está", "Hola"]
 
 
 # --- reading ------------------------------------------------------------------------------------
@@ -114,7 +140,7 @@ LINES = ["The cat sat down .", "", ", ; .", "dog", "the dog barked 3 times and t
 
 
 def test_one_output_line_per_input_line_in_order(model, vocab):
-    out = run(LINES, model, vocab, options=InferenceOptions(batch_size=2, window=3))
+    out = run(LINES, model, vocab, batch_size=2, window=3)
     assert len(out) == len(LINES)
     assert out[1] == "" and out[2] == "" and out[6] == ""
     assert out[3] == "(dog)"
@@ -141,24 +167,27 @@ def test_trees_are_the_decoded_model_distances(model, vocab, decoder):
 def test_batching_and_windows_do_not_change_the_output(model, vocab):
     rng = np.random.default_rng(0)
     lines = [" ".join(rng.choice(WORDS, size=rng.integers(0, 25))) for _ in range(60)]
-    single = run(lines, model, vocab, fmt="json", options=InferenceOptions(batch_size=1, window=1))
-    batched = run(lines, model, vocab, fmt="json", options=InferenceOptions(batch_size=16, max_tokens=200, window=23))
+    single = run(lines, model, vocab, fmt="jsonl", batch_size=1, window=1)
+    batched = run(lines, model, vocab, fmt="jsonl", batch_size=16, max_tokens=200, window=23)
     assert len(single) == len(batched) == 60
     for a, b in zip(map(json.loads, single), map(json.loads, batched)):
         assert a["tokens"] == b["tokens"] and a["tree"] == b["tree"]
         np.testing.assert_allclose(a["distances"], b["distances"], atol=2e-6)
 
 
-@pytest.mark.parametrize("fmt", ["brackets", "ptb", "json"])
+@pytest.mark.parametrize("fmt", ["brackets", "ptb", "jsonl"])
 def test_every_format_reads_back_with_nltk(model, vocab, fmt):
-    lines = LINES + ["a (cat) sat", "it was N"]
+    lines = LINES + ["a (cat) sat", "it was N", "a zebra"]
     out = run(lines, model, vocab, fmt=fmt, decoder="split")
+    if fmt == "jsonl":
+        assert json.loads(out[-1])["oov"] == [False, True]
     assert len(out) == len(lines)
     for line, text in zip(lines, out):
         expected = Preprocessor(vocab)(line).tokens
-        if fmt == "json":
+        if fmt == "jsonl":
             record = json.loads(text)
             assert record["tokens"] == expected and len(record["distances"]) == len(expected)
+            assert record["oov"] == [normalize_word(t) not in vocab for t in expected]
             text = record["tree"] or ""
         if not expected:
             assert text == ""
@@ -176,9 +205,9 @@ def test_every_format_reads_back_with_nltk(model, vocab, fmt):
 
 def test_sentence_of_1000_tokens(model, vocab):
     rng = np.random.default_rng(5)
-    line = " ".join(rng.choice(WORDS[:-2], size=1000))
+    line = " ".join(rng.choice(WORDS, size=1000))
     for decoder in ("onlstm", "split"):
-        (text,) = run([line], model, vocab, decoder=decoder, fmt="ptb")
+        (text,) = run([line], model, vocab, decoder=decoder, fmt="ptb", tokenize=False)
         tree = nltk.Tree.fromstring(text)
         assert tree.leaves() == line.split()
         assert len(list(tree.subtrees())) == 999 + 1000  # internal nodes + pre-terminals
@@ -186,11 +215,13 @@ def test_sentence_of_1000_tokens(model, vocab):
 
 def test_distance_lines_tsv_and_jsonl(model, vocab):
     lines = ["the cat sat", "", "dog ."]
-    tsv = [x for chunk in distance_lines(lines, model, vocab, layers=[1, 3]) for x in chunk]
+    parser = parser_of(model, vocab)
+    header, *tsv = [x for chunk in distance_lines(lines, parser, layers=[1, 3]) for x in chunk]
+    assert header == "token\tlayer 1\tlayer 3"
     assert tsv[3] == "" and tsv[4] == "" and tsv[6] == ""
     assert [row.split("\t")[0] for row in tsv if row] == ["the", "cat", "sat", "dog"]
     assert all(len(row.split("\t")) == 3 for row in tsv if row)
-    records = [json.loads(x) for chunk in distance_lines(lines, model, vocab, layers=[1, 2, 3],
+    records = [json.loads(x) for chunk in distance_lines(lines, parser, layers=[1, 2, 3],
                                                          gate="input", fmt="jsonl") for x in chunk]
     assert [r["tokens"] for r in records] == [["the", "cat", "sat"], [], ["dog"]]
     tokens = torch.tensor([vocab.eos_id] + Preprocessor(vocab)("the cat sat").ids + [vocab.eos_id]).view(-1, 1)
@@ -205,31 +236,50 @@ def test_bad_layer_is_an_error(model, vocab):
         run(["the cat"], model, vocab, layer=4)
 
 
+def test_several_members_write_the_average_of_their_trees(model, vocab):
+    members = [Member(0, 1, "onlstm"), Member(0, 2, "split"), Member(0, 3, "onlstm")]
+    parser = Parser.from_model(model, vocab, members)
+    lines = ["the cat sat down on a mat", "dog barked N times and then it was quiet", "", "a cat"]
+    out = [x for chunk in induce_lines(lines, parser) for x in chunk]
+    for line, text in zip(lines, out):
+        tokens = Preprocessor(vocab)(line).tokens
+        if not tokens:
+            assert text == ""
+            continue
+        ids = torch.tensor([vocab.eos_id] + [vocab.index(t) for t in tokens]).view(-1, 1)
+        dist = model.distances(ids)[:, 0, 1:, 0].numpy()
+        trees = [decode(dist[m.layer - 1], tokens, m.decoder) for m in members]
+        assert parse_brackets(text) == average_trees(trees)
+
+
 # --- scoring a model on a gold set --------------------------------------------------------------
 
-def test_score_model_on_wsj10(nltk_treebank, model, vocab, tmp_path):
-    from onparse.checkpoint import LoadedModel, save_checkpoint
+def test_score_on_wsj10(nltk_treebank, model, vocab, tmp_path):
+    from onparse.api import load
+    from onparse.checkpoint import save_checkpoint
     from onparse.distances import sentence_distances
-    from onparse.induce import score_model
     from onparse.metrics import evaluate
-    from onparse.text import normalize_word
     from onparse.treebank import load_gold
 
     gold = load_gold("wsj10")
-    results = score_model(LoadedModel(model, vocab, {}), "wsj10", layers=None, decoders=None)
-    assert list(results) == [(k, d) for k in (1, 2, 3) for d in ("onlstm", "split")]
-    assert all(r.n_sentences == 555 for r in results.values())
-    # Independently: one sentence per batch, decoded and scored here.
+    parser = Parser.from_model(model, vocab)
+    scores = parser.score("wsj10", layers=[1, 2, 3], decoders=["onlstm", "split"])
+    assert [(m.layer, m.decoder) for m, _ in scores.members] == [(k, d) for k in (1, 2, 3) for d in ("onlstm", "split")]
+    assert all(r.n_sentences == 555 for _, r in scores.rows())
+    # Independently: one sentence per batch, decoded, averaged and scored here.
     ids = [[vocab.index(normalize_word(w)) for w in s.words] for s in gold]
     dists = sentence_distances(model, ids, vocab.eos_id, batch_size=1)
-    for (layer, decoder), result in results.items():
-        trees = [decode(d[layer - 1, 0], list(s.tokens), decoder) for d, s in zip(dists, gold)]
-        assert result.sentence_f1 == evaluate(trees, gold).sentence_f1
-    assert results[(1, "onlstm")].sentence_f1 != results[(2, "onlstm")].sentence_f1
-    # A checkpoint path works too, and asks only for what is needed.
+    per_sentence = [[decode(d[m.layer - 1, 0], list(s.words), m.decoder) for m, _ in scores.members]
+                    for d, s in zip(dists, gold)]
+    for k, (member, result) in enumerate(scores.members):
+        assert result.sentence_f1 == evaluate([trees[k] for trees in per_sentence], gold).sentence_f1
+    assert scores.average.sentence_f1 == evaluate([average_trees(t) for t in per_sentence], gold).sentence_f1
+    assert scores.members[0][1].sentence_f1 != scores.members[2][1].sentence_f1
+    # A checkpoint path works too, and its default member is layer 2 with the paper's decoder.
     path = tmp_path / "m.pt"
     save_checkpoint(str(path), config=model.config.to_dict(), vocab=vocab, state_dict=model.state_dict())
-    (key,) = score_model(str(path), gold, layers=[2], decoders=["split"])
-    assert key == (2, "split")
+    one = load(str(path), "cpu").score(gold)
+    assert one.average is None and one.members[0][0] == Member(0, 2, "onlstm")
+    assert one.result.sentence_f1 == scores.members[2][1].sentence_f1
     with pytest.raises(OnparseError, match="the model has 3 layers"):
-        score_model(str(path), gold, layers=[5])
+        load(str(path), "cpu", layers=[5])

@@ -10,7 +10,7 @@ from .errors import OnparseError
 
 __version__ = "0.1.0"
 
-__all__ = ["OnparseError", "__version__", "evaluate"]
+__all__ = ["OnparseError", "Parser", "__version__", "evaluate", "load"]
 
 
 def __getattr__(name):
@@ -18,4 +18,7 @@ def __getattr__(name):
     if name == "evaluate":
         from .metrics import evaluate
         return evaluate
+    if name in ("load", "Parser"):
+        from . import api
+        return getattr(api, name)
     raise AttributeError(f"module 'onparse' has no attribute {name!r}")

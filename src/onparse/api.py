@@ -123,6 +123,16 @@ class Parser(ParserI):
     names: List[str] = field(default_factory=list)
     metadata: Dict[str, Any] = field(default_factory=dict)
     batch_size: Optional[int] = None
+    max_tokens: Optional[int] = None
+
+    @classmethod
+    def from_model(cls, model, vocab, members: Optional[Sequence[Member]] = None, **options) -> "Parser":
+        """A parser over one in-memory :class:`onparse.model.ONLSTMLanguageModel` and its
+        :class:`onparse.vocab.Vocabulary` (default member: layer 2, the paper's decoder)."""
+        from .checkpoint import LoadedModel
+
+        return cls([LoadedModel(model.eval(), vocab, {})], list(members or [Member(0, 2, "onlstm")]), ["model"],
+                   **options)
 
     def __post_init__(self):
         if not self.models or not self.members:
@@ -132,7 +142,11 @@ class Parser(ParserI):
             if m.decoder not in DECODERS:
                 raise OnparseError(f"unknown decoder {m.decoder!r}; choose from {', '.join(DECODERS)}")
         if self.batch_size is None:
+            # A GPU needs wide batches to be busy; on a CPU 64 sentences already make the
+            # matrix products efficient, and wider ones only add padding.
             self.batch_size = 512 if self.device.type == "cuda" else 64
+        if self.max_tokens is None:
+            self.max_tokens = max(8192, 128 * self.batch_size)
 
     # -- what it is ---------------------------------------------------------------------------
     @property
@@ -144,13 +158,9 @@ class Parser(ParserI):
     def device(self):
         return next(self.models[0].model.parameters()).device
 
-    @property
-    def max_tokens(self) -> int:
-        return max(8192, 128 * self.batch_size)
-
     def with_members(self, members: Sequence[Member]) -> "Parser":
         """The same models read by other members."""
-        return Parser(self.models, list(members), self.names, self.metadata, self.batch_size)
+        return Parser(self.models, list(members), self.names, self.metadata, self.batch_size, self.max_tokens)
 
     # -- text -> tokens -----------------------------------------------------------------------
     def preprocessor(self, tokenize: bool = True, punct: str = "vocab") -> Preprocessor:

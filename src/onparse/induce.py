@@ -2,15 +2,14 @@
 
 One output line per input line, in input order, whatever the batching:
 
-- an input line is split on whitespace (or by NLTK's Treebank tokenizer with ``tokenize=True``);
-  punctuation (:func:`onparse.text.is_punct`) is dropped before the model sees it, as in the
-  evaluation protocol; with ``keep_punct=True`` a punctuation token is kept when the vocabulary
-  has it (normalised), and still dropped otherwise (the model would only see ``<unk>``);
-- the remaining tokens are normalised (:func:`onparse.text.normalize_word`) and looked up,
-  unknown words becoming ``<unk>``; the trees show the user's original tokens;
+- an input line is tokenised and its punctuation dropped by :class:`onparse.text.Preprocessor`
+  (NLTK's word tokenizer, or whitespace for pre-tokenised text; the Unicode word rule, with the
+  symbols the model's vocabulary holds as words kept), the remaining tokens normalised and
+  looked up, unknown words becoming ``<unk>``; the trees show the user's original tokens;
+- a parser with several members writes their average tree (:mod:`onparse.average`);
 - a line with no words left (an empty line, or only punctuation) gives an empty output line in
-  the ``brackets`` and ``ptb`` formats, and ``{"tokens": [], "tree": null, "distances": []}`` in
-  ``json`` (JSON Lines has no empty records);
+  the ``brackets`` and ``ptb`` formats, and ``{"tokens": [], "tree": null, ...}`` in ``jsonl``
+  (JSON Lines has no empty records);
 - a one-word sentence is written ``(word)`` / ``(X (W word))``, so every non-empty output line
   is a bracketed tree that ``nltk.Tree.fromstring`` reads.
 
@@ -26,14 +25,12 @@ import json
 import os
 import stat
 import sys
-from dataclasses import dataclass
 from typing import IO, Callable, Iterable, Iterator, List, NamedTuple, Optional, Sequence, Tuple
 
-from .decode import DECODERS, decode
 from .errors import OnparseError
-from .text import is_punct, normalize_word
+from .text import normalize_word
 
-FORMATS = ("brackets", "ptb", "json")
+FORMATS = ("brackets", "ptb", "jsonl")
 DISTANCE_FORMATS = ("tsv", "jsonl")
 #: Lines read, sorted and parsed together; bounds the memory in the corpus size.
 WINDOW = 4096
@@ -140,66 +137,8 @@ def read_lines(path: str, shard: Optional[Shard] = None) -> Iterator[str]:
 
 
 # --------------------------------------------------------------------------------------
-# Sentences
-# --------------------------------------------------------------------------------------
-
-
-class Sentence(NamedTuple):
-    """One input line after preprocessing: the user's tokens the model reads, and their ids."""
-
-    tokens: List[str]
-    ids: List[int]
-
-
-@dataclass(frozen=True)
-class Preprocessor:
-    """Turns a line of text into a :class:`Sentence` (see the module docstring for the rules)."""
-
-    vocab: object                  # onparse.vocab.Vocabulary
-    tokenize: bool = False
-    keep_punct: bool = False
-
-    def tokens(self, line: str) -> List[str]:
-        if self.tokenize:
-            return _treebank_tokenizer().tokenize(line)
-        return line.split()
-
-    def __call__(self, line: str) -> Sentence:
-        vocab = self.vocab
-        tokens, ids = [], []
-        for token in self.tokens(line):
-            word = normalize_word(token)
-            if is_punct(token) and not (self.keep_punct and word in vocab):
-                continue
-            tokens.append(token)
-            ids.append(vocab.index(word))
-        return Sentence(tokens, ids)
-
-
-_TOKENIZER = None
-
-
-def _treebank_tokenizer():
-    global _TOKENIZER
-    if _TOKENIZER is None:
-        from nltk.tokenize import TreebankWordTokenizer  # pure regular expressions, no data
-
-        _TOKENIZER = TreebankWordTokenizer()
-    return _TOKENIZER
-
-
-# --------------------------------------------------------------------------------------
 # The streaming pipeline
 # --------------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class InferenceOptions:
-    """How sentences are batched through the model."""
-
-    batch_size: int = 64           # sentences per batch (at most)
-    max_tokens: int = 8192         # padded tokens per batch (at most)
-    window: int = WINDOW           # lines sorted and parsed together
 
 
 def _windows(lines: Iterable[str], size: int) -> Iterator[List[str]]:
@@ -213,19 +152,6 @@ def _windows(lines: Iterable[str], size: int) -> Iterator[List[str]]:
         yield window
 
 
-def _distance_stream(lines: Iterable[str], model, prep: Preprocessor, n_layers: int,
-                     options: InferenceOptions) -> Iterator[List[Tuple[Sentence, object]]]:
-    """Per window, ``[(sentence, distances (n_layers, 2, n)), ...]`` in input order."""
-    from .distances import sentence_distances
-
-    eos = prep.vocab.eos_id
-    for window in _windows(lines, options.window):
-        sentences = [prep(line) for line in window]
-        dists = sentence_distances(model, [s.ids for s in sentences], eos, n_layers,
-                                   options.batch_size, options.max_tokens)
-        yield list(zip(sentences, dists))
-
-
 def format_tree(tree, fmt: str) -> str:
     """One output line for a decoded tree (a leaf for one-word sentences)."""
     from .trees import to_brackets, to_ptb
@@ -236,72 +162,86 @@ def format_tree(tree, fmt: str) -> str:
     return to_brackets((tree,) if isinstance(tree, str) else tree)
 
 
-def induce_lines(lines: Iterable[str], model, vocab, *, layer: int = 2, decoder: str = "onlstm",
-                 fmt: str = "brackets", tokenize: bool = False, keep_punct: bool = False,
-                 options: InferenceOptions = InferenceOptions()) -> Iterator[List[str]]:
+def induce_lines(lines: Iterable[str], parser, *, fmt: str = "brackets", tokenize: bool = True,
+                 punct: str = "vocab", window: int = WINDOW) -> Iterator[List[str]]:
     """Induce a tree for each line; yield the output lines (no newline) window by window.
 
-    ``model``: a loaded ON-LSTM LM (on any device); ``layer``: 1-based layer whose master-forget
-    distances are decoded; ``decoder``: one of :data:`onparse.decode.DECODERS`; ``fmt``: one of
-    :data:`FORMATS`.
+    ``parser``: an :class:`onparse.api.Parser` (its members' trees are averaged when it has
+    several); ``fmt``: one of :data:`FORMATS`; ``tokenize`` / ``punct``: see
+    :class:`onparse.text.Preprocessor`.  ``json`` records hold the tokens, the tree, the first
+    member's distances and ``oov``: per token, whether the (first) model's vocabulary lacks it.
     """
-    _check_choice(decoder, DECODERS, "decoder")
     _check_choice(fmt, FORMATS, "format")
-    _check_layer(model, layer)  # checked here, not at the first line read
-    prep = Preprocessor(vocab, tokenize, keep_punct)
-    return _induce(_distance_stream(lines, model, prep, layer, options), layer, decoder, fmt)
-
-
-def _induce(stream, layer, decoder, fmt) -> Iterator[List[str]]:
-    for pairs in stream:
+    prep = parser.preprocessor(tokenize, punct)
+    known = parser.vocab.stoi
+    first = parser.members[0]
+    for lines_ in _windows(lines, window):
+        tokens = [prep(line).tokens for line in lines_]
+        dists = parser.model_distances(tokens)
+        trees = parser.trees(tokens, dists)
         out = []
-        for sentence, dist in pairs:
-            d_f = dist[layer - 1, 0]
-            if fmt == "json":
-                tree = format_tree(decode(d_f, sentence.tokens, decoder), "brackets") if sentence.tokens else None
-                out.append(json.dumps({"tokens": sentence.tokens, "tree": tree,
-                                       "distances": [round(float(x), 6) for x in d_f]},
+        for i, (toks, tree) in enumerate(zip(tokens, trees)):
+            if fmt == "jsonl":
+                d_f = dists[first.model][i][first.layer - 1, 0]
+                out.append(json.dumps({"tokens": toks,
+                                       "tree": None if tree is None else format_tree(tree, "brackets"),
+                                       "distances": [round(float(x), 6) for x in d_f],
+                                       "oov": [normalize_word(t) not in known for t in toks]},
                                       ensure_ascii=False))
-            elif sentence.tokens:
-                out.append(format_tree(decode(d_f, sentence.tokens, decoder), fmt))
             else:
-                out.append("")
+                out.append("" if tree is None else format_tree(tree, fmt))
         yield out
 
 
-def distance_lines(lines: Iterable[str], model, vocab, *, layers: Sequence[int], gate: str = "forget",
-                   fmt: str = "tsv", tokenize: bool = False, keep_punct: bool = False,
-                   options: InferenceOptions = InferenceOptions()) -> Iterator[List[str]]:
-    """Per-word distances of each line; yield output lines window by window.
+def distance_columns(parser, layers: Sequence[int]) -> List[Tuple[int, int, str]]:
+    """``(model, layer, name)`` of each distance column: every model x layer; named ``2``
+    for one model, ``1.2`` (model 1, layer 2) for several."""
+    from .api import check_layer
 
-    ``layers``: 1-based layers to report; ``gate``: ``forget`` (d_f, used for parsing) or
-    ``input`` (d_i).  ``tsv``: one ``token<TAB>value...`` row per word (one value per layer)
-    and a blank line after every sentence (so an empty sentence is just a blank line);
-    ``jsonl``: ``{"tokens": [...], "gate": "forget", "distances": {"2": [...]}}`` per line.
+    columns = []
+    for m, loaded in enumerate(parser.models):
+        for layer in layers:
+            check_layer(loaded.model, layer)
+            columns.append((m, layer, f"{m + 1}.{layer}" if len(parser.models) > 1 else str(layer)))
+    return columns
+
+
+def distance_lines(lines: Iterable[str], parser, *, layers: Sequence[int], gate: str = "forget",
+                   fmt: str = "tsv", tokenize: bool = True, punct: str = "vocab", header: bool = True,
+                   window: int = WINDOW) -> Iterator[List[str]]:
+    """Per-word distances of each line, for every model of ``parser`` and each of ``layers``;
+    yield output lines window by window.
+
+    ``gate``: ``forget`` (d_f, used for parsing) or ``input`` (d_i).  ``tsv``: a header row
+    ``token<TAB>layer 2 ...`` (with ``header``), then one ``token<TAB>value...`` row per word
+    (one value per column, :func:`distance_columns`) and a blank line after every sentence (so
+    an empty sentence is just a blank line); ``jsonl``: ``{"tokens": [...], "gate": "forget",
+    "distances": {"2": [...]}}`` per line.
     """
+    from .api import Member
     from .distances import GATES
 
     _check_choice(gate, tuple(GATES), "gate")
     _check_choice(fmt, DISTANCE_FORMATS, "format")
     if not layers:
         raise ValueError("no layers to report")
-    for layer in layers:
-        _check_layer(model, layer)
-    prep = Preprocessor(vocab, tokenize, keep_punct)
-    return _distances(_distance_stream(lines, model, prep, max(layers), options), layers, GATES[gate], gate, fmt)
-
-
-def _distances(stream, layers, g, gate, fmt) -> Iterator[List[str]]:
-    for pairs in stream:
+    columns = distance_columns(parser, layers)
+    reader = parser.with_members([Member(m, layer, "onlstm") for m, layer, _ in columns])
+    prep = parser.preprocessor(tokenize, punct)
+    g = GATES[gate]
+    if fmt == "tsv" and header:
+        yield ["token\t" + "\t".join(f"layer {name}" for _, _, name in columns)]
+    for lines_ in _windows(lines, window):
+        tokens = [prep(line).tokens for line in lines_]
+        dists = reader.model_distances(tokens)
         out = []
-        for sentence, dist in pairs:
+        for i, toks in enumerate(tokens):
             if fmt == "jsonl":
-                values = {str(k): [round(float(x), 6) for x in dist[k - 1, g]] for k in layers}
-                out.append(json.dumps({"tokens": sentence.tokens, "gate": gate, "distances": values},
-                                      ensure_ascii=False))
+                values = {name: [round(float(x), 6) for x in dists[m][i][layer - 1, g]] for m, layer, name in columns}
+                out.append(json.dumps({"tokens": toks, "gate": gate, "distances": values}, ensure_ascii=False))
                 continue
-            for position, token in enumerate(sentence.tokens):
-                values = "\t".join(f"{dist[k - 1, g, position]:.6f}" for k in layers)
+            for position, token in enumerate(toks):
+                values = "\t".join(f"{dists[m][i][layer - 1, g, position]:.6f}" for m, layer, _ in columns)
                 out.append(f"{token}\t{values}")
             out.append("")
         yield out
@@ -352,53 +292,3 @@ def steady_memory() -> bool:
 def _check_choice(value, choices, what):
     if value not in choices:
         raise ValueError(f"unknown {what} {value!r}; choose from {', '.join(choices)}")
-
-
-def _check_layer(model, layer: int) -> None:
-    n = model.config.n_layers
-    if not 1 <= layer <= n:
-        raise OnparseError(f"layer {layer} does not exist: the model has {n} layers (1..{n})")
-
-
-# --------------------------------------------------------------------------------------
-# Scoring a model on a gold set
-# --------------------------------------------------------------------------------------
-
-
-def score_model(model, gold, layers: Optional[Sequence[int]] = (2,),
-                decoders: Optional[Sequence[str]] = ("onlstm",), ptb_root=None, device="cpu",
-                options: InferenceOptions = InferenceOptions()):
-    """Induce trees for the sentences of a gold set and score them, per layer and decoder.
-
-    ``model``: a checkpoint path or a :class:`~onparse.checkpoint.LoadedModel`; ``gold``: a
-    gold name (``wsj10``, ...), a path, or a :class:`~onparse.treebank.Gold`; ``layers``:
-    1-based layers (None = every layer); ``decoders``: names from :data:`DECODERS` (None = all).
-    The model reads the gold sentences' kept words (punctuation is already gone), normalised,
-    unknown words as ``<unk>``; the distances are computed once for all requested layers.
-
-    Returns ``{(layer, decoder): onparse.metrics.EvalResult}`` in the order requested.
-    """
-    from .checkpoint import LoadedModel, load_model
-    from .distances import sentence_distances
-    from .metrics import evaluate
-    from .treebank import Gold, load_gold
-
-    if not isinstance(model, LoadedModel):
-        model = load_model(str(model), device)
-    net, vocab = model.model, model.vocab
-    layers = list(range(1, net.config.n_layers + 1)) if layers is None else list(layers)
-    decoders = list(DECODERS) if decoders is None else list(decoders)
-    for layer in layers:
-        _check_layer(net, layer)
-    for decoder in decoders:
-        _check_choice(decoder, DECODERS, "decoder")
-    if not isinstance(gold, Gold):
-        gold = load_gold(str(gold), ptb_root)
-    ids = [[vocab.index(normalize_word(w)) for w in s.words] for s in gold]
-    dists = sentence_distances(net, ids, vocab.eos_id, max(layers), options.batch_size, options.max_tokens)
-    results = {}
-    for layer in layers:
-        for decoder in decoders:
-            trees = [decode(d[layer - 1, 0], list(s.tokens), decoder) for d, s in zip(dists, gold)]
-            results[(layer, decoder)] = evaluate(trees, gold)
-    return results

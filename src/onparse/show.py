@@ -86,10 +86,11 @@ class SentenceView:
 
 
 def make_view(words: Sequence[str], distances: Sequence[Sequence[float]], layer: int = 2,
-              decoder: str = "onlstm", gold: Optional[GoldTree] = None) -> SentenceView:
+              decoder: str = "onlstm", gold: Optional[GoldTree] = None, tree: Optional[Tree] = None) -> SentenceView:
     """Decode layer ``layer`` (1-based) of ``distances`` (``(L, n)``: d_f per layer and word)
-    into a tree over ``words`` and bundle the lot.  ValueError for inconsistent shapes;
-    OnparseError when ``gold``'s words differ from ``words``."""
+    into a tree over ``words`` and bundle the lot; a given ``tree`` (an average of several
+    members, whose ``decoder`` then names it) is used instead of decoding.  ValueError for
+    inconsistent shapes; OnparseError when ``gold``'s words differ from ``words``."""
     words = tuple(words)
     rows = tuple(tuple(float(x) for x in row) for row in distances)
     if not words:
@@ -98,11 +99,12 @@ def make_view(words: Sequence[str], distances: Sequence[Sequence[float]], layer:
         raise ValueError(f"distances must have shape (layers, {len(words)})")
     if not 1 <= layer <= len(rows):
         raise OnparseError(f"layer {layer} does not exist: the model has {len(rows)} layers (1..{len(rows)})")
-    if decoder not in DECODERS:
+    if tree is None and decoder not in DECODERS:
         raise ValueError(f"unknown decoder {decoder!r}; choose from {', '.join(DECODERS)}")
     if gold is not None:
         _check_gold_words(words, gold)
-    tree = decode(rows[layer - 1], list(words), decoder)
+    if tree is None:
+        tree = decode(rows[layer - 1], list(words), decoder)
     return SentenceView(words, rows, layer, decoder, tree, gold)
 
 
@@ -377,24 +379,26 @@ def read_gold(spec: str, ptb_root=None) -> List[GoldTree]:
 # --------------------------------------------------------------------------------------
 
 
-def views_from_lines(lines: Iterable[str], model, vocab, *, layer: int = 2, decoder: str = "onlstm",
-                     golds: Optional[Sequence[GoldTree]] = None, tokenize: bool = False,
-                     keep_punct: bool = False) -> Iterator[Tuple[int, Optional[SentenceView]]]:
-    """Run the model over each line and yield ``(line number, view)``; the view is None for a
-    line with no words.  Lines are read one at a time (a terminal user sees each answer at
-    once).  ``golds``: one gold tree per non-empty line, in order (checked against the words).
+def views_from_lines(lines: Iterable[str], parser, *, golds: Optional[Sequence[GoldTree]] = None,
+                     tokenize: bool = True, punct: str = "vocab") -> Iterator[Tuple[int, Optional[SentenceView]]]:
+    """Run the parser (:class:`onparse.api.Parser`) over each line and yield ``(line number,
+    view)``; the view is None for a line with no words.  Lines are read one at a time (a
+    terminal user sees each answer at once).  ``golds``: one gold tree per non-empty line, in
+    order (checked against the words).  The bars show the distances of the model the first
+    member reads, at every layer; the tree is the parser's (an average with several members).
     """
-    from .distances import sentence_distances
-    from .induce import Preprocessor
+    from .api import Member
 
-    n_layers = model.config.n_layers
-    if not 1 <= layer <= n_layers:
-        raise OnparseError(f"layer {layer} does not exist: the model has {n_layers} layers (1..{n_layers})")
-    prep = Preprocessor(vocab, tokenize, keep_punct)
+    first = parser.members[0]
+    reader = parser.with_members([Member(first.model, parser.models[first.model].model.config.n_layers, "onlstm")]
+                                 + list(parser.members))
+    averaged = len(parser.members) > 1
+    decoder = f"average of {len(parser.members)} members" if averaged else first.decoder
+    prep = parser.preprocessor(tokenize, punct)
     used = 0
     for number, line in enumerate(lines, 1):
-        sentence = prep(line)
-        if not sentence.tokens:
+        tokens = prep(line).tokens
+        if not tokens:
             yield number, None
             continue
         gold = None
@@ -403,7 +407,9 @@ def views_from_lines(lines: Iterable[str], model, vocab, *, layer: int = 2, deco
                 raise OnparseError(f"line {number}: no gold tree left (--gold gave {len(golds)})")
             gold = golds[used]
             used += 1
-        dist = sentence_distances(model, [sentence.ids], vocab.eos_id, n_layers)[0]  # (L, 2, n)
-        yield number, make_view(sentence.tokens, dist[:, 0].tolist(), layer, decoder, gold)
+        dists = reader.model_distances([tokens])
+        tree = parser.trees([tokens], dists)[0]
+        rows = dists[first.model][0][:, 0].tolist()          # (L, n): d_f of every layer
+        yield number, make_view(tokens, rows, first.layer, decoder, gold, tree=tree)
     if golds is not None and used < len(golds):
         raise OnparseError(f"--gold gave {len(golds)} trees for {used} sentence(s)")

@@ -8,9 +8,9 @@ import sys
 
 import click
 
-from ..decode import DECODERS
 from ..errors import OnparseError
-from .common import device_option, load_model, model_name, model_option
+from ..text import PUNCT_POLICIES
+from .common import device_option, load_parser, members_options, model_name, model_option
 
 _SCALES = ("layer", "unit")
 
@@ -35,10 +35,7 @@ def _wants_unicode(ascii_only: bool) -> bool:
 @click.command("show")
 @click.argument("sentence", nargs=-1)
 @model_option
-@click.option("--layer", default=2, show_default=True, type=click.IntRange(min=1),
-              help="Layer (1-based) whose master-forget distances are decoded into the tree.")
-@click.option("--decode", "decoder", type=click.Choice(DECODERS), default="onlstm", show_default=True,
-              help="onlstm: the paper's greedy top-down rule; split: the unbiased binary split.")
+@members_options
 @click.option("--gold", "gold_spec", default=None, metavar="TREE|FILE|SET:I[-J]",
               help="Gold tree(s) to show beside the induced one, with the sentence's F1: a bracketed "
                    "tree ('(S (NP (DT The) (NN cat)) (VP (VBD sat)))' or '((the cat) sat)'), a file "
@@ -59,13 +56,15 @@ def _wants_unicode(ascii_only: bool) -> bool:
               help="layer: each layer's bars span its smallest..largest value in the sentence "
                    "(shows the ranking the decoder uses; figures zoom each panel likewise); "
                    "unit: bars span 0..1.")
-@click.option("--tokenize", is_flag=True,
-              help="Split raw text with NLTK's Treebank tokenizer instead of on whitespace.")
-@click.option("--keep-punct", is_flag=True,
-              help="Keep punctuation tokens that the model's vocabulary has (removed by default).")
+@click.option("--pretokenized", is_flag=True,
+              help="Split the sentence on whitespace only instead of tokenising it with NLTK's word tokenizer.")
+@click.option("--punct", type=click.Choice(PUNCT_POLICIES), default="vocab", show_default=True,
+              help="vocab: drop punctuation unless the model's vocabulary holds it as a word; drop: drop all.")
+@click.option("--tokenize", is_flag=True, hidden=True)
+@click.option("--keep-punct", is_flag=True, hidden=True)
 @device_option
-def show_command(sentence, model_path, layer, decoder, gold_spec, ptb_root, png_path, svg_path, ascii_only,
-                 height, scale, tokenize, keep_punct, device):
+def show_command(sentence, model_paths, layer, decoder, gold_spec, ptb_root, png_path, svg_path, ascii_only,
+                 height, scale, pretokenized, punct, tokenize, keep_punct, device):
     """Draw the tree a model induces for SENTENCE, with the distance of every word.
 
     Prints the induced tree (brackets and a drawing) and under its words the master-forget
@@ -101,12 +100,13 @@ def show_command(sentence, model_path, layer, decoder, gold_spec, ptb_root, png_
         raise OnparseError(f"--gold gave {len(golds)} trees for {len(lines)} sentence(s)")
     several = from_stdin or len(lines) > 1
 
-    loaded = load_model(model_path, device)
+    parser = load_parser(model_paths, device, layer, decoder)
     unicode = _wants_unicode(ascii_only)
-    caption = f"model: {model_name(model_path)}" + (f"  ·  gold: {gold_spec}" if gold_spec and len(gold_spec) < 60 else "")
+    caption = f"model: {model_name(model_paths)}" + (f"  ·  gold: {gold_spec}" if gold_spec and len(gold_spec) < 60 else "")
     first = True
-    for number, view in views_from_lines(lines, loaded.model, loaded.vocab, layer=layer, decoder=decoder,
-                                         golds=golds, tokenize=tokenize, keep_punct=keep_punct):
+    # Gold trees are in the treebank's tokens: read their words as given.
+    for number, view in views_from_lines(lines, parser, golds=golds, tokenize=not (pretokenized or golds),
+                                         punct=punct):
         if view is None:
             click.echo(f"line {number}: no words to parse (empty or only punctuation)", err=True)
             continue

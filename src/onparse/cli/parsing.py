@@ -7,8 +7,8 @@ import sys
 
 import click
 
-from .common import device_option, layer_list, load_model, model_option
-
+from ..text import PUNCT_POLICIES
+from .common import device_option, layer_list, load_parser, members_options, model_option
 
 
 class _ShardType(click.ParamType):
@@ -30,11 +30,14 @@ def _common_options(func):
     options = [
         click.argument("file", type=click.Path(allow_dash=True, dir_okay=False), default="-"),
         model_option,
-        click.option("--tokenize", is_flag=True,
-                     help="Split raw text with NLTK's Treebank tokenizer instead of on whitespace."),
-        click.option("--keep-punct", is_flag=True,
-                     help="Keep punctuation tokens that the model's vocabulary has "
-                          "(by default punctuation is removed, as in the evaluation protocol)."),
+        click.option("--pretokenized", is_flag=True,
+                     help="Split lines on whitespace only (text already tokenised, one sentence per line) "
+                          "instead of tokenising them with NLTK's word tokenizer."),
+        click.option("--punct", type=click.Choice(PUNCT_POLICIES), default="vocab", show_default=True,
+                     help="vocab: drop punctuation (tokens without a letter or digit) unless the model's "
+                          "vocabulary holds it as a word (such as % or &); drop: drop all of it."),
+        click.option("--tokenize", is_flag=True, hidden=True),      # the default since 0.2; kept for old scripts
+        click.option("--keep-punct", is_flag=True, hidden=True),    # the default (--punct vocab) since 0.2
         click.option("--batch-size", type=click.IntRange(min=1), default=None,
                      help="Sentences per batch, sorted by length within a window of 4096 lines  "
                           "[default: 64 on CPU, 512 on GPU]."),
@@ -61,76 +64,74 @@ def _run(chunks, total_hint: str):
         return write_stream(chunks, sys.stdout, progress=bar.update)
 
 
-def _options(batch_size, file, model):
-    from ..induce import InferenceOptions, WINDOW
+def _window(file) -> int:
+    from ..induce import WINDOW
 
-    if batch_size is None:
-        # A GPU needs wide batches to be busy; on a CPU, 64 sentences already make the matrix
-        # products efficient and wider ones only add padding.
-        batch_size = 512 if next(model.parameters()).device.type == "cuda" else 64
     # Typing sentences at a terminal: answer each line at once instead of waiting for a window.
-    window = 1 if file == "-" and sys.stdin.isatty() else WINDOW
-    return InferenceOptions(batch_size=batch_size, max_tokens=max(8192, 128 * batch_size), window=window)
+    return 1 if file == "-" and sys.stdin.isatty() else WINDOW
 
 
 @click.command("induce")
-@click.option("--layer", default=2, show_default=True, type=click.IntRange(min=1),
-              help="Layer (1-based) whose master-forget distances are decoded; the paper reads layer 2.")
-@click.option("--decode", "decoder", type=click.Choice(["onlstm", "split"]), default="onlstm",
-              show_default=True,
-              help="onlstm: the paper's greedy top-down rule; split: the unbiased binary split.")
-@click.option("--format", "fmt", type=click.Choice(["brackets", "ptb", "json"]), default="brackets",
+@members_options
+@click.option("--format", "fmt", type=click.Choice(["brackets", "ptb", "jsonl", "json"]), default="brackets",
               show_default=True,
               help="brackets: ((the cat) (sat down)); ptb: placeholder labels, for EVALB and nltk; "
-                   "json: tokens, tree and distances.")
+                   "jsonl: one JSON object per line with tokens, tree, distances and out-of-vocabulary "
+                   "flags (json is an alias).")
 @_common_options
-def induce_command(file, model_path, tokenize, keep_punct, batch_size, shard, device, layer, decoder, fmt):
+def induce_command(file, model_paths, pretokenized, punct, tokenize, keep_punct, batch_size, shard, device,
+                   layer, decoder, fmt):
     """Induce one binary tree per line of FILE (default: standard input).
 
-    One output line per input line, in order: a line with no words (empty, or only
-    punctuation) gives an empty line (a record with "tree": null in json).
+    Lines are raw text: tokenised by NLTK's word tokenizer (--pretokenized: split on
+    whitespace), punctuation dropped, the trees written in your own tokens.  One output line
+    per input line, in order: a line with no words (empty, or only punctuation) gives an empty
+    line (a record with "tree": null in jsonl).  With several models, layers or decoders the
+    trees of every member are averaged (the tree sharing the most spans with them).
 
     \b
-    onparse induce corpus.txt --model lm.pt > trees.txt
-    onparse induce raw.txt --model lm.pt --tokenize --decode split --format ptb
-    onparse induce big.txt --model lm.pt --shard 3/8 > part3.txt
+    onparse induce corpus.txt > trees.txt
+    onparse induce raw.txt --model lm.pt --decode split --format ptb
+    onparse induce tokens.txt --pretokenized -m s1.pt -m s2.pt -m s3.pt --layer 2,3
+    onparse induce big.txt --shard 3/8 > part3.txt
     """
     from ..induce import induce_lines, read_lines
 
-    loaded = load_model(model_path, device)
-    layer_list(str(layer), loaded.model.config.n_layers, allow_all=False)
-    chunks = induce_lines(read_lines(file, shard), loaded.model, loaded.vocab, layer=layer,
-                          decoder=decoder, fmt=fmt, tokenize=tokenize, keep_punct=keep_punct,
-                          options=_options(batch_size, file, loaded.model))
+    parser = load_parser(model_paths, device, layer, decoder, batch_size)
+    chunks = induce_lines(read_lines(file, shard), parser, fmt="jsonl" if fmt == "json" else fmt,
+                          tokenize=not pretokenized, punct=punct, window=_window(file))
     _run(chunks, "induce")
 
 
 @click.command("distances")
 @click.option("--layer", default="2", show_default=True,
-              help="Layer to report (1-based), or `all` for every layer (one column / key each).")
+              help="Layer(s) to report (1-based): a number, a comma-separated list, or all (one column / key "
+                   "each, for every model).")
 @click.option("--gate", type=click.Choice(["forget", "input"]), default="forget", show_default=True,
               help="forget: master-forget distance d_f (used for parsing); input: master-input distance d_i.")
 @click.option("--format", "fmt", type=click.Choice(["tsv", "jsonl"]), default="tsv", show_default=True,
-              help="tsv: `token<TAB>value...` per word, a blank line after each sentence; "
-                   "jsonl: one {tokens, gate, distances: {layer: [...]}} object per line.")
+              help="tsv: a header row, then `token<TAB>value...` per word and a blank line after each "
+                   "sentence; jsonl: one {tokens, gate, distances: {layer: [...]}} object per line.")
 @_common_options
-def distances_command(file, model_path, tokenize, keep_punct, batch_size, shard, device, layer, gate, fmt):
+def distances_command(file, model_paths, pretokenized, punct, tokenize, keep_punct, batch_size, shard, device,
+                      layer, gate, fmt):
     """Print the syntactic distance of every word of each line of FILE (default: standard input).
 
     Each sentence is read as `<eos> w1 .. wn <eos>` from a zero state; the values at w1 .. wn
-    are printed.  Punctuation is removed first unless --keep-punct.
+    are printed.  Lines are tokenised and punctuation dropped as `onparse induce` does.  With
+    several models (or a bundle), columns are named MODEL.LAYER (1.2 = model 1, layer 2).
 
     \b
-    onparse distances corpus.txt --model lm.pt --layer all
+    onparse distances corpus.txt --layer all
     echo "the cat sat down" | onparse distances - --model lm.pt --format jsonl
     """
     from ..induce import distance_lines, read_lines
 
-    loaded = load_model(model_path, device)
-    layers = layer_list(layer, loaded.model.config.n_layers, allow_all=True)
-    chunks = distance_lines(read_lines(file, shard), loaded.model, loaded.vocab, layers=layers,
-                            gate=gate, fmt=fmt, tokenize=tokenize, keep_punct=keep_punct,
-                            options=_options(batch_size, file, loaded.model))
+    parser = load_parser(model_paths, device, batch_size=batch_size)
+    layers = layer_list(layer, min(m.model.config.n_layers for m in parser.models), allow_all=True)
+    chunks = distance_lines(read_lines(file, shard), parser, layers=layers, gate=gate, fmt=fmt,
+                            tokenize=not pretokenized, punct=punct, window=_window(file),
+                            header=shard is None or shard.index == 1)
     _run(chunks, "distances")
 
 

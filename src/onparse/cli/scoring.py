@@ -8,9 +8,8 @@ from typing import Optional
 
 import click
 
-from ..decode import DECODERS
 from ..errors import OnparseError
-from .common import device_option, layer_list, load_model, model_name, model_option
+from .common import device_option, load_parser, members_options, model_name, model_option
 from .figures import check_plots, plots_option, write_eval_plots
 from ..treebank import GOLD_NAMES, PTB_ROOT_ENV, is_gold_spec
 
@@ -68,15 +67,19 @@ def report_options(func):
     return func
 
 
-def emit_report(result, as_json: bool, per_sentence: Optional[str], about: Optional[dict] = None) -> None:
-    """Print an :class:`onparse.metrics.EvalResult` (table or JSON) and write per-sentence records.
+def emit_report(result, as_json: bool, per_sentence: Optional[str], about: Optional[dict] = None,
+                quiet: bool = False) -> None:
+    """Print an :class:`onparse.metrics.EvalResult` (table or JSON; nothing when ``quiet``) and
+    write per-sentence records.
 
     ``about``: what was scored (``{"model": ..., "layer": 2, "decoder": "onlstm"}``), added to the
     JSON object and printed as a first line above the table."""
     from ..metrics import write_per_sentence
 
     about = about or {}
-    if as_json:
+    if quiet:
+        pass
+    elif as_json:
         click.echo(json.dumps({**about, **result.to_dict()}, indent=2))
     else:
         if about:
@@ -110,16 +113,11 @@ def read_input(path: str):
 @report_options
 @plots_option
 @model_option
-@click.option("--layer", default="2", show_default=True,
-              help="With a model: the layer (1-based) whose master-forget distances are decoded, "
-                   "or `all` for one score per layer.")
-@click.option("--decode", "decoder", type=click.Choice(DECODERS + ("all",)), default="onlstm", show_default=True,
-              help="With a model: onlstm (the paper's greedy top-down rule), split (the unbiased "
-                   "binary split), or all (one score per decoder).")
+@members_options
 @device_option
 @click.argument("pred", type=click.Path(exists=True, dir_okay=False, allow_dash=True), required=False)
 @click.pass_context
-def eval_command(ctx, gold, ptb_root, as_json, per_sentence, plots, model_path, layer, decoder, device, pred):
+def eval_command(ctx, gold, ptb_root, as_json, per_sentence, plots, model_paths, layer, decoder, device, pred):
     """Score trees against gold trees: the trees in PRED, or the trees a model induces.
 
     PRED is a file (or - for standard input) with one bracketed tree per line, in gold
@@ -129,8 +127,9 @@ def eval_command(ctx, gold, ptb_root, as_json, per_sentence, plots, model_path, 
     mismatch is an error naming the first bad line, and nothing is scored.
 
     Without PRED, a language model (--model, default: the bundled one) parses the gold
-    sentences and its trees are scored; --layer all and --decode all compare layers and
-    decoders in one table.
+    sentences and its trees are scored.  With several members (repeated --model, a bundle,
+    or lists such as --layer 2,3 --decode all) every member is scored, and so are their
+    averaged trees; the report, --per-sentence and --plots then describe the average.
 
     Reports sentence F1 (ON-LSTM and Kim et al. conventions), corpus F1 and EVALB-style
     corpus F1 with their precision and recall, recall per gold label, average depths and
@@ -140,17 +139,18 @@ def eval_command(ctx, gold, ptb_root, as_json, per_sentence, plots, model_path, 
     onparse eval --gold wsj10 trees.txt
     onparse baseline --gold wsj10 --kind right | onparse eval --gold wsj10 -
     onparse eval --gold wsj10 --model runs/small/best.pt --layer all --decode all
-    onparse eval --gold wsj                  # the bundled model, layer 2, paper decoder
+    onparse eval --gold wsj                  # the bundled model
+    onparse eval --gold wsj -m s1/best.pt -m s2/best.pt -m s3/best.pt --layer 2,3
     """
     from ..treebank import load_gold
 
     model_only = [f"--{name}" for name in ("layer", "decode", "device")
                   if ctx.get_parameter_source("decoder" if name == "decode" else name)
                   == click.core.ParameterSource.COMMANDLINE]
-    if pred is not None and (model_path is not None or model_only):
-        raise click.UsageError(f"{(['--model'] if model_path else model_only)[0]} goes with a model, "
+    if pred is not None and (model_paths or model_only):
+        raise click.UsageError(f"{(['--model'] if model_paths else model_only)[0]} goes with a model, "
                                "not with PRED: give PRED (trees to score) or a model (trees to induce)")
-    if pred is None and model_path is None and _stdin_is_piped():
+    if pred is None and not model_paths and _stdin_is_piped():
         raise click.UsageError("trees are piped in but PRED is missing: pass - to score them "
                                "(without PRED, onparse eval parses the gold sentences with the bundled model)")
     check_plots(plots)  # a missing matplotlib fails before any work
@@ -163,7 +163,7 @@ def eval_command(ctx, gold, ptb_root, as_json, per_sentence, plots, model_path, 
         emit_report(result, as_json, per_sentence)
         write_eval_plots(plots, result, gold_set, source)
         return
-    _eval_model(gold_set, model_path, layer, decoder, device, as_json, per_sentence, plots)
+    _eval_model(gold_set, model_paths, layer, decoder, device, as_json, per_sentence, plots)
 
 
 def _stdin_is_piped() -> bool:
@@ -177,29 +177,28 @@ def _stdin_is_piped() -> bool:
         return False
 
 
-def _eval_model(gold_set, model_path, layer, decoder, device, as_json, per_sentence, plots) -> None:
+def _eval_model(gold_set, model_paths, layer, decoder, device, as_json, per_sentence, plots) -> None:
     """``onparse eval`` without PRED: induce trees for the gold sentences and score them."""
-    from ..induce import score_model
     from ..metrics import format_comparison
 
-    loaded = load_model(model_path, device)
-    layers = layer_list(layer, loaded.model.config.n_layers, allow_all=True)
-    decoders = list(DECODERS) if decoder == "all" else [decoder]
-    if len(layers) * len(decoders) > 1 and (per_sentence or plots):
-        raise click.UsageError("--per-sentence and --plots need one --layer and one --decode")
-    results = score_model(loaded, gold_set, layers, decoders)
-    name = model_name(model_path)
-    if len(results) == 1:
-        ((k, d), result), = results.items()
-        emit_report(result, as_json, per_sentence, {"model": name, "layer": k, "decoder": d})
-        write_eval_plots(plots, result, gold_set, f"{name} (layer {k}, {d})")
+    parser = load_parser(model_paths, device, layer, decoder)
+    scores = parser.score(gold_set)
+    name = model_name(model_paths)
+    if len(scores.members) == 1:
+        (member, result), = scores.members
+        emit_report(result, as_json, per_sentence, {"model": name, "layer": member.layer, "decoder": member.decoder})
+        write_eval_plots(plots, result, gold_set, f"{name} (layer {member.layer}, {member.decoder})")
         return
     if as_json:
-        records = [{"model": name, "layer": k, "decoder": d, **r.to_dict()} for (k, d), r in results.items()]
+        records = [{"model": name, "member": member.to_dict(), **r.to_dict()} for member, r in scores.members]
+        records.append({"model": name, "average_of": [m.to_dict() for m, _ in scores.members],
+                        **scores.average.to_dict()})
         click.echo(json.dumps(records, indent=2))
     else:
         click.echo(f"model {name}")
-        click.echo(format_comparison([(f"layer {k} {d}", r) for (k, d), r in results.items()]))
+        click.echo(format_comparison(scores.rows()))
+    emit_report(scores.average, False, per_sentence, quiet=True)
+    write_eval_plots(plots, scores.average, gold_set, f"{name} (average of {len(scores.members)} members)")
 
 
 @click.command("baseline")
