@@ -51,10 +51,13 @@ def test_induce_file_formats_and_decoders(model_path, tmp_path):
     ptb = invoke(["induce", str(path), "-m", model_path, "--format", "ptb", "--decode", "split", "--layer", "1"])
     assert ptb.exit_code == 0, ptb.output
     assert ptb.stdout.splitlines()[3] == "(X (W dog))"
+    # `json` is an alias of `jsonl`; the old --tokenize / --keep-punct flags (now the defaults) still parse.
     js = invoke(["induce", str(path), "-m", model_path, "--format", "json", "--tokenize", "--keep-punct"])
     records = [json.loads(line) for line in js.stdout.splitlines()]
-    assert len(records) == 6 and records[1] == {"tokens": [], "tree": None, "distances": []}
+    assert js.stdout == invoke(["induce", str(path), "-m", model_path, "--format", "jsonl"]).stdout
+    assert len(records) == 6 and records[1] == {"tokens": [], "tree": None, "distances": [], "oov": []}
     assert records[0]["tokens"] == ["The", "cat", "sat", "down"]  # "." is not in the vocabulary
+    assert records[4]["oov"] == [False, False, False, False, False]  # "3" reads as N
 
 
 def test_shards_concatenate_to_the_whole_output(model_path, tmp_path):
@@ -70,9 +73,10 @@ def test_shards_concatenate_to_the_whole_output(model_path, tmp_path):
 def test_distances_tsv_all_layers_and_jsonl(model_path):
     tsv = invoke(["distances", "-", "-m", model_path, "--layer", "all"], input="the cat\n\ndog\n")
     assert tsv.exit_code == 0, tsv.output
-    lines = tsv.stdout.split("\n")
+    header, *lines = tsv.stdout.split("\n")
+    assert header == "token\tlayer 1\tlayer 2\tlayer 3"
     assert lines[2] == lines[3] == "" and lines[4].startswith("dog\t") and lines[5:] == ["", ""]
-    rows = [row.split("\t") for row in tsv.stdout.splitlines() if row]
+    rows = [row.split("\t") for row in tsv.stdout.splitlines()[1:] if row]
     assert [r[0] for r in rows] == ["the", "cat", "dog"] and all(len(r) == 4 for r in rows)
     js = invoke(["distances", "-", "-m", model_path, "--gate", "input", "--format", "jsonl"], input="the cat\n")
     record = json.loads(js.stdout)
@@ -83,7 +87,8 @@ def test_distances_tsv_all_layers_and_jsonl(model_path):
 @pytest.mark.parametrize("args,code,message", [
     (["induce", "-", "-m", "MISSING.pt"], 1, "checkpoint not found"),
     (["induce", "-", "-m", "{model}", "--layer", "4"], 2, "the model has 3 layers"),
-    (["distances", "-", "-m", "{model}", "--layer", "x"], 2, "expected a layer number or all"),
+    (["distances", "-", "-m", "{model}", "--layer", "x"], 2, "expected a layer number"),
+    (["induce", "-", "-m", "{model}", "--decode", "cky"], 2, "Invalid value for --decode"),
     (["induce", "-", "-m", "{model}", "--shard", "5/4"], 2, "1 <= K <= N"),
     (["induce", "-", "-m", "{model}", "--shard", "2/4"], 1, "--shard needs a FILE"),
     (["induce", "NOPE.txt", "-m", "{model}"], 1, "cannot read NOPE.txt"),
@@ -106,7 +111,8 @@ def test_cuda_without_gpu_is_a_one_line_error(model_path):
 def test_help_shows_defaults():
     result = CliRunner().invoke(main, ["induce", "--help"], terminal_width=200, max_content_width=200)
     assert result.exit_code == 0
-    for text in ("--decode [onlstm|split]", "default: onlstm", "--shard K/N", "default: 2", "--tokenize"):
+    for text in ("--decode NAME[,NAME]", "default: onlstm", "--shard K/N", "default: 2", "--pretokenized",
+                 "--punct [vocab|drop]"):
         assert text in result.output
     assert "default: tsv" in invoke(["distances", "--help"]).output
 

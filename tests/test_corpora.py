@@ -1,4 +1,5 @@
 """Training corpora: filters, file formats, the held-out split, ids and batches."""
+import os
 import string
 
 import pytest
@@ -38,8 +39,11 @@ def test_brown_sentence_keeps_not():
 
 
 def test_text_lines_drop_punctuation_by_form():
-    assert text_line_words("The Cat , said `` 1,000 $ '' ... -- US$ %  Hello!") == \
-        ["the", "cat", "said", "N,N", "%", "hello!"]
+    line = "The Cat , said `` 1,000 $ '' ... -- US$ %  Hello!"
+    # Tokenised (NLTK splits "US$" and "Hello!"); % and $ hold no letter or digit: punctuation.
+    assert text_line_words(line) == ["the", "cat", "said", "N,N", "us", "hello"]
+    assert text_line_words(line, pretokenized=True) == ["the", "cat", "said", "N,N", "us$", "hello!"]
+    assert text_line_words("你好 世界 。 Привет , мир") == ["你好", "世界", "привет", "мир"]
 
 
 # -- files -----------------------------------------------------------------------------------
@@ -55,7 +59,9 @@ def test_resolve_format():
 def test_text_and_ptb_formats(tmp_path):
     path = tmp_path / "c.txt"
     path.write_text(" the N <unk> rose $ N million .\n\n , ;\nDow Jones 1987 .\n", encoding="utf-8")
-    assert read_sentences(str(path), "text") == [["the", "n", "<unk>", "rose", "n", "million"], ["dow", "jones", "N"]]
+    # Raw text is tokenised ("<unk>" loses its brackets); N stays N (normalisation is idempotent).
+    assert read_sentences(str(path), "text") == [["the", "N", "unk", "rose", "N", "million"], ["dow", "jones", "N"]]
+    assert read_sentences(str(path), "tokens") == [["the", "N", "<unk>", "rose", "N", "million"], ["dow", "jones", "N"]]
     # PTB LM format: verbatim (its N and $ are part of the benchmark's text); only empty lines skipped.
     assert read_sentences(str(path), "ptb") == [["the", "N", "<unk>", "rose", "$", "N", "million", "."],
                                                [",", ";"], ["Dow", "Jones", "1987", "."]]
@@ -192,3 +198,52 @@ def test_docstring_examples():
         assert result.failed == 0, module.__name__
         attempted += result.attempted
     assert attempted >= 5
+
+
+# -- the held-out protocol -------------------------------------------------------------------
+def _occurrences(needles, haystack, n=5):
+    """Needles (word tuples of >= n words) that occur as contiguous runs in a haystack sentence."""
+    by_head = {}
+    for needle in needles:
+        by_head.setdefault(tuple(needle[:n]), []).append(needle)
+    found = set()
+    for sent in haystack:
+        for i in range(len(sent) - n + 1):
+            for needle in by_head.get(tuple(sent[i:i + n]), ()):
+                if tuple(sent[i:i + len(needle)]) == needle:
+                    found.add(needle)
+    return found
+
+
+def test_default_corpus_holds_no_evaluation_sentence(nltk_treebank, nltk_conll2000, nltk_brown):
+    from onparse.corpora import DEFAULT, abc_sentences, evaluation_sentences, load_corpus, make_spec
+    from onparse.data import is_installed
+
+    if not is_installed("abc"):
+        pytest.fail("NLTK package 'abc' not found") if os.environ.get("CI") else pytest.skip("no abc")
+    assert DEFAULT == "news"
+    corpus = load_corpus(make_spec(DEFAULT))
+    sample = [s for s in evaluation_sentences() if len(s) >= 5]
+    assert len(sample) > 3000
+    for split in ("train", "valid", "test"):
+        sentences = corpus.split(split)
+        assert len(sentences) > (30000 if split == "train" else 1500)
+        assert not _occurrences(sample, sentences), split
+    # The corpus is news text from its three sources, not the sample's: WSJ, Brown press, abc.
+    words = sum(len(s) for s in corpus.split("all"))
+    assert 1_000_000 < words < 1_200_000
+    assert abc_sentences()[0] == ["pm", "denies", "knowledge", "of", "awb", "kickbacks"]
+
+
+def test_evaluation_sentences_are_removed_from_news(monkeypatch, nltk_treebank, nltk_conll2000, nltk_brown):
+    # The filter itself: a sample sentence planted in a source is gone from every split.
+    from onparse import corpora
+
+    planted = list(sorted(corpora.evaluation_sentences(), key=len)[-1])
+    monkeypatch.setattr(corpora, "abc_sentences", lambda: [planted, ["a", "sentence", "of", "news"]] * 20)
+    corpora._named_sentences.cache_clear()
+    try:
+        sentences = corpora.news_sentences()
+        assert planted not in sentences and ["a", "sentence", "of", "news"] in sentences
+    finally:
+        corpora._named_sentences.cache_clear()

@@ -20,6 +20,8 @@ from onparse.checkpoint import save_checkpoint
 from onparse.cli import main
 from onparse.decode import decode
 from onparse.errors import OnparseError
+from onparse.api import Parser
+from onparse.bundle import Member
 from onparse.induce import induce_lines
 from onparse.model import ModelConfig, ONLSTMLanguageModel
 from onparse.show import (_bar_block, bar_levels, draw_bars, draw_tree, leaf_columns,
@@ -251,9 +253,9 @@ def test_views_agree_with_induce(tiny):
     lines = ["The cat sat on a mat .", "", "dog barked 3 times"]
     for layer in (1, 2, 3):
         for decoder in ("onlstm", "split"):
-            induced = [l for chunk in induce_lines(lines, model, vocab, layer=layer, decoder=decoder)
-                       for l in chunk]
-            views = list(views_from_lines(lines, model, vocab, layer=layer, decoder=decoder))
+            parser = Parser.from_model(model, vocab, [Member(0, layer, decoder)])
+            induced = [l for chunk in induce_lines(lines, parser) for l in chunk]
+            views = list(views_from_lines(lines, parser))
             assert [n for n, _ in views] == [1, 2, 3] and views[1][1] is None
             assert to_brackets(views[0][1].tree) == induced[0]
             assert to_brackets(views[2][1].tree) == induced[2]
@@ -264,10 +266,11 @@ def test_views_agree_with_induce(tiny):
 def test_views_gold_count_must_match(tiny):
     model, vocab, _ = tiny
     golds = read_gold("((the cat) sat)\n(dog barked)")
+    parser = Parser.from_model(model, vocab)
     with pytest.raises(OnparseError, match="2 trees for 1"):
-        list(views_from_lines(["the cat sat"], model, vocab, golds=golds))
+        list(views_from_lines(["the cat sat"], parser, golds=golds))
     with pytest.raises(OnparseError, match="no gold tree left"):
-        list(views_from_lines(["the cat sat", "dog barked", "a mat"], model, vocab, golds=golds))
+        list(views_from_lines(["the cat sat", "dog barked", "a mat"], parser, golds=golds))
 
 
 def invoke(args, input=None):
@@ -278,7 +281,7 @@ def test_cli_show_sentence(tiny):
     model, vocab, path = tiny
     result = invoke(["show", "The", "cat", "sat", "on", "a", "mat", "--model", path, "--layer", "3"])
     assert result.exit_code == 0, result.output
-    induced = next(iter(induce_lines(["The cat sat on a mat"], model, vocab, layer=3)))[0]
+    induced = next(iter(induce_lines(["The cat sat on a mat"], Parser.from_model(model, vocab, [Member(0, 3, "onlstm")]))))[0]
     lines = result.output.split("\n")
     assert lines[0] == "induced tree: layer 3 of 3, decoder onlstm"
     assert lines[1] == induced
@@ -306,11 +309,11 @@ def test_cli_show_words_from_gold(tiny):
 
 @pytest.mark.parametrize("args,code,message", [
     (["show", "--model", "MODEL"], 2, "nothing to show"),
-    (["show", "the", "cat", "--model", "MODEL", "--layer", "4"], 1, "error: layer 4 does not exist"),
+    (["show", "the", "cat", "--model", "MODEL", "--layer", "4"], 2, "layer 4 does not exist"),
     (["show", "the", "cat", "--model", "MODEL", "--gold", "((the dog) sat)"], 1, "error: gold tree does not fit"),
     (["show", "the", "cat", "--model", "MODEL", "--gold", "(a b) (c d)"], 1, "error: --gold gave 2 trees"),
     (["show", "the", "cat", "--model", "missing.pt"], 1, "error: checkpoint not found"),
-    (["show", "the", "--model", "MODEL", "--decode", "cky"], 2, "Invalid value for '--decode'"),
+    (["show", "the", "--model", "MODEL", "--decode", "cky"], 2, "Invalid value for --decode"),
 ])
 def test_cli_show_errors(tiny, args, code, message):
     args = [tiny[2] if a == "MODEL" else a for a in args]
@@ -346,4 +349,4 @@ def test_show_in_a_real_process(tiny):
     assert "│" in proc.stdout and proc.stderr == ""
     proc = subprocess.run([sys.executable, "-m", "onparse", "show", "the", "--model", tiny[2], "--layer", "9"],
                           capture_output=True, text=True, env=env, timeout=120)
-    assert proc.returncode == 1 and proc.stderr.strip().count("\n") == 0
+    assert proc.returncode == 2 and "layer 9 does not exist" in proc.stderr
