@@ -201,7 +201,7 @@ def model_path(tmp_path_factory):
     from onparse.vocab import Vocabulary
 
     torch.manual_seed(0)
-    vocab = Vocabulary.build([list(s.words) for s in load_gold("wsj10")])
+    vocab = Vocabulary.build([list(s.tokens) for s in load_gold("wsj10")])  # normalised, as training makes it
     config = ModelConfig(vocab_size=len(vocab), embedding_size=16, hidden_size=24, n_layers=3, chunk_size=4)
     path = tmp_path_factory.mktemp("model") / "m.pt"
     save_checkpoint(str(path), config=config.to_dict(), vocab=vocab, state_dict=ONLSTMLanguageModel(config).state_dict())
@@ -211,10 +211,10 @@ def model_path(tmp_path_factory):
 def test_eval_model_equals_induce_then_eval(run, model_path, tmp_path):
     from onparse.treebank import load_gold
 
-    text = "".join(" ".join(s.tokens) + "\n" for s in load_gold("wsj10"))
-    # --keep-punct: the gold keeps a possessive "'" (tag POS) that induce would drop by its form.
-    induced = run("induce", "-", "--model", model_path, "--decode", "split", "--layer", "3", "--keep-punct",
-                  input=text)
+    text = "".join(" ".join(s.words) + "\n" for s in load_gold("wsj10"))
+    # Default options: the gold keeps a possessive "'" (tag POS) and "%" (NN); the model's
+    # vocabulary holds them as words, so induce keeps them too.
+    induced = run("induce", "-", "--model", model_path, "--decode", "split", "--layer", "3", input=text)
     assert induced.exit_code == 0 and len(induced.stdout.splitlines()) == 555
     piped = json.loads(run("eval", "--gold", "wsj10", "-", "--json", input=induced.stdout).stdout)
     direct = run("eval", "--gold", "wsj10", "--model", model_path, "--decode", "split", "--layer", "3", "--json")
@@ -226,26 +226,37 @@ def test_eval_model_equals_induce_then_eval(run, model_path, tmp_path):
     assert table.startswith(f"model {model_path}, layer 2, decoder onlstm\ngold wsj10: 555 sentences")
 
 
-def test_eval_model_every_layer_and_decoder(run, model_path):
+def test_eval_model_every_layer_and_decoder(run, model_path, tmp_path):
     as_json = json.loads(run("eval", "--model", model_path, "--layer", "all", "--decode", "all", "--json").stdout)
-    assert [(r["layer"], r["decoder"]) for r in as_json] == [(k, d) for k in (1, 2, 3) for d in ("onlstm", "split")]
+    *members, average = as_json
+    assert [(r["member"]["layer"], r["member"]["decoder"]) for r in members] == \
+        [(k, d) for k in (1, 2, 3) for d in ("onlstm", "split")]
+    assert average["average_of"] == [r["member"] for r in members]
     one = json.loads(run("eval", "--model", model_path, "--layer", "1", "--decode", "split", "--json").stdout)
-    assert as_json[1] == one
+    strip = ("model", "member", "layer", "decoder")
+    assert {k: v for k, v in members[1].items() if k not in strip} == {k: v for k, v in one.items() if k not in strip}
     table = run("eval", "--model", model_path, "--layer", "all", "--decode", "all").stdout.splitlines()
     rows = [line for line in table if line.startswith("layer ")]
     assert [r.split()[:3] for r in rows] == [["layer", str(k), d] for k in (1, 2, 3) for d in ("onlstm", "split")]
     # each row shows the same four F1 values as the single-combination report, to one decimal
     assert rows[1].split()[3:7] == [f"{100 * one[key]['f1']:.1f}" for key in
                                     ("sentence_f1_onlstm", "sentence_f1_kim", "corpus_f1", "corpus_f1_evalb")]
+    (avg_row,) = [line for line in table if line.startswith("average of 6 members")]
+    assert avg_row.split()[4] == f"{100 * average['sentence_f1_onlstm']['f1']:.1f}"
+    # --per-sentence describes the average: its trees, scored, give the average's figures.
+    records = tmp_path / "per.jsonl"
+    assert run("eval", "--model", model_path, "--layer", "all", "--decode", "all", "--per-sentence", str(records)).exit_code == 0
+    lines = [json.loads(x) for x in records.read_text().splitlines()]
+    assert len(lines) == 555
+    assert abs(sum(x["f1"] for x in lines) / 555 - average["sentence_f1_onlstm"]["f1"]) < 1e-9
 
 
 @pytest.mark.parametrize("args,message", [
     (["PRED", "--model", "MODEL"], "--model goes with a model, not with PRED"),
     (["PRED", "--layer", "1"], "--layer goes with a model, not with PRED"),
     (["PRED", "--decode", "split"], "--decode goes with a model, not with PRED"),
-    (["--model", "MODEL", "--layer", "all", "--per-sentence", "x.jsonl"], "need one --layer and one --decode"),
     (["--model", "MODEL", "--layer", "4"], "the model has 3 layers"),
-    (["--model", "MODEL", "--decode", "cky"], "Invalid value for '--decode'"),
+    (["--model", "MODEL", "--decode", "cky"], "Invalid value for --decode"),
 ])
 def test_eval_model_usage_errors_exit_2(run, model_path, right_wsj10, tmp_path, args, message):
     pred = tmp_path / "pred.txt"

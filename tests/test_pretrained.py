@@ -59,12 +59,14 @@ def test_bundled_model_scores_as_recorded(blob, nltk_treebank):
     """Its scores on the sample, recomputed here, equal the metadata (to 0.05 points).  With the
     paper's layer and decoder it beats right-branching, the strongest baseline, on both sets:
     WSJ10 above 58.6 and all lengths above 39.9 (onlstm.md section 6; README, Results)."""
-    from onparse.induce import score_model
+    from onparse.api import load
 
     recorded = {(r["gold"], r["layer"], r["decoder"]): r for r in blob["metadata"]["scores"]}
+    parser = load(str(BUNDLED), "cpu")
     for gold in ("wsj10", "wsj"):
-        results = score_model(str(BUNDLED), gold, layers=None, decoders=None)
-        for (layer, decoder), result in results.items():
+        scores = parser.score(gold, layers=[1, 2, 3], decoders=["onlstm", "split"])
+        for member, result in scores.members:
+            layer, decoder = member.layer, member.decoder
             d = result.to_dict()
             for key in KEYS:
                 assert abs(d[key]["f1"] - recorded[(gold, layer, decoder)][key]) < 5e-4, (gold, layer, decoder, key)
@@ -85,7 +87,7 @@ def test_commands_use_the_bundled_model_without_model(blob, nltk_treebank):
     recorded = next(r for r in blob["metadata"]["scores"] if (r["gold"], r["layer"], r["decoder"]) == ("wsj10", 2, "onlstm"))
     assert abs(record["sentence_f1_onlstm"]["f1"] - recorded["sentence_f1_onlstm"]) < 5e-4
     distances = invoke("distances", "-", input="the cat sat\n")
-    assert distances.exit_code == 0 and len(distances.stdout.splitlines()) == 4
+    assert distances.exit_code == 0 and len(distances.stdout.splitlines()) == 5  # header, 3 words, blank
 
 
 def test_info_describes_the_bundled_model(blob):

@@ -11,7 +11,7 @@ normalised words.  Sources (the ``--corpus`` argument of ``onparse train``):
   parameters, words by :func:`onparse.text.tokenize`, punctuation by the word rule of
   :mod:`onparse.text`).  A sentence is removed when its words equal those of a sample sentence,
   or when a sample sentence of :data:`HOLD_OUT_MIN_WORDS` or more words occurs in it as a
-  contiguous run (WSJ's boilerplate such as "call money N N\/N %" recurs inside longer
+  contiguous run (WSJ's boilerplate such as "call money N %" recurs inside longer
   sentences), so no evaluation sentence is training, validation or test text.
 * ``wsj``: the embedded WSJ text, the raw sentences of NLTK's ``treebank`` sample
   (WSJ sections 00-01) followed by ``conll2000`` (sections 15-18 and 20).  Both are POS-tagged,

@@ -324,6 +324,21 @@ def match_key(token: str) -> str:
     return normalize_word(token).lower()
 
 
+def _extra_punctuation(pred_tokens: Sequence[str], pred: Sequence[str], gold: Sequence[str]) -> List[str]:
+    """The punctuation tokens (:func:`onparse.text.is_punct`) that make ``pred`` longer than
+    ``gold``, when removing them gives ``gold`` exactly (a gold word such as ``%`` may itself be
+    punctuation by form); otherwise an empty list."""
+    extra, j = [], 0
+    for token, key in zip(pred_tokens, pred):
+        if j < len(gold) and key == gold[j]:
+            j += 1
+        elif is_punct(token):
+            extra.append(token)
+        else:
+            return []
+    return extra if j == len(gold) else []
+
+
 def token_mismatch(pred_tokens: Sequence[str], gold_tokens: Sequence[str]) -> Optional[str]:
     """Describe how predicted tokens differ from gold tokens; None when they match.
 
@@ -334,8 +349,8 @@ def token_mismatch(pred_tokens: Sequence[str], gold_tokens: Sequence[str]) -> Op
     gold = [match_key(t) for t in gold_tokens]
     if pred == gold:
         return None
-    punct = [t for t in pred_tokens if is_punct(t)]
-    if punct and [match_key(t) for t in pred_tokens if not is_punct(t)] == gold:
+    punct = _extra_punctuation(pred_tokens, pred, gold)
+    if punct:
         shown = " ".join(repr(t) for t in punct[:5]) + (" ..." if len(punct) > 5 else "")
         return (
             f"the prediction keeps punctuation that the gold drops ({shown}); "

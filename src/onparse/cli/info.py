@@ -61,7 +61,7 @@ def describe(blob: dict, name: str, path: str) -> str:
 @click.command("info")
 @model_option
 @click.option("--json", "as_json", is_flag=True, help="Print the config and metadata as JSON.")
-def info_command(model_path, as_json):
+def info_command(model_paths, as_json):
     """Describe a model: architecture, training corpus and recipe, perplexity and recorded
     parsing scores.  Without --model: the model bundled with onparse (the one `onparse induce`
     and `onparse eval` use by default).
@@ -73,13 +73,57 @@ def info_command(model_path, as_json):
     from ..checkpoint import load_checkpoint
     from ..pretrained import resolve
 
+    if len(model_paths) > 1:
+        raise click.UsageError("onparse info describes one model file at a time")
+    model_path = model_paths[0] if model_paths else None
     path = resolve(model_path)
-    blob = load_checkpoint(path)
+    blob = load_checkpoint(path, bundles=True)
+    name = model_name(model_paths)
+    if "models" in blob:
+        if as_json:
+            click.echo(json.dumps(bundle_summary(blob, name, path), indent=2))
+        else:
+            click.echo(describe_bundle(blob, name, path))
+        return
     if as_json:
-        click.echo(json.dumps({"model": model_name(model_path), "path": path, "config": blob["config"],
+        click.echo(json.dumps({"model": name, "path": path, "config": blob["config"],
                                "vocab_size": len(blob["vocab"]), "metadata": blob.get("metadata", {})}, indent=2))
     else:
-        click.echo(describe(blob, model_name(model_path), path))
+        click.echo(describe(blob, name, path))
+
+
+def bundle_summary(blob: dict, name: str, path: str) -> dict:
+    """What ``info --json`` prints for a bundle: its metadata, members and models."""
+    return {"model": name, "path": path, "metadata": blob.get("metadata", {}), "members": blob["members"],
+            "models": [{"config": m["config"], "vocab_size": len(m["vocab"]), "metadata": m.get("metadata", {})}
+                       for m in blob["models"]]}
+
+
+def describe_bundle(blob: dict, name: str, path: str) -> str:
+    """A human-readable description of a bundle: its recipe, members, models and scores."""
+    from ..bundle import Member
+
+    meta = blob.get("metadata", {})
+    models = blob["models"]
+    members = [Member.from_dict(m) for m in blob["members"]]
+    weights = (models[0].get("metadata") or {}).get("weights", "float32")
+    lines = [f"model: {name}",
+             f"file: {path} ({os.path.getsize(path) / 1e6:.1f} MB, {weights} weights): a bundle of "
+             f"{len(models)} models whose trees are averaged over {len(members)} members"]
+    for key, title in (("recipe", "recipe"), ("selection", "selected by"), ("members_rule", "members")):
+        if meta.get(key):
+            lines.append(f"{title}: {meta[key]}")
+    lines += ["", "members (in tie-breaking order): " + "; ".join(m.label(len(models)) for m in members), ""]
+    for i, entry in enumerate(models):
+        lines.append(f"model {i + 1}:")
+        lines += ["  " + line for line in describe(entry, name, path).splitlines()[2:]]
+    scores = meta.get("scores") or []
+    if scores:
+        lines += ["", f"unlabeled F1 (%) on {meta.get('scores_gold', 'the gold sets')}:",
+                  f"  {'gold':8}  {'trees':28}" + "".join(f"{title:>18}" for _, title in SCORE_KEYS)]
+        for r in scores:
+            lines.append(f"  {r['gold']:8}  {r['trees']:28}" + "".join(f"{100 * r[key]:>18.1f}" for key, _ in SCORE_KEYS))
+    return "\n".join(lines)
 
 
 def register(group: click.Group) -> None:
