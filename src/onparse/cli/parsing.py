@@ -7,7 +7,7 @@ import sys
 
 import click
 
-from .common import device_option, layer_list, load_model, model_option
+from .common import device_option, layer_list, line_limit_option, load_model, model_option
 
 
 
@@ -42,6 +42,7 @@ def _common_options(func):
                      help="Process only the K-th of N contiguous parts of FILE (1-based, e.g. 2/8); "
                           "the N outputs concatenated in order equal the whole output."),
         device_option,
+        line_limit_option,
     ]
     for option in reversed(options):
         func = option(func)
