@@ -137,13 +137,14 @@ def save_bundle(path, models: Sequence[Dict[str, Any]], members: Sequence[Member
     """Write a bundle atomically.  ``models``: checkpoint dicts (``config``, ``vocab``,
     ``state_dict``, ``metadata``; a training state is dropped); ``weights``: how their
     weights are stored (:data:`WEIGHT_KINDS`)."""
-    from .checkpoint import BUNDLE_FORMAT, write_atomically
+    from .checkpoint import BUNDLE_FORMAT, DIGEST_KEY, weights_digest, write_atomically
 
     entries = []
     for blob in models:
-        entries.append({"config": dict(blob["config"]), "vocab": list(blob["vocab"]),
-                        "state_dict": convert_weights(dequantize(blob["state_dict"]), weights),
-                        "metadata": {**dict(blob.get("metadata") or {}), "weights": weights}})
+        state = convert_weights(dequantize(blob["state_dict"]), weights)
+        entries.append({"config": dict(blob["config"]), "vocab": list(blob["vocab"]), "state_dict": state,
+                        "metadata": {**dict(blob.get("metadata") or {}), "weights": weights,
+                                     DIGEST_KEY: weights_digest(state)}})
     for m in members:
         if not 0 <= m.model < len(entries):
             raise ValueError(f"member {m} reads a model the bundle does not hold")

@@ -6,12 +6,23 @@ Layout of the saved dict::
      "config": ModelConfig.to_dict(),          # rebuilds the model
      "vocab": [words...],                      # Vocabulary.to_list()
      "state_dict": {...},                      # model weights (averaged weights after ASGD)
-     "metadata": {...},                        # corpus, preset, seed, metrics, onparse version
+     "metadata": {...},                        # corpus, preset, seed, metrics, onparse version,
+                                               # "weights_sha256": weights_digest(state_dict)
      "training": {...} or absent}              # optimiser/schedule/RNG state for --resume
 
-Files are written atomically (temporary file in the same folder, then rename).
+Files are written atomically (temporary file ``.onparse-PID-*.tmp`` in the same folder, then
+rename), with the mode a new file gets under the umask.
+
+Loading checks, before any model is built: the config is a valid ModelConfig whose sizes fit
+the file's tensors (a small file cannot make onparse allocate a huge model), the vocabulary
+has ``vocab_size`` words, the weights match their recorded SHA-256 (files written before the
+checksum existed have none and still load) and hold no NaN or infinity.
 """
+import contextlib
+import contextvars
+import hashlib
 import os
+import re
 import tempfile
 from typing import Any, Dict, NamedTuple, Optional
 
@@ -21,6 +32,13 @@ FORMAT = "onparse-checkpoint"
 VERSION = 1
 #: Several models in one file, with the member trees to average (:mod:`onparse.bundle`).
 BUNDLE_FORMAT = "onparse-bundle"
+#: Metadata key of the weights' checksum (:func:`weights_digest`).
+DIGEST_KEY = "weights_sha256"
+#: Name pattern of the temporary files of an unfinished save (the writer's pid inside).
+TEMP_PATTERN = re.compile(r"\.onparse-(?:(\d+)-)?.*\.tmp")
+
+# Whether load_checkpoint compares the weights with their checksum (`--no-verify` turns it off).
+_VERIFY: contextvars.ContextVar = contextvars.ContextVar("onparse_verify_checksums", default=True)
 
 
 def save_checkpoint(path, *, config: Dict[str, Any], vocab, state_dict, metadata=None,
@@ -33,7 +51,7 @@ def save_checkpoint(path, *, config: Dict[str, Any], vocab, state_dict, metadata
         "config": dict(config),
         "vocab": vocab.to_list() if hasattr(vocab, "to_list") else list(vocab),
         "state_dict": state_dict,
-        "metadata": dict(metadata or {}),
+        "metadata": {**dict(metadata or {}), DIGEST_KEY: weights_digest(state_dict)},
     }
     if training is not None:
         blob["training"] = training
@@ -46,22 +64,109 @@ def write_atomically(path, blob: Dict[str, Any]) -> None:
     import torch
 
     folder = os.path.dirname(os.path.abspath(path))
-    os.makedirs(folder, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=".onparse-", suffix=".tmp", dir=folder)
     try:
+        os.makedirs(folder, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix=f".onparse-{os.getpid()}-", suffix=".tmp", dir=folder)
+    except OSError as err:
+        raise OnparseError(f"cannot write {path}: {err.strerror or err}") from None
+    try:
+        os.fchmod(fd, new_file_mode())          # mkstemp's 0600 would hide the model from the group
         with os.fdopen(fd, "wb") as handle:
             torch.save(blob, handle)
         os.replace(tmp, path)
-    except BaseException:
+    except BaseException as err:
         if os.path.exists(tmp):
             os.unlink(tmp)
+        if isinstance(err, (OSError, RuntimeError)):   # torch reports a full disk as RuntimeError
+            raise OnparseError(f"cannot write {path}: {_write_failure(err, folder)}") from None
         raise
+
+
+def new_file_mode() -> int:
+    """The mode ``open()`` gives a new file: 0666 less the process umask."""
+    try:
+        with open("/proc/self/status", encoding="ascii") as status:    # Linux: no umask race
+            mask = next(int(line.split()[1], 8) for line in status if line.startswith("Umask:"))
+    except (OSError, StopIteration, ValueError, IndexError):
+        mask = os.umask(0o022)
+        os.umask(mask)
+    return 0o666 & ~mask
+
+
+def _write_failure(err: BaseException, folder: str) -> str:
+    """Why a save failed, in a few words (torch's own message is a C++ stack)."""
+    if isinstance(err, OSError) and err.strerror:
+        return err.strerror
+    try:
+        stats = os.statvfs(folder)
+        if stats.f_bavail * stats.f_frsize < (1 << 20):
+            return "no space left on device"
+    except OSError:
+        pass
+    failed = [line for line in str(err).splitlines() if "failed" in line]   # torch: "... file write failed"
+    return failed[-1].strip()[:200] if failed else _first_line(err)
+
+
+def remove_stale_temp_files(folder: str) -> list:
+    """Delete the temporary files that killed saves left in ``folder`` (those whose writer is
+    no longer running); returns their names.  Call it while holding the folder's lock."""
+    removed = []
+    for name in sorted(os.listdir(folder)):
+        match = TEMP_PATTERN.fullmatch(name)
+        if match and not (match.group(1) and _alive(int(match.group(1)))):
+            try:
+                os.unlink(os.path.join(folder, name))
+                removed.append(name)
+            except OSError:
+                pass
+    return removed
+
+
+def _alive(pid: int) -> bool:
+    if pid == os.getpid():
+        return False                     # ours from before an exec cannot be in progress
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except (PermissionError, OverflowError, OSError):
+        return True                      # someone else's process: leave its file alone
+    return True
+
+
+def weights_digest(state_dict) -> str:
+    """SHA-256 (hex) of a state dict: every tensor's name, dtype, shape and bytes, in name order.
+
+    Stored in the metadata by :func:`save_checkpoint` and compared by :func:`load_checkpoint`,
+    so that a flipped byte in the weights is caught.  Cost: one pass over the weights
+    (about 0.1 s per 100 MB)."""
+    import torch
+
+    digest = hashlib.sha256()
+    for name in sorted(state_dict):
+        tensor = state_dict[name]
+        digest.update(f"{name}\0{tensor.dtype}\0{tuple(tensor.shape)}\0".encode())
+        flat = tensor.detach().to("cpu").contiguous().reshape(-1)
+        digest.update(flat.view(torch.uint8).numpy())
+    return digest.hexdigest()
+
+
+@contextlib.contextmanager
+def checksums_unverified():
+    """Within the block, :func:`load_checkpoint` does not compare weights with their checksum
+    (``--no-verify``: to rescue a damaged file)."""
+    token = _VERIFY.set(False)
+    try:
+        yield
+    finally:
+        _VERIFY.reset(token)
 
 
 def load_checkpoint(path, map_location="cpu", *, bundles: bool = False) -> Dict[str, Any]:
     """Read and validate a checkpoint; a missing, corrupt or foreign file is a one-line OnparseError.
 
-    With ``bundles``, a bundle file (:mod:`onparse.bundle`) is accepted too and returned as read."""
+    With ``bundles``, a bundle file (:mod:`onparse.bundle`) is accepted too and returned as read,
+    each of its models checked as a checkpoint is."""
     import torch
 
     if not os.path.isfile(path):
@@ -69,12 +174,14 @@ def load_checkpoint(path, map_location="cpu", *, bundles: bool = False) -> Dict[
     try:
         blob = torch.load(path, map_location=map_location, weights_only=True)
     except Exception as err:  # torch raises many types for a bad file
-        reason = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
-        raise OnparseError(f"cannot read checkpoint {path}: not an onparse checkpoint ({reason[:120]})")
+        raise OnparseError(f"cannot read checkpoint {path}: not an onparse checkpoint ({_load_failure(err)})") from None
     if bundles and isinstance(blob, dict) and blob.get("format") == BUNDLE_FORMAT:
         from .bundle import check_bundle
 
-        return check_bundle(blob, path)
+        check_bundle(blob, path)
+        for i, entry in enumerate(blob["models"]):
+            check_contents(entry, f"{path} (model {i + 1})")
+        return blob
     if not isinstance(blob, dict) or blob.get("format") != FORMAT:
         raise OnparseError(f"{path} is not an onparse checkpoint")
     if blob.get("version") != VERSION:
@@ -82,7 +189,85 @@ def load_checkpoint(path, map_location="cpu", *, bundles: bool = False) -> Dict[
     for key in ("config", "vocab", "state_dict"):
         if key not in blob:
             raise OnparseError(f"{path}: checkpoint lacks '{key}'")
+    check_contents(blob, path)
     return blob
+
+
+def _first_line(err: BaseException) -> str:
+    lines = [line.strip() for line in str(err).splitlines() if line.strip()]
+    return lines[0][:200] if lines else type(err).__name__
+
+
+# Lines of torch's weights-only message that say how to bypass the check, not what failed.
+_BOILERPLATE = ("weights only load failed", "weights_only", "check the documentation", "please file an issue")
+
+
+def _load_failure(err: BaseException) -> str:
+    """The useful part of torch.load's error: for a file that would run code, what it calls
+    (``unsupported GLOBAL posix.system``), which torch states after paragraphs of advice."""
+    text = str(err)
+    match = re.search(r"GLOBAL ([\w.]+)", text)
+    if match:
+        return f"unsupported GLOBAL {match.group(1)}: loading it would run code"
+    lines = [line.strip() for line in text.splitlines() if line.strip()]
+    useful = [line for line in lines if not any(b in line.lower() for b in _BOILERPLATE)]
+    return ((useful or lines or [type(err).__name__])[0])[:200]
+
+
+def check_contents(blob: Dict[str, Any], path) -> None:
+    """Validate a checkpoint dict before anything is built from it (see the module docstring);
+    OnparseError naming ``path`` at the first problem."""
+    from .model import ModelConfig
+
+    try:
+        config = ModelConfig.from_dict(blob["config"])
+    except (TypeError, ValueError) as err:
+        raise OnparseError(f"{path}: unusable model config ({_first_line(err)})") from None
+    vocab, meta = blob["vocab"], blob.get("metadata", {})
+    if not isinstance(vocab, (list, tuple)) or not all(isinstance(w, str) for w in vocab):
+        raise OnparseError(f"{path}: the vocabulary is not a list of words")
+    if len(vocab) != config.vocab_size:
+        raise OnparseError(f"{path}: the vocabulary has {len(vocab):,} words but the config says "
+                           f"vocab_size {config.vocab_size:,}")
+    if not isinstance(meta, dict):
+        raise OnparseError(f"{path}: metadata is a {type(meta).__name__}, not a dict")
+    weights = _checked_tensors(blob["state_dict"], path)
+    _check_shapes(config, weights, path)
+    recorded = meta.get(DIGEST_KEY)
+    if recorded is not None and _VERIFY.get() and recorded != weights_digest(weights):
+        raise OnparseError(f"{path}: the weights do not match their checksum (the file is damaged or was "
+                           "altered); pass --no-verify to load it anyway")
+    bad = [name for name, t in weights.items() if t.is_floating_point() and not bool(t.isfinite().all())]
+    if bad:
+        raise OnparseError(f"{path}: {len(bad)} weight tensor(s) hold NaN or infinite values ({bad[0]}, ...): "
+                           "the run that wrote it diverged")
+
+
+def _checked_tensors(state_dict, path) -> Dict[str, Any]:
+    """``state_dict`` if it maps names to tensors that each own their elements (a tensor with
+    zero strides could claim billions of elements from a few bytes)."""
+    import torch
+
+    if not isinstance(state_dict, dict) or not state_dict:
+        raise OnparseError(f"{path}: the weights are not a dict of tensors")
+    for name, tensor in state_dict.items():
+        if not isinstance(name, str) or not isinstance(tensor, torch.Tensor):
+            raise OnparseError(f"{path}: weight {name!r} is not a tensor")
+        if tensor.numel() * tensor.element_size() > tensor.untyped_storage().nbytes():
+            raise OnparseError(f"{path}: weight {name} claims more elements than the file holds")
+    return state_dict
+
+
+def _check_shapes(config, weights: Dict[str, Any], path) -> None:
+    """The config's parameter shapes against the file's tensors, computed, not allocated."""
+    if config.n_layers > len(weights):          # bounds the work of parameter_shapes()
+        raise OnparseError(f"{path}: config says {config.n_layers:,} layers, the file holds {len(weights)} tensors")
+    for name, shape in config.parameter_shapes().items():
+        if name not in weights:
+            raise OnparseError(f"{path}: the weights lack {name}")
+        if tuple(weights[name].shape) != shape:
+            raise OnparseError(f"{path}: the config does not fit the weights: {name} is "
+                               f"{tuple(weights[name].shape)} in the file, {shape} by the config")
 
 
 class LoadedModel(NamedTuple):
@@ -108,7 +293,7 @@ def model_from_blob(blob: Dict[str, Any], path, device="cpu") -> LoadedModel:
         model = ONLSTMLanguageModel(config)
         model.load_state_dict(dequantize(blob["state_dict"]))
     except (TypeError, ValueError, KeyError, RuntimeError) as err:
-        raise OnparseError(f"{path}: checkpoint does not match this onparse version's model ({str(err).splitlines()[0][:120]})")
+        raise OnparseError(f"{path}: checkpoint does not match this onparse version's model ({_first_line(err)})")
     model.to(device).eval()
     return LoadedModel(model, Vocabulary(blob["vocab"]), blob.get("metadata", {}))
 
@@ -120,6 +305,7 @@ def export_checkpoint(source, target, *, half: bool = True, metadata: Optional[D
     ``--resume`` needs is left out.  Returns the metadata written."""
     blob = load_checkpoint(source)
     weights = {name: (t.half() if half and t.is_floating_point() else t) for name, t in blob["state_dict"].items()}
-    merged = {**blob.get("metadata", {}), **(metadata or {}), "weights": "float16" if half else "float32"}
+    merged = {**blob.get("metadata", {}), **(metadata or {}), "weights": "float16" if half else "float32",
+              DIGEST_KEY: weights_digest(weights)}          # what save_checkpoint records
     save_checkpoint(target, config=blob["config"], vocab=blob["vocab"], state_dict=weights, metadata=merged)
     return merged

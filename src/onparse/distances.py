@@ -13,6 +13,8 @@ from typing import List, Optional, Sequence
 
 import numpy as np
 
+from .errors import OnparseError
+
 #: Default bound on the sentences of one batch.
 BATCH_SIZE = 64
 #: Default bound on the padded tokens (steps x sentences) of one batch.
@@ -22,19 +24,23 @@ GATES = {"forget": 0, "input": 1}
 
 
 def resolve_device(name: str = "auto"):
-    """``auto`` -> ``cuda`` when a GPU is visible, else ``cpu``; ``cuda`` without a GPU is an error."""
+    """``auto`` -> ``cuda`` when a GPU is visible, else ``cpu``; ``cuda`` without a GPU, or a
+    device onparse does not run on (``meta``, ``mps``), is an error."""
     import torch
-
-    from .errors import OnparseError
 
     if name == "auto":
         return torch.device("cuda" if torch.cuda.is_available() else "cpu")
     if name.startswith("cuda") and not torch.cuda.is_available():
         raise OnparseError("--device cuda: no CUDA device is available (use --device cpu or auto)")
     try:
-        return torch.device(name)
+        device = torch.device(name)
     except RuntimeError as err:
         raise OnparseError(f"unknown device {name!r}: {err}") from None
+    if device.type not in ("cpu", "cuda"):
+        raise OnparseError(f"unknown device {name!r}: onparse runs on cpu and cuda")
+    if device.type == "cuda" and device.index is not None and device.index >= torch.cuda.device_count():
+        raise OnparseError(f"no CUDA device {device.index}: this machine has {torch.cuda.device_count()}")
+    return device
 
 
 def plan_batches(lengths: Sequence[int], batch_size: int = BATCH_SIZE,
@@ -93,6 +99,10 @@ def sentence_distances(model, sentences: Sequence[Sequence[int]], eos_id: int,
         tokens = torch.from_numpy(grid).to(device)
         dist = model.distances(tokens, n_layers)             # (L, 2, T, B)
         dist = dist.float().cpu().numpy()
+        if not np.isfinite(dist).all():
+            # A NaN distance decodes to an arbitrary (right-branching) tree without a word.
+            raise OnparseError("the model gives NaN or infinite distances: its weights or the input "
+                               "overflow; the trees would be meaningless")
         for column, i in enumerate(batch):
             results[i] = np.ascontiguousarray(dist[:, :, 1:lengths[i] + 1, column])
     return results  # type: ignore[return-value]

@@ -77,19 +77,24 @@ def _line_number_at(path: str, offset: int) -> int:
     return count + 1
 
 
-def read_lines(path: str, shard: Optional[Shard] = None) -> Iterator[str]:
+def read_lines(path: str, shard: Optional[Shard] = None, max_line_bytes: Optional[int] = None) -> Iterator[str]:
     """Yield the lines of ``path`` (``-`` = standard input) as text without their line ending.
 
     Lines end at ``\\n`` (a ``\\r`` before it is dropped too); a last line without a newline
     counts.  Input must be UTF-8 (a byte-order mark at the start is skipped): other bytes raise
-    :class:`OnparseError` naming the line.  ``shard`` needs a regular file.
+    :class:`OnparseError` naming the line, as does a line longer than ``max_line_bytes``
+    (default: :func:`onparse.safeio.line_limit`) or a read error.  ``shard`` needs a regular file.
     """
+    from .safeio import bounded_lines
+
     name = "<stdin>" if path == "-" else path
     if shard is not None and shard.count == 1:
         shard = None
     if path == "-":
         if shard is not None:
             raise OnparseError("--shard needs a FILE: standard input cannot be split")
+        if sys.stdin is None:
+            raise OnparseError("standard input is closed; pass a FILE instead of -")
         handle, close = sys.stdin.buffer, False
     else:
         try:
@@ -112,7 +117,11 @@ def read_lines(path: str, shard: Optional[Shard] = None) -> Iterator[str]:
             offset = handle.tell()
         first_offset = offset
         number = 0  # lines read so far in this part
-        for raw in handle:
+
+        def where(n):  # the line's number in the file, counted only when an error needs it
+            return f"line {n if first_offset == 0 else _line_number_at(path, offset)}"
+
+        for raw in bounded_lines(handle, name, max_line_bytes, where):
             if end is not None and offset >= end:
                 break
             number += 1

@@ -68,6 +68,17 @@ class ModelConfig:
         """Hidden size of each layer: ``hidden_size`` for all but the last, ``embedding_size`` last."""
         return [self.hidden_size] * (self.n_layers - 1) + [self.embedding_size]
 
+    def parameter_shapes(self) -> dict:
+        """Name -> shape of every weight of :class:`ONLSTMLanguageModel` with this config, computed
+        without allocating (checkpoint loading compares them with the file's tensors first)."""
+        shapes = {"embedding.weight": (self.vocab_size, self.embedding_size), "decoder_bias": (self.vocab_size,)}
+        sizes = [self.embedding_size] + self.layer_sizes()
+        for layer, (n_in, n_out) in enumerate(zip(sizes[:-1], sizes[1:])):
+            gates = 2 * (n_out // self.chunk_size) + 4 * n_out
+            shapes.update({f"layers.{layer}.weight_ih": (gates, n_in), f"layers.{layer}.bias_ih": (gates,),
+                           f"layers.{layer}.weight_hh": (gates, n_out), f"layers.{layer}.bias_hh": (gates,)})
+        return shapes
+
     def to_dict(self) -> dict:
         return asdict(self)
 

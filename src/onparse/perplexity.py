@@ -166,11 +166,6 @@ def _measure(model_path, corpus, split, fmt, batch_size, bptt, device):
 
 
 def _device(name: str) -> torch.device:
-    if name == "auto":
-        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
-    if name.startswith("cuda") and not torch.cuda.is_available():
-        raise OnparseError("--device cuda asked for, but this torch sees no CUDA device")
-    try:
-        return torch.device(name)
-    except RuntimeError:
-        raise OnparseError(f"unknown device '{name}'; use auto, cpu or cuda") from None
+    from .distances import resolve_device    # one rule for every command: cpu and cuda only
+
+    return resolve_device(name)

@@ -19,7 +19,16 @@ The schedule:
 Files written to the output folder (rank 0 only): ``best.pt`` (best validation perplexity),
 ``last.pt`` (latest state plus everything ``--resume`` needs: raw weights, optimiser, averager,
 schedule, data position, recurrent state, RNG states), ``metrics.jsonl`` (one JSON object per
-event).  Checkpoints hold plain values and tensors only (``torch.load(weights_only=True)``).
+event; non-finite numbers are written as null).  Checkpoints hold plain values and tensors only
+(``torch.load(weights_only=True)``).
+
+The folder is the run's own: a new run refuses a folder that holds any of these files unless
+told to ``overwrite``, and the run holds an exclusive lock on ``.onparse.lock`` inside it (which
+names the holder) from start to end, so two runs cannot mix their files.  On a resume the
+metrics log is cut back to the checkpoint's step, so every epoch is recorded once.
+
+A non-finite loss (or non-finite weights about to be saved) stops the run with an error: the
+files keep the last good state.
 
 Under ``torchrun`` (``WORLD_SIZE`` > 1) every process trains on its own contiguous slice of
 ``batch_size / world_size`` streams; DistributedDataParallel averages the gradients, so all
@@ -42,9 +51,10 @@ from dataclasses import asdict, dataclass, field, fields, replace
 from typing import TYPE_CHECKING, Any, Dict, List, Optional, Tuple
 
 from . import __version__
-from .checkpoint import load_checkpoint, save_checkpoint
+from .checkpoint import load_checkpoint, remove_stale_temp_files, save_checkpoint
 from .corpora import CorpusSpec, batchify, encode_stream, load_corpus, shard_streams
 from .errors import OnparseError
+from .safeio import dumps, format_ppl
 from .vocab import Vocabulary
 
 if TYPE_CHECKING:  # annotations only
@@ -67,6 +77,9 @@ LAST = "last.pt"
 METRICS = "metrics.jsonl"
 #: Per-epoch snapshots (``--keep-epochs``): ``epoch-001.pt`` ...
 EPOCH_SNAPSHOT = "epoch-{:03d}.pt"
+EPOCH_SNAPSHOT_RE = re.compile(r"epoch-\d{3,}\.pt")
+#: The lock file of a run folder: "pid N on host H since T" while a run is going, removed after.
+LOCK = ".onparse.lock"
 
 
 def _opt(default, help_text):
@@ -110,6 +123,8 @@ class TrainConfig:
             kind = float if f.type in (float, "float") else int
             if isinstance(value, bool) or not isinstance(value, (int, float) if kind is float else int):
                 raise ValueError(f"{f.name} must be {'a number' if kind is float else 'an integer'}, got {value!r}")
+            if not math.isfinite(value):     # inf and nan pass every comparison below
+                raise ValueError(f"{f.name} must be a finite number, got {value!r}")
         positive = ("embedding_size", "hidden_size", "n_layers", "chunk_size", "min_count", "batch_size",
                     "bptt", "epochs", "eval_batch_size")
         for name in positive:
@@ -488,16 +503,153 @@ class _Log:
     def event(self, name: str, **values) -> None:
         if self.enabled and self.path:
             record = {"event": name, "time": round(time.time(), 3), **values}
-            with open(self.path, "a", encoding="utf-8") as handle:
-                handle.write(json.dumps(record) + "\n")
+            try:
+                with open(self.path, "a", encoding="utf-8") as handle:
+                    handle.write(dumps(record) + "\n")
+            except OSError as err:
+                raise OnparseError(f"cannot write {self.path}: {err.strerror or err}") from None
 
 
-def _fmt_ppl(x: Optional[float]) -> str:
-    return "-" if x is None else ("inf" if math.isinf(x) else f"{x:.2f}")
+def truncate_log(path: str, step: int) -> int:
+    """Cut the metrics log at ``path`` before its first record of a step after ``step`` (the
+    checkpoint a resume starts from) or its first unreadable line (a write cut by a kill), so
+    that the resumed run records each epoch once.  Returns the number of lines removed."""
+    if not os.path.isfile(path):
+        return 0
+    keep, removed = 0, 0
+    with open(path, "rb") as handle:
+        for line in handle:
+            if removed or not _logged_by(line, step):
+                removed += 1
+            else:
+                keep += len(line)
+    if removed:
+        os.truncate(path, keep)
+    return removed
+
+
+def _logged_by(line: bytes, step: int) -> bool:
+    """Whether a metrics line is a whole record from at most ``step`` (records without a step,
+    like ``test``, go with the records around them)."""
+    try:
+        record = json.loads(line)
+    except ValueError:
+        return False
+    if not isinstance(record, dict) or not line.endswith(b"\n"):
+        return False
+    logged = record.get("step")
+    return not isinstance(logged, int) or logged <= step
+
+
+def run_files(folder: str) -> List[str]:
+    """The files of an onparse run in ``folder``: checkpoints, snapshots and the metrics log."""
+    try:
+        names = os.listdir(folder)
+    except OSError:
+        return []
+    return sorted(n for n in names if n in (BEST, LAST, METRICS) or EPOCH_SNAPSHOT_RE.fullmatch(n))
 
 
 def _ppl(loss: float) -> float:
     return math.exp(loss) if loss < 700 else float("inf")
+
+
+# -- the run folder --------------------------------------------------------------------------
+class FolderLock:
+    """An exclusive ``flock`` on ``folder/.onparse.lock``, held from :meth:`acquire` to
+    :meth:`release`; the file says who holds it (pid, host, start time) and is removed on release.
+
+    The lock belongs to the open file, so the kernel drops it when the process dies however it
+    dies (``kill -9`` included): a stale lock file never blocks the next run.  Where the file
+    system has no locks (some network mounts), the run goes on with a warning."""
+
+    def __init__(self, folder: str):
+        self.folder = folder
+        self.path = os.path.join(folder, LOCK)
+        self.fd: Optional[int] = None
+
+    def acquire(self, warn=None) -> "FolderLock":
+        try:
+            import fcntl
+        except ImportError:                  # not a Unix system: no lock
+            return self
+        while True:
+            try:
+                fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o666)
+            except OSError as err:
+                raise OnparseError(f"cannot create {self.path}: {err.strerror or err}") from None
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                holder = _lock_holder(fd)
+                os.close(fd)
+                raise OnparseError(f"{self.folder} is in use by another training run ({holder}); wait for "
+                                   "it to end or choose another --out") from None
+            except OSError as err:
+                os.close(fd)
+                if warn:
+                    warn(f"warning: cannot lock {self.path} ({err.strerror}): nothing stops a second run "
+                         "from writing into this folder")
+                return self
+            if _is_current(fd, self.path):
+                break
+            os.close(fd)                     # locked a file its holder removed as we opened it: again
+        self.fd = fd
+        import socket
+
+        stamp = time.strftime("%Y-%m-%d %H:%M:%S")
+        os.ftruncate(fd, 0)
+        os.write(fd, f"pid {os.getpid()} on {socket.gethostname()} since {stamp}\n".encode())
+        return self
+
+    def release(self) -> None:
+        if self.fd is None:
+            return
+        import fcntl
+
+        try:
+            os.unlink(self.path)             # while still locked: see _is_current
+        except OSError:
+            pass
+        fcntl.flock(self.fd, fcntl.LOCK_UN)
+        os.close(self.fd)
+        self.fd = None
+
+    def __enter__(self) -> "FolderLock":
+        return self.acquire()
+
+    def __exit__(self, *exc) -> bool:
+        self.release()
+        return False
+
+
+def _is_current(fd: int, path: str) -> bool:
+    """Whether ``fd`` is still the file at ``path`` (a releasing run removes it)."""
+    try:
+        mine, now = os.fstat(fd), os.stat(path)
+    except OSError:
+        return False
+    return (mine.st_dev, mine.st_ino) == (now.st_dev, now.st_ino)
+
+
+def _lock_holder(fd: int) -> str:
+    """What the holder wrote into the lock file, made safe to print on one line."""
+    try:
+        text = os.pread(fd, 200, 0).decode("utf-8", "replace")
+    except OSError:
+        text = ""
+    text = " ".join(text.split())
+    return "".join(c for c in text if c.isprintable()) or "a process that has not written its name yet"
+
+
+def _make_folder(out: str) -> None:
+    """Create the output folder (and its parents); a one-line OnparseError when impossible."""
+    if os.path.exists(out) and not os.path.isdir(out):
+        raise OnparseError(f"output path {out} exists and is not a folder")
+    try:
+        os.makedirs(out, exist_ok=True)
+    except OSError as err:
+        raise OnparseError(f"cannot create the output folder {out}: {err.strerror or err}") from None
 
 
 # -- the run ---------------------------------------------------------------------------------
@@ -562,12 +714,26 @@ class _Run:
             if not isinstance(blob.get("training"), dict):
                 raise OnparseError(f"{self.last_path} holds no training state; it cannot be resumed")
             return blob
-        if os.path.exists(self.last_path) and not self.opt.overwrite:
-            raise OnparseError(f"{self.out} already holds a run; pass --resume to continue it "
-                               "or --overwrite to start again")
         if os.path.exists(self.out) and not os.path.isdir(self.out):
             raise OnparseError(f"output path {self.out} exists and is not a folder")
+        found = run_files(self.out)
+        if found and not self.opt.overwrite:
+            # Not only last.pt: a copied model (best.pt, metrics.jsonl) must not be replaced either.
+            what = "a run" if LAST in found else f"onparse files ({', '.join(found[:4])})"
+            raise OnparseError(f"{self.out} already holds {what}; pass --resume to continue a run, "
+                               "--overwrite to replace it, or choose another --out")
         return None
+
+    def _tidy(self, blob: Optional[dict]) -> None:
+        """Remove what a killed run left: temporary files of unfinished saves and, on a resume,
+        the log records written after the checkpoint (they will be written again)."""
+        removed = remove_stale_temp_files(self.out)
+        if removed:
+            self.log.say(f"removed {len(removed)} temporary file(s) left by an interrupted save")
+        if blob is not None:
+            step = (blob["training"].get("schedule") or {}).get("step")
+            if isinstance(step, int):
+                truncate_log(self.log.path, step)
 
     def _build(self, blob):
         import numpy as np
@@ -636,7 +802,11 @@ class _Run:
         self.epoch_tokens = 0
         self.epoch_time = 0.0
         if blob is not None:
-            self._restore(blob)
+            try:
+                self._restore(blob)
+            except (KeyError, TypeError, ValueError, IndexError, AttributeError) as err:
+                raise OnparseError(f"{self.last_path}: unreadable training state ({type(err).__name__}: "
+                                   f"{str(err)[:120]})") from None
 
     def _init_source(self) -> Optional[dict]:
         """The checkpoint of ``--init-from`` (None without one), noted for the metadata."""
@@ -738,6 +908,7 @@ class _Run:
                 "cuda": torch.cuda.get_rng_state(self.device) if self.device.type == "cuda" else None,
                 "hidden": _cpu([list(s) for s in self.hidden]) if (self.hidden is not None and self.position) else None,
                 "epoch_loss_sum": self.epoch_loss_sum, "epoch_tokens": self.epoch_tokens}
+        self._check_weights()                    # before the collective: ranks hold the same weights
         ranks = _all_gather(_cpu(mine), self.ctx)
         self.last_saved = time.monotonic()
         if not self.ctx.is_main:
@@ -763,6 +934,25 @@ class _Run:
         }
         save_checkpoint(self.last_path, config=self.model.config.to_dict(), vocab=self.vocab,
                         state_dict=self._weights(), metadata=self._metadata(), training=training)
+
+    def _check_weights(self) -> None:
+        """Stop before saving non-finite weights (a gradient can overflow while the loss is finite)."""
+        import torch
+
+        params = list(self.model.parameters()) + (list(self.averager.avg.values()) if self.averager else [])
+        if not all(bool(torch.isfinite(p.detach()).all()) for p in params):
+            self._diverged("the weights became NaN or infinite")
+
+    def _diverged(self, what: str) -> None:
+        """Stop the run: log the event and raise a one-line OnparseError saying what is left."""
+        self.log.event("diverged", epoch=self.epoch, step=self.step, reason=what)
+        if self.best_loss is not None:
+            kept = (f"{self.best_path} keeps epoch {self.best_epoch} (valid ppl "
+                    f"{format_ppl(_ppl(self.best_loss))})")
+        else:
+            kept = "no model was saved"
+        raise OnparseError(f"training diverged at step {self.step} (epoch {self.epoch + 1}): {what}; {kept}. "
+                           "Lower --lr (or --clip) and start again")
 
     # ---- evaluation --------------------------------------------------------------------------
     def _valid_loss(self) -> float:
@@ -814,6 +1004,7 @@ class _Run:
     def _train_step(self, length: int):
         """One optimiser step on the window at the current position; returns the window's
         cross-entropy (a detached device scalar) and its number of target tokens."""
+        import torch
         from torch import nn
 
         from .perplexity import autocast_context
@@ -828,6 +1019,9 @@ class _Run:
             out = self.forward(inputs, self.hidden)
             loss, ce = objective(self.model, out, targets, cfg.alpha, cfg.beta)
         self.hidden = out.state
+        # A non-finite AR or TAR term ruins the weights as surely as a non-finite cross-entropy:
+        # pass it on in the returned value, which the caller checks (no device sync here).
+        ce = torch.where(torch.isfinite(loss.detach()), ce.detach(), loss.detach())
         loss.backward()
         if cfg.clip:
             nn.utils.clip_grad_norm_(self.model.parameters(), cfg.clip)
@@ -843,17 +1037,27 @@ class _Run:
         return ce.detach(), targets.numel()
 
     def run(self) -> TrainResult:
+        """Train, holding the output folder's lock throughout (rank 0, the one that writes)."""
+        if not self.ctx.is_main:
+            return self._run()
+        _make_folder(self.out)
+        lock = FolderLock(self.out).acquire(warn=_Log(None, True).say)
+        try:
+            return self._run()
+        finally:
+            lock.release()
+
+    def _run(self) -> TrainResult:
         main = self.ctx.is_main
         blob = self._prepare_folder()
         self.log = _Log(os.path.join(self.out, METRICS), main)
+        if main:
+            self._tidy(blob)
         self._build(blob)
         if main:
-            os.makedirs(self.out, exist_ok=True)
             if blob is None:                       # --overwrite: nothing of the old run survives
-                snapshots = [n for n in os.listdir(self.out) if re.fullmatch(r"epoch-\d{3,}\.pt", n)]
-                for name in (BEST, LAST, METRICS, *snapshots):
-                    if os.path.exists(os.path.join(self.out, name)):
-                        os.unlink(os.path.join(self.out, name))
+                for name in run_files(self.out):
+                    os.unlink(os.path.join(self.out, name))
         cfg = self.cfg
         self.log.event("resume" if blob else "start", preset=self.preset, config=cfg.to_dict(),
                        corpus=self.spec.to_dict(), vocab_size=len(self.vocab), parameters=self.n_params,
@@ -883,7 +1087,7 @@ class _Run:
         self.log.event("stop", reason=reason, epoch=self.epoch, step=self.step)
         where = f", {self.position} rows into epoch {self.epoch + 1}" if self.position else ""
         self.log.say(f"stopped ({reason}) after {self.epoch} epoch(s), {self.step} steps{where}; "
-                     f"best valid ppl {_fmt_ppl(self._best_ppl())}")
+                     f"best valid ppl {format_ppl(self._best_ppl())}")
         test_ppl = None
         if reason != "interrupted":
             test_ppl = self._test_ppl()
@@ -940,12 +1144,16 @@ class _Run:
         return None if self.best_loss is None else _ppl(self.best_loss)
 
     def _flush_window(self, window_loss, tokens: int, bar) -> None:
-        """Fold a window of steps into the epoch's totals and refresh the bar (one device sync)."""
+        """Fold a window of steps into the epoch's totals and refresh the bar (one device sync);
+        stop the run if the window's loss is not finite."""
         if tokens:
             loss_sum = float(window_loss)
+            bad = _all_reduce([float(not math.isfinite(loss_sum))], self.ctx, self.device, op="max")[0]
+            if bad:                              # every rank stops together
+                self._diverged(f"the training loss became {loss_sum}")
             self.epoch_loss_sum += loss_sum
             self.epoch_tokens += tokens
-            bar.set_postfix(loss=f"{loss_sum / tokens:.3f}", ppl=_fmt_ppl(_ppl(loss_sum / tokens)),
+            bar.set_postfix(loss=f"{loss_sum / tokens:.3f}", ppl=format_ppl(_ppl(loss_sum / tokens)),
                             refresh=False)
 
     def _end_epoch(self) -> None:
@@ -956,6 +1164,9 @@ class _Run:
         seconds /= self.ctx.world_size
         train_loss = loss_sum / max(tokens, 1.0)
         valid_loss = self._valid_loss()
+        if not math.isfinite(valid_loss):
+            self._diverged(f"the validation loss became {valid_loss}")
+        self._check_weights()
         self.epoch += 1
         self.position = 0
         self.hidden = None
@@ -978,8 +1189,8 @@ class _Run:
                        valid_loss=valid_loss, valid_ppl=_ppl(valid_loss), best_valid_ppl=self._best_ppl(),
                        improved=improved, averaged=self.averager is not None and not switched,
                        tokens_per_s=rate, epoch_time_s=seconds)
-        self.log.say(f"epoch {self.epoch:4d} | train ppl {_fmt_ppl(_ppl(train_loss)):>9} | valid ppl "
-                     f"{_fmt_ppl(_ppl(valid_loss)):>9}{' *' if improved else '  '} | "
+        self.log.say(f"epoch {self.epoch:4d} | train ppl {format_ppl(_ppl(train_loss)):>9} | valid ppl "
+                     f"{format_ppl(_ppl(valid_loss)):>9}{' *' if improved else '  '} | "
                      f"{(rate or 0):,.0f} tok/s | {seconds:.1f}s"
                      + (" | averaging" if self.averager is not None and not switched else ""))
         if switched:

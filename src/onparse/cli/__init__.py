@@ -2,43 +2,109 @@
 concern; each is a thin shell over a Python function of the library.
 
 Exit codes: 0 success, 1 data errors (:class:`~onparse.errors.OnparseError`, one line on
-stderr), 2 usage errors (click's own).  A closed stdout (``onparse induce big.txt | head``)
-ends the program quietly with status 0.
+stderr), 2 usage errors (click's own).  A reader that goes away (``onparse induce big.txt |
+head``) ends the program quietly with status 0.  Failures of the system are one line and exit 1
+too, never a traceback: a full disk (``> /dev/full``), a closed standard output (``>&-``), any
+other OSError.  Ctrl-C prints "interrupted" and exits 130, even while the program starts.
 """
 import os
+import signal
 import sys
 
-import click
 
-from .. import __version__
-from ..errors import OnparseError
+def _exit_interrupted(signum, frame):
+    # Ctrl-C while the command line is still being imported: no traceback, the usual status.
+    os.write(2, b"interrupted\n")
+    os._exit(130)
+
+
+def _guard_start_up():
+    """Make Ctrl-C quiet until the commands are registered (imports take a few tenths of a
+    second); returns the function that gives Python its own handler back."""
+    import threading
+
+    if (threading.current_thread() is not threading.main_thread()
+            or signal.getsignal(signal.SIGINT) is not signal.default_int_handler):
+        return lambda: None
+    signal.signal(signal.SIGINT, _exit_interrupted)
+    return lambda: signal.signal(signal.SIGINT, signal.default_int_handler)
+
+
+_end_start_up = _guard_start_up()   # before the imports below, which are the slow part
+
+import click  # noqa: E402
+
+from .. import __version__  # noqa: E402
+from ..errors import OnparseError  # noqa: E402
 
 
 class _Group(click.Group):
-    """A click group that reports OnparseError in one line and exits quietly on a broken pipe."""
+    """A click group that reports OnparseError and system failures in one line and exits
+    quietly on a broken pipe."""
 
     def invoke(self, ctx):
         try:
-            return super().invoke(ctx)
+            if sys.stdout is None:           # started with `>&-`: Python had no stdout to give us
+                raise OnparseError("standard output is closed; redirect it instead (> FILE, or > /dev/null)")
+            try:
+                result = super().invoke(ctx)
+            except click.exceptions.Exit:
+                _flush_stdout()
+                raise
+            _flush_stdout()                  # here, so that a full disk is reported, not ignored at exit
+            return result
         except OnparseError as err:
             click.echo(f"error: {err}", err=True)
             ctx.exit(1)
         except BrokenPipeError:
             _quiet_broken_pipe()
+        except OSError as err:
+            click.echo(f"error: {_describe_os_error(err)}", err=True)
+            ctx.exit(1)
         except KeyboardInterrupt:
             click.echo("interrupted", err=True)
             ctx.exit(130)
 
 
+def _flush_stdout() -> None:
+    if sys.stdout is not None:
+        sys.stdout.flush()
+
+
+def _describe_os_error(err: OSError) -> str:
+    """One line for an OSError that escaped a command: which file, and why."""
+    reason = err.strerror or str(err) or type(err).__name__
+    if err.filename is not None:
+        return f"{err.filename}: {reason}"
+    if _stdout_fails():
+        return f"cannot write standard output: {reason}"
+    return reason
+
+
+def _stdout_fails() -> bool:
+    """True when standard output cannot take its pending text (a full disk); it is then pointed
+    at devnull, so that the interpreter's last flush does not fail again with a traceback."""
+    try:
+        _flush_stdout()
+        return False
+    except OSError:
+        _silence_stdout()
+        return True
+
+
 def _quiet_broken_pipe():
-    # The reader went away (`| head`): point stdout at devnull so the interpreter's final
-    # flush does not raise again, and exit 0 as other Unix filters do.
+    # The reader went away (`| head`): exit 0 as other Unix filters do.
+    _silence_stdout()
+    sys.exit(0)
+
+
+def _silence_stdout() -> None:
+    # Point stdout at devnull, so the interpreter's final flush does not raise again.
     try:
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())
-    except (OSError, ValueError):
+    except (OSError, ValueError, AttributeError):
         pass
-    sys.exit(0)
 
 
 @click.group(cls=_Group, context_settings={"help_option_names": ["-h", "--help"]})
@@ -65,3 +131,4 @@ def _register():
 
 
 _register()
+_end_start_up()

@@ -1,4 +1,7 @@
 """Options and helpers that several command modules share (one definition each)."""
+import os
+import re
+
 import click
 
 MODEL_HELP = ("Model checkpoint written by `onparse train`, or a bundle of several; repeat to average the "
@@ -7,9 +10,60 @@ MODEL_HELP = ("Model checkpoint written by `onparse train`, or a bundle of sever
 
 def model_option(func):
     """``--model/-m PATH``, repeatable; the values arrive as ``model_paths`` (a tuple; empty:
-    the bundled model)."""
+    the bundled model).  Brings ``--no-verify`` along: every command that loads a model can
+    skip its checksum."""
+    func = no_verify_option(func)
     return click.option("--model", "-m", "model_paths", type=click.Path(dir_okay=False), multiple=True,
                         metavar="CHECKPOINT", help=MODEL_HELP)(func)
+
+
+def _skip_checksums(ctx, param, value):
+    # Scoped to the command's context: the next command (or test) verifies again.
+    if value:
+        from ..checkpoint import checksums_unverified
+
+        ctx.with_resource(checksums_unverified())
+    return value
+
+
+def no_verify_option(func):
+    """``--no-verify``: load checkpoints whose weights do not match their recorded checksum.
+    Takes effect for the command it is given to; no parameter reaches the function."""
+    return click.option("--no-verify", is_flag=True, expose_value=False, callback=_skip_checksums,
+                        help="Load the model even if its weights do not match the checksum recorded "
+                             "in it (a damaged file; the results may be wrong).")(func)
+
+
+def _limit_lines(ctx, param, value):
+    from ..safeio import line_limit_set
+
+    ctx.with_resource(line_limit_set(value))
+    return value
+
+
+def line_limit_option(func):
+    """``--max-line-bytes N``: the longest input line the command reads (a longer one is an
+    error naming it, instead of memory growing on a file without newlines)."""
+    from ..safeio import MAX_LINE_BYTES
+
+    return click.option("--max-line-bytes", type=click.IntRange(min=1), default=MAX_LINE_BYTES,
+                        show_default=True, expose_value=False, callback=_limit_lines,
+                        help="Longest input line, in bytes; a longer line is an error naming it.")(func)
+
+
+_DEVICE = re.compile(r"auto|cpu|cuda(:\d+)?")
+
+
+class DeviceType(click.ParamType):
+    """``auto``, ``cpu``, ``cuda`` or ``cuda:N``; anything else (``meta``, ``mps``) is a usage
+    error, since onparse runs on those only."""
+
+    name = "DEVICE"
+
+    def convert(self, value, param, ctx):
+        if isinstance(value, str) and _DEVICE.fullmatch(value.strip().lower()):
+            return value.strip().lower()
+        self.fail(f"{value!r} is not a device onparse runs on: use auto, cpu, cuda or cuda:N", param, ctx)
 
 
 def members_options(func):
@@ -58,8 +112,43 @@ def load_parser(model_paths, device, layer=None, decoder=None, batch_size=None):
 
 def device_option(func):
     """``--device auto|cpu|cuda|cuda:N``."""
-    return click.option("--device", default="auto", show_default=True,
+    return click.option("--device", type=DeviceType(), default="auto", show_default=True,
                         help="auto (a GPU when there is one), cpu, cuda or cuda:N.")(func)
+
+
+def same_file(a, b) -> bool:
+    """Whether paths ``a`` and ``b`` name the same file (through links and ``..``); ``-`` and
+    None name no file."""
+    if a in (None, "-") or b in (None, "-"):
+        return False
+    try:
+        return os.path.samefile(a, b)
+    except OSError:                          # one does not exist (yet): compare the names
+        return os.path.realpath(a) == os.path.realpath(b)
+
+
+def refuse_overwrite(target, option: str, inputs) -> None:
+    """A usage error when the output ``target`` of ``option`` is one of ``inputs`` (pairs of a
+    description and a path): writing it would destroy what is being read."""
+    for what, path in inputs:
+        if same_file(target, path):
+            raise click.BadParameter(f"{target} is the {what}; writing there would destroy it",
+                                     param_hint=option)
+
+
+def check_writable(target, option: str) -> None:
+    """A usage error, before any work, when the file ``target`` cannot be written."""
+    if target in (None, "-"):
+        return
+    if os.path.isdir(target):
+        raise click.BadParameter(f"{target} is a folder", param_hint=option)
+    folder = os.path.dirname(os.path.abspath(target))
+    if os.path.exists(target):
+        writable = os.access(target, os.W_OK)
+    else:
+        writable = os.path.isdir(folder) and os.access(folder, os.W_OK)
+    if not writable:
+        raise click.BadParameter(f"cannot write {target}", param_hint=option)
 
 
 def model_name(model_paths) -> str:

@@ -3,6 +3,7 @@ drawings) and :mod:`onparse.figures` (matplotlib figures, an optional extra).
 
 torch and matplotlib are imported only when a command runs.
 """
+import contextlib
 import os
 import sys
 
@@ -10,7 +11,8 @@ import click
 
 from ..errors import OnparseError
 from ..text import PUNCT_POLICIES
-from .common import device_option, load_parser, members_options, model_name, model_option
+from .common import (device_option, line_limit_option, load_parser, members_options, model_name, model_option,
+                     refuse_overwrite)
 
 _SCALES = ("layer", "unit")
 
@@ -19,6 +21,25 @@ def _numbered(path: str, number: int) -> str:
     """``fig.png`` -> ``fig-3.png``: one file per sentence when several are shown."""
     stem, ext = os.path.splitext(path)
     return f"{stem}-{number}{ext}"
+
+
+@contextlib.contextmanager
+def _writing(path: str):
+    """Report a failed figure write (full disk, no permission) in one line."""
+    try:
+        yield
+    except OSError as err:
+        raise OnparseError(f"cannot write {path}: {err.strerror or err}") from None
+
+
+def _inputs(model_paths, gold_spec):
+    """What ``show`` reads, as (description, path) pairs: a figure must not land on them."""
+    from ..pretrained import resolve
+
+    pairs = [("model file", resolve(path)) for path in (model_paths or [None])]
+    if gold_spec and os.path.isfile(gold_spec):
+        pairs.append(("gold file", gold_spec))
+    return pairs
 
 
 def _wants_unicode(ascii_only: bool) -> bool:
@@ -63,6 +84,7 @@ def _wants_unicode(ascii_only: bool) -> bool:
 @click.option("--tokenize", is_flag=True, hidden=True)
 @click.option("--keep-punct", is_flag=True, hidden=True)
 @device_option
+@line_limit_option
 def show_command(sentence, model_paths, layer, decoder, gold_spec, ptb_root, png_path, svg_path, ascii_only,
                  height, scale, pretokenized, punct, tokenize, keep_punct, device):
     """Draw the tree a model induces for SENTENCE, with the distance of every word.
@@ -86,6 +108,9 @@ def show_command(sentence, model_paths, layer, decoder, gold_spec, ptb_root, png
         from ..figures import require_matplotlib
 
         require_matplotlib()  # before the model is loaded: fail fast
+    inputs = _inputs(model_paths, gold_spec)
+    for option, path in (("--png", png_path), ("--svg", svg_path)):
+        refuse_overwrite(path, option, inputs)
     golds = read_gold(gold_spec, ptb_root) if gold_spec else None
     from_stdin = list(sentence) == ["-"]
     if from_stdin:
@@ -120,7 +145,9 @@ def show_command(sentence, model_paths, layer, decoder, gold_spec, ptb_root, png
                 from ..figures import plot_sentence
 
                 target = _numbered(path, number) if several else path
-                plot_sentence(view, target, caption, fmt=fmt, scale=scale)
+                refuse_overwrite(target, f"--{fmt}", inputs)
+                with _writing(target):
+                    plot_sentence(view, target, caption, fmt=fmt, scale=scale)
                 click.echo(f"wrote {target}", err=True)
 
 
@@ -152,7 +179,8 @@ def plot_log_command(log, out):
     if out is None:
         out = os.path.join(os.path.dirname(os.path.abspath(log_path(log))), "training-curves.png")
     check_output_path(out)
-    click.echo(plot_log(read_log(log), out))
+    with _writing(out):
+        click.echo(plot_log(read_log(log), out))
 
 
 # --- hooks for `onparse eval --plots DIR` (the command lives in cli/scoring.py) ---------------
@@ -182,7 +210,8 @@ def write_eval_plots(plots, result, gold_set, model_name: str) -> list:
         return []
     from ..figures import plot_eval_with_baselines
 
-    paths = plot_eval_with_baselines(result, gold_set, plots, model_name)
+    with _writing(plots):
+        paths = plot_eval_with_baselines(result, gold_set, plots, model_name)
     for path in paths:
         click.echo(f"wrote {path}", err=True)
     return paths

@@ -1,9 +1,9 @@
 """``onparse info``: what a model is (the bundled one by default), from its checkpoint metadata."""
-import json
 import os
 
 import click
 
+from ..safeio import dumps
 from .common import model_name, model_option
 
 #: Score keys recorded per (gold set, layer, decoder), in the order they are printed.
@@ -12,50 +12,95 @@ SCORE_KEYS = (("sentence_f1_onlstm", "sent. F1 ON-LSTM"), ("sentence_f1_kim", "s
 
 
 def describe(blob: dict, name: str, path: str) -> str:
-    """A human-readable description of a checkpoint dict (see :mod:`onparse.checkpoint`)."""
-    config, meta = blob["config"], blob.get("metadata", {})
+    """A human-readable description of a checkpoint dict (see :mod:`onparse.checkpoint`).
+
+    The config has been validated by the loader; the metadata is free-form, so a field of an
+    unexpected type is left out (with a note) rather than stopping the description."""
+    meta = blob.get("metadata") if isinstance(blob.get("metadata"), dict) else {}
+    lines = [f"model: {name}"]
+    skipped = 0
+    for section in (_file_lines, _architecture_lines, _origin_lines, _perplexity_lines, _score_lines):
+        try:
+            lines += section(blob, meta, path)
+        except (KeyError, TypeError, ValueError, AttributeError, IndexError):
+            skipped += 1
+    if skipped:
+        lines.append(f"note: {skipped} part(s) of the metadata have unexpected types and are not shown")
+    return "\n".join(lines)
+
+
+def _field(meta: dict, key: str, types, default=None):
+    """``meta[key]`` when it has one of ``types`` (bool is not a number here), else ``default``."""
+    value = meta.get(key)
+    return value if isinstance(value, types) and not isinstance(value, bool) else default
+
+
+def _file_lines(blob, meta, path):
+    weights = _field(meta, "weights", str, "float32")
+    return [f"file: {path} ({os.path.getsize(path) / 1e6:.1f} MB, {weights} weights)"]
+
+
+def _architecture_lines(blob, meta, path):
+    config = blob["config"]
     sizes = [config["hidden_size"]] * (config["n_layers"] - 1) + [config["embedding_size"]]
-    n_params = meta.get("parameters") or sum(t.numel() for t in blob["state_dict"].values())
-    lines = [
-        f"model: {name}",
-        f"file: {path} ({os.path.getsize(path) / 1e6:.1f} MB, {meta.get('weights', 'float32')} weights)",
-        f"architecture: {config['n_layers']} ON-LSTM layers of {'/'.join(map(str, sizes))} units, chunk size "
-        f"{config['chunk_size']}, embedding {config['embedding_size']} tied to the decoder, vocabulary "
-        f"{len(blob['vocab']):,}; {n_params:,} parameters",
-    ]
-    if meta.get("onparse_version"):
+    n_params = _field(meta, "parameters", int) or sum(t.numel() for t in blob["state_dict"].values())
+    return [f"architecture: {config['n_layers']} ON-LSTM layers of {'/'.join(map(str, sizes))} units, chunk size "
+            f"{config['chunk_size']}, embedding {config['embedding_size']} tied to the decoder, vocabulary "
+            f"{len(blob['vocab']):,}; {n_params:,} parameters"]
+
+
+def _origin_lines(blob, meta, path):
+    lines = []
+    if _field(meta, "onparse_version", str):
         lines.append(f"written by: onparse {meta['onparse_version']}")
-    train = meta.get("train_config") or {}
-    corpus = (meta.get("corpus") or {}).get("source")
+    train = _field(meta, "train_config", dict, {})
+    corpus = _field(_field(meta, "corpus", dict, {}), "source", str)
     if train or corpus:
+        epoch, step, seed = _field(meta, "epoch", int), _field(meta, "step", int), _field(train, "seed", int)
         parts = [f"corpus {corpus}" if corpus else None,
-                 f"preset {meta['preset']}" if meta.get("preset") else None,
-                 f"seed {train['seed']}" if "seed" in train else None,
-                 f"{meta['epoch']} epochs" if "epoch" in meta else None,
-                 f"{meta['step']:,} steps" if "step" in meta else None,
-                 "averaged SGD weights" if meta.get("averaged") else None]
+                 f"preset {meta['preset']}" if _field(meta, "preset", str) else None,
+                 f"seed {seed}" if seed is not None else None,
+                 f"{epoch} epochs" if epoch is not None else None,
+                 f"{step:,} steps" if step is not None else None,
+                 "averaged SGD weights" if meta.get("averaged") is True else None]
         lines.append("training: " + ", ".join(p for p in parts if p))
-    init = meta.get("init_from")
-    if isinstance(init, dict):
-        source = (init.get("corpus") or {}).get("source")
+    init = _field(meta, "init_from", dict)
+    if init is not None:
+        source = _field(_field(init, "corpus", dict, {}), "source", str)
         lines.append(f"started from: {init.get('checkpoint')}"
                      + (f" (corpus {source}, epoch {init.get('epoch')}, seed {init.get('seed')})" if source else ""))
-    ppl = [f"{split} {meta[key]:.2f}" for split, key in (("valid", "valid_ppl"), ("test", "test_ppl"))
-           if isinstance(meta.get(key), (int, float))]
+    return lines
+
+
+def _perplexity_lines(blob, meta, path):
+    from ..safeio import format_ppl
+
+    lines = []
+    ppl = [f"{split} {format_ppl(float(meta[key]))}" for split, key in (("valid", "valid_ppl"), ("test", "test_ppl"))
+           if _field(meta, key, (int, float)) is not None]
     if ppl:
-        lines.append("perplexity: " + ", ".join(ppl) + (f" ({meta['perplexity_note']})" if meta.get("perplexity_note") else ""))
-    if meta.get("selection"):
-        lines.append(f"selected by: {meta['selection']}")
-    if meta.get("recipe"):
-        lines.append(f"recipe: {meta['recipe']}")
-    scores = meta.get("scores") or []
-    if scores:
-        lines += ["", f"unlabeled F1 (%) on {meta.get('scores_gold', 'the gold sets')}:",
-                  f"  {'gold':8}{'layer':>6}  {'decoder':8}" + "".join(f"{title:>18}" for _, title in SCORE_KEYS)]
-        for r in scores:
-            lines.append(f"  {r['gold']:8}{r['layer']:>6}  {r['decoder']:8}"
-                         + "".join(f"{100 * r[key]:>18.1f}" for key, _ in SCORE_KEYS))
-    return "\n".join(lines)
+        note = _field(meta, "perplexity_note", str)
+        lines.append("perplexity: " + ", ".join(ppl) + (f" ({note})" if note else ""))
+    for key, title in (("selection", "selected by"), ("recipe", "recipe")):
+        if _field(meta, key, str):
+            lines.append(f"{title}: {meta[key]}")
+    return lines
+
+
+def _score_lines(blob, meta, path):
+    scores = [r for r in _field(meta, "scores", list, []) if isinstance(r, dict)]
+    if not scores:
+        return []
+    lines = ["", f"unlabeled F1 (%) on {_field(meta, 'scores_gold', str, 'the gold sets')}:",
+             f"  {'gold':8}{'layer':>6}  {'decoder':8}" + "".join(f"{title:>18}" for _, title in SCORE_KEYS)]
+    for r in scores:
+        lines.append(f"  {str(r.get('gold')):8}{str(r.get('layer')):>6}  {str(r.get('decoder')):8}"
+                     + "".join(f"{_percent(r.get(key)):>18}" for key, _ in SCORE_KEYS))
+    return lines
+
+
+def _percent(value) -> str:
+    return f"{100 * value:.1f}" if isinstance(value, (int, float)) and not isinstance(value, bool) else "-"
 
 
 @click.command("info")
@@ -81,13 +126,15 @@ def info_command(model_paths, as_json):
     name = model_name(model_paths)
     if "models" in blob:
         if as_json:
-            click.echo(json.dumps(bundle_summary(blob, name, path), indent=2))
+            click.echo(dumps(bundle_summary(blob, name, path), indent=2, default=str))
         else:
             click.echo(describe_bundle(blob, name, path))
         return
     if as_json:
-        click.echo(json.dumps({"model": name, "path": path, "config": blob["config"],
-                               "vocab_size": len(blob["vocab"]), "metadata": blob.get("metadata", {})}, indent=2))
+        # default=str: metadata may hold values JSON has no type for (tensors, from other tools).
+        click.echo(dumps({"model": name, "path": path, "config": blob["config"],
+                          "vocab_size": len(blob["vocab"]), "metadata": blob.get("metadata", {})},
+                         indent=2, default=str))
     else:
         click.echo(describe(blob, name, path))
 

@@ -8,7 +8,7 @@ import sys
 import click
 
 from ..text import PUNCT_POLICIES
-from .common import device_option, layer_list, load_parser, members_options, model_option
+from .common import device_option, layer_list, line_limit_option, load_parser, members_options, model_option
 
 
 class _ShardType(click.ParamType):
@@ -45,6 +45,7 @@ def _common_options(func):
                      help="Process only the K-th of N contiguous parts of FILE (1-based, e.g. 2/8); "
                           "the N outputs concatenated in order equal the whole output."),
         device_option,
+        line_limit_option,
     ]
     for option in reversed(options):
         func = option(func)

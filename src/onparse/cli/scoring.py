@@ -2,14 +2,16 @@
 :mod:`onparse.treebank` and :mod:`onparse.baselines`."""
 from __future__ import annotations
 
-import json
+import os
 import sys
 from typing import Optional
 
 import click
 
 from ..errors import OnparseError
-from .common import device_option, load_parser, members_options, model_name, model_option
+from ..safeio import bounded_lines, dumps
+from .common import (check_writable, device_option, line_limit_option, load_parser, members_options, model_name,
+                     model_option, refuse_overwrite)
 from .figures import check_plots, plots_option, write_eval_plots
 from ..treebank import GOLD_NAMES, PTB_ROOT_ENV, is_gold_spec
 
@@ -80,7 +82,7 @@ def emit_report(result, as_json: bool, per_sentence: Optional[str], about: Optio
     if quiet:
         pass
     elif as_json:
-        click.echo(json.dumps({**about, **result.to_dict()}, indent=2))
+        click.echo(dumps({**about, **result.to_dict()}, indent=2))
     else:
         if about:
             click.echo(", ".join(f"{key} {value}" for key, value in about.items()))
@@ -96,16 +98,31 @@ def emit_report(result, as_json: bool, per_sentence: Optional[str], about: Optio
             raise OnparseError(f"cannot write {per_sentence}: {err.strerror}") from None
 
 
+def check_per_sentence(per_sentence: Optional[str], inputs) -> None:
+    """Before any work: the ``--per-sentence`` file must be writable and must not be one of the
+    ``inputs`` ((description, path) pairs) that the command reads."""
+    refuse_overwrite(per_sentence, "--per-sentence", [(what, path) for what, path in inputs
+                                                      if path and os.path.isfile(path)])
+    check_writable(per_sentence, "--per-sentence")
+
+
 def read_input(path: str):
-    """``(source name, text)`` of a file, or of stdin for ``-``; undecodable bytes become U+FFFD."""
+    """``(source name, text)`` of a file, or of stdin for ``-``; undecodable bytes become U+FFFD.
+    A line longer than ``--max-line-bytes`` is an error naming it (``/dev/zero`` has no end)."""
     if path == "-":
-        stream = click.get_binary_stream("stdin")
-        return "stdin", stream.read().decode("utf-8", errors="replace")
+        if sys.stdin is None:
+            raise OnparseError("standard input is closed; pass a FILE instead of -")
+        return "stdin", _read_text(click.get_binary_stream("stdin"), "stdin")
     try:
-        with open(path, encoding="utf-8", errors="replace") as handle:
-            return path, handle.read()
+        with open(path, "rb") as handle:
+            text = _read_text(handle, path)
     except OSError as err:
         raise OnparseError(f"cannot read {path}: {err.strerror}") from None
+    return path, text.replace("\r\n", "\n").replace("\r", "\n")     # as text mode read files
+
+
+def _read_text(handle, name: str) -> str:
+    return b"".join(bounded_lines(handle, name)).decode("utf-8", errors="replace")
 
 
 @click.command("eval")
@@ -115,6 +132,7 @@ def read_input(path: str):
 @model_option
 @members_options
 @device_option
+@line_limit_option
 @click.argument("pred", type=click.Path(exists=True, dir_okay=False, allow_dash=True), required=False)
 @click.pass_context
 def eval_command(ctx, gold, ptb_root, as_json, per_sentence, plots, model_paths, layer, decoder, device, pred):
@@ -154,6 +172,7 @@ def eval_command(ctx, gold, ptb_root, as_json, per_sentence, plots, model_paths,
         raise click.UsageError("trees are piped in but PRED is missing: pass - to score them "
                                "(without PRED, onparse eval parses the gold sentences with the bundled model)")
     check_plots(plots)  # a missing matplotlib fails before any work
+    check_per_sentence(per_sentence, [("prediction file", pred), ("gold file", gold)])
     gold_set = load_gold(gold, ptb_root)
     if pred is not None:
         from ..metrics import score_text
@@ -193,7 +212,7 @@ def _eval_model(gold_set, model_paths, layer, decoder, device, as_json, per_sent
         records = [{"model": name, "member": member.to_dict(), **r.to_dict()} for member, r in scores.members]
         records.append({"model": name, "average_of": [m.to_dict() for m, _ in scores.members],
                         **scores.average.to_dict()})
-        click.echo(json.dumps(records, indent=2))
+        click.echo(dumps(records, indent=2))
     else:
         click.echo(f"model {name}")
         click.echo(format_comparison(scores.rows()))
@@ -236,6 +255,7 @@ def baseline_command(gold, ptb_root, kind, seed, score, fmt, as_json, per_senten
 
     if (as_json or per_sentence) and not score:
         raise click.UsageError("--json and --per-sentence go with --score")
+    check_per_sentence(per_sentence, [("gold file", gold)])
     gold_set = load_gold(gold, ptb_root)
     trees = baseline_trees(gold_set.tokens, kind, seed)
     if score:

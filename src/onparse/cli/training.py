@@ -1,12 +1,13 @@
 """``onparse train`` and ``onparse perplexity``: thin shells over :mod:`onparse.train` and
 :mod:`onparse.perplexity`."""
-import json
 import re
 from dataclasses import fields
 
 import click
 
 from ..errors import OnparseError
+from ..safeio import dumps, format_ppl
+from .common import device_option, no_verify_option
 
 # Kept free of torch imports: `onparse --help` must stay fast.
 _PRESET_NAMES = ("paper", "small", "tiny")
@@ -52,10 +53,6 @@ def _config_options(command):
     return command
 
 
-def _format_ppl(x):
-    return "inf" if x == float("inf") else f"{x:.2f}"
-
-
 @click.command("train")
 @click.option("--preset", type=click.Choice(_PRESET_NAMES), default="small", show_default=True,
               help="starting hyperparameters: paper (section 2; a GPU job), small (CPU, minutes an epoch), "
@@ -75,7 +72,7 @@ def _format_ppl(x):
                    "tokens: like text but split on whitespace only (pre-tokenised text)")
 @click.option("--out", default=None, metavar="DIR",
               help="output folder for best.pt, last.pt and metrics.jsonl [default: runs/PRESET]")
-@click.option("--device", default="auto", show_default=True, help="auto, cpu, cuda or cuda:N")
+@device_option
 @click.option("--max-time", type=_Duration(), default=None,
               help="stop (and save) after this much training time in this invocation: 3600, 45m, 2h30m")
 @click.option("--max-steps", type=click.IntRange(min=0), default=None,
@@ -96,6 +93,7 @@ def _format_ppl(x):
               help="CPU threads per process [default: torch's choice; torchrun sets 1]")
 @click.option("--amp/--no-amp", default=True, show_default=True, help="bf16 autocast on CUDA")
 @click.option("--json", "as_json", is_flag=True, help="print the summary as JSON")
+@no_verify_option
 @_config_options
 @click.pass_context
 def train_command(ctx, preset, corpus, valid, test, fmt, out, device, max_time, max_steps, checkpoint_every,
@@ -149,13 +147,13 @@ def train_command(ctx, preset, corpus, valid, test, fmt, out, device, max_time, 
     if not result.is_main:      # a rank other than 0 of a distributed run: rank 0 reports
         ctx.exit(130 if result.stop_reason == "interrupted" else 0)
     if as_json:
-        click.echo(json.dumps(result.summary()))
+        click.echo(dumps(result.summary()))
     else:
         click.echo(f"stopped: {result.stop_reason} after {result.epochs} epoch(s), {result.steps} steps")
         if result.best_valid_ppl is not None:
-            click.echo(f"best valid ppl: {_format_ppl(result.best_valid_ppl)} (epoch {result.best_epoch})")
+            click.echo(f"best valid ppl: {format_ppl(result.best_valid_ppl)} (epoch {result.best_epoch})")
         if result.test_ppl is not None:
-            click.echo(f"test ppl: {_format_ppl(result.test_ppl)}")
+            click.echo(f"test ppl: {format_ppl(result.test_ppl)}")
         if result.tokens_per_s:
             click.echo(f"tokens/s: {result.tokens_per_s:,.0f}")
         if result.best_path:
@@ -179,10 +177,11 @@ def train_command(ctx, preset, corpus, valid, test, fmt, out, device, max_time, 
               help="parallel streams [default: the run's --eval-batch-size, else 10]")
 @click.option("--bptt", type=click.IntRange(min=1), default=None,
               help="window length; the state is carried across windows [default: the run's --bptt, else 70]")
-@click.option("--device", default="auto", show_default=True, help="auto, cpu, cuda or cuda:N")
+@device_option
 @click.option("--threads", type=click.IntRange(min=1), default=None,
               help="CPU threads [default: torch's choice]")
 @click.option("--json", "as_json", is_flag=True, help="print the result as JSON")
+@no_verify_option
 def perplexity_command(model_path, corpus, split, fmt, batch_size, bptt, device, threads, as_json):
     """Perplexity of a trained model on a corpus (by default the test part of the corpus it was
     trained on).
@@ -197,9 +196,9 @@ def perplexity_command(model_path, corpus, split, fmt, batch_size, bptt, device,
     result, described = measure(model_path, corpus=corpus, split=split, fmt=fmt, batch_size=batch_size,
                                 bptt=bptt, device=device, threads=threads)
     if as_json:
-        click.echo(json.dumps({"corpus": described, **result.to_dict()}))
+        click.echo(dumps({"corpus": described, **result.to_dict()}))
     else:
-        click.echo(f"{described}: perplexity {_format_ppl(result.perplexity)} "
+        click.echo(f"{described}: perplexity {format_ppl(result.perplexity)} "
                    f"({result.tokens:,} tokens, {result.sentences:,} sentences, "
                    f"{result.loss:.4f} nats/token)")
 

@@ -1,0 +1,98 @@
+"""Input and output that cannot hurt the user: strict JSON, bounded input lines, short numbers.
+
+* JSON is written without ``NaN`` or ``Infinity`` (strict parsers, ``jq`` and browsers reject
+  them): a non-finite number becomes ``null``.
+* Input lines are read with a cap on their length, so that a file without newlines
+  (``/dev/zero``) is an error naming the line instead of memory growing without bound.
+* A perplexity is printed with two decimals, or in scientific notation when it is huge (a
+  diverging run), never as a 300-digit number.
+
+No torch here: the command line imports this module at start-up.
+"""
+import contextlib
+import contextvars
+import json
+import math
+from typing import IO, Any, Callable, Iterator, Optional
+
+from .errors import OnparseError
+
+#: Default cap on the length of one input line, in bytes (about 150,000 words of English).
+MAX_LINE_BYTES = 1_000_000
+
+# The cap the commands of this invocation use (set by their --max-line-bytes option).
+_LINE_LIMIT: contextvars.ContextVar = contextvars.ContextVar("onparse_max_line_bytes", default=MAX_LINE_BYTES)
+
+
+# -- JSON -------------------------------------------------------------------------------------
+def json_safe(value: Any) -> Any:
+    """``value`` with every non-finite float (inside dicts, lists and tuples) replaced by None."""
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if isinstance(value, dict):     # keys JSON cannot hold (tuples) are written as text
+        return {k if k is None or isinstance(k, (str, int)) else str(k): json_safe(v)
+                for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [json_safe(v) for v in value]
+    return value
+
+
+def dumps(value: Any, **kwargs) -> str:
+    """``json.dumps`` that writes strict JSON: non-finite numbers become ``null``.
+
+    ``allow_nan=False`` makes any number that slipped past :func:`json_safe` (a numpy float in
+    a custom ``default``) an error here rather than invalid JSON in a file."""
+    return json.dumps(json_safe(value), allow_nan=False, **kwargs)
+
+
+# -- numbers ----------------------------------------------------------------------------------
+def format_ppl(value: Optional[float]) -> str:
+    """A perplexity for people: ``27.01``, ``3.2e+14`` when huge, ``inf``/``nan``, ``-`` for None.
+
+    >>> format_ppl(27.0123), format_ppl(1e300), format_ppl(float("inf")), format_ppl(None)
+    ('27.01', '1e+300', 'inf', '-')
+    """
+    if value is None:
+        return "-"
+    if not math.isfinite(value):
+        return str(value)
+    return f"{value:.2f}" if abs(value) < 1e6 else f"{value:.3g}"
+
+
+# -- bounded lines ----------------------------------------------------------------------------
+def line_limit() -> int:
+    """The cap on input line length (bytes) in force: ``--max-line-bytes`` or the default."""
+    return _LINE_LIMIT.get()
+
+
+@contextlib.contextmanager
+def line_limit_set(limit: int):
+    """Within the block, :func:`line_limit` is ``limit``."""
+    token = _LINE_LIMIT.set(limit)
+    try:
+        yield
+    finally:
+        _LINE_LIMIT.reset(token)
+
+
+def bounded_lines(handle: IO[bytes], name: str, limit: Optional[int] = None,
+                  where: Optional[Callable[[int], str]] = None) -> Iterator[bytes]:
+    """The raw lines of a binary ``handle`` (line endings kept), each at most ``limit`` bytes
+    (default :func:`line_limit`); a longer line is an OnparseError naming it.  A read error
+    after the file was opened (``/proc/self/mem``, a failing disk) is an OnparseError too.
+    ``where(n)`` names the n-th line read (1-based) in messages [default: ``line n``]."""
+    limit = line_limit() if limit is None else limit
+    where = where or (lambda n: f"line {n}")
+    number = 1
+    while True:
+        try:
+            raw = handle.readline(limit + 1)    # never more than limit + 1 bytes in memory
+        except OSError as err:
+            raise OnparseError(f"cannot read {name} ({where(number)}): {err.strerror or err}") from None
+        if not raw:
+            return
+        if len(raw) > limit and not raw.endswith(b"\n"):   # limit bytes and still no newline
+            raise OnparseError(f"{name} {where(number)}: longer than {limit:,} bytes; pass "
+                               f"--max-line-bytes to raise the limit (or split the line)")
+        yield raw
+        number += 1
