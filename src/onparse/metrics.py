@@ -25,7 +25,7 @@ from typing import Dict, List, Optional, Sequence, Set, Tuple
 
 from .errors import OnparseError
 from .text import is_punct, normalize_word
-from .trees import Span, Tree, depth, iter_sexprs, leaves, read_tree_matching, to_brackets, tree_spans
+from .trees import Span, Tree, depth, is_labelled, iter_sexprs, leaves, read_tree_matching, to_brackets, tree_spans
 
 #: Gold labels whose recall is reported, in report order.
 REPORT_LABELS = ("NP", "VP", "PP", "SBAR", "ADJP", "ADVP", "S")
@@ -481,12 +481,17 @@ def evaluate(pred_trees: Sequence[Tree], gold, check_tokens: bool = True) -> Eva
 def read_predictions(text: str, gold, source: str = "PRED") -> List[Tree]:
     """Read predicted trees (bracketed, labelled or not) and check them against ``gold``.
 
+    A labelled prediction that still holds punctuation (another parser's PTB output) is
+    accepted when its tags identify the punctuation: its leaves are dropped by the gold's tag
+    set (:mod:`onparse.tagsets`) as the gold's were, as EVALB drops them by label.
+
     Every problem is an OnparseError naming the first bad line of ``source``: malformed or
     unbalanced brackets, an empty input, a tree whose normalised words differ from its gold
     sentence's tokens, too many or too few trees.  Nothing is scored unless all trees fit.
     """
     gold = _as_gold(gold)
     items = list(iter_sexprs(text, source))
+    by_tags = _tag_filter(gold, items)
     if not items:
         raise OnparseError(
             f"{source} is empty: no trees found (gold {gold.name} has {len(gold):,} sentences)"
@@ -509,6 +514,10 @@ def read_predictions(text: str, gold, source: str = "PRED") -> List[Tree]:
         except ValueError as err:
             raise OnparseError(f"{source} line {item.line}: {err}") from None
         problem = None if words == tokens or words == surface else token_mismatch(words, tokens)
+        if problem and is_labelled(item.sexpr):
+            filtered = by_tags(item.sexpr)
+            if filtered is not None and filtered.tokens == sentence.tokens:
+                tree, problem = filtered.tree, None
         if problem:
             raise OnparseError(
                 f"{source} line {item.line}: tree {i + 1} does not match gold sentence {i + 1} "
@@ -526,6 +535,27 @@ def read_predictions(text: str, gold, source: str = "PRED") -> List[Tree]:
             f"({gold[len(items)].source}) has no tree{count_note}"
         )
     return trees
+
+
+def _tag_filter(gold, items):
+    """A function reading a labelled predicted tree with its punctuation dropped by tag (a
+    :class:`onparse.treebank.GoldSentence`, or None when nothing is left): by the gold's tag
+    set, or, for an unlabelled gold, the one detected from the predictions' tags."""
+    from . import tagsets
+    from .treebank import choose_tagset, preprocess
+
+    chosen = []
+
+    def read(sexpr):
+        if not chosen:
+            preset = tagsets.PRESETS.get(getattr(gold, "tagset", "ptb"))
+            chosen.append(preset or choose_tagset([item.sexpr for item in items])[0])
+        try:
+            return preprocess(sexpr, labelled=True, tagset=chosen[0])
+        except ValueError:
+            return None
+
+    return read
 
 
 def score_text(text: str, gold, source: str = "PRED") -> EvalResult:

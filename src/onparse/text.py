@@ -189,6 +189,12 @@ def tokenize(text: str) -> List[str]:
 PUNCT_POLICIES = ("vocab", "drop")
 
 
+def _edge_punct_split(parts: Sequence[str]) -> bool:
+    """True when NLTK split punctuation off either end of a whitespace chunk (``mat.``,
+    ``(cat``, ``"hi``), as opposed to splitting it into words (``ca n't``) or not at all."""
+    return len(parts) > 1 and (is_punct(parts[0]) or is_punct(parts[-1]))
+
+
 class Sentence(NamedTuple):
     """One input line after preprocessing: the user's tokens the model reads, and their ids."""
 
@@ -201,10 +207,12 @@ class Preprocessor:
     """Turns a line of raw text into the words a model reads (a :class:`Sentence`).
 
     ``tokenize``: split with :func:`tokenize` (default) or, when False, on whitespace only
-    (pre-tokenised text).  When tokenising, a whitespace-separated chunk that the vocabulary
-    holds as one word (``U.S.`` or ``Inc.`` at the end of a line, ``AT&T``) is kept whole, so
-    text in the model's own tokenisation (a gold set's text, ``onparse gold-text``) reads back
-    unchanged.  ``punct``: ``vocab`` (default) drops punctuation tokens (:func:`is_punct`)
+    (pre-tokenised text).  When tokenising, a line in which no word has punctuation attached
+    at either end (nothing like ``mat.``, ``(cat`` or ``"hi``) is already tokenised and is
+    split on whitespace only (so ``CREATOR'S`` or ``can't`` stay whole there); otherwise a
+    whitespace-separated chunk that the vocabulary holds as one word (``U.S.`` or ``Inc.`` at the
+    end of a line, ``AT&T``) is kept whole and every other chunk is split by NLTK.  So text in a
+    treebank's own tokens (``onparse gold-text``) reads back unchanged.  ``punct``: ``vocab`` (default) drops punctuation tokens (:func:`is_punct`)
     unless the vocabulary holds them as words (``%``, ``&`` and the possessive ``'`` of
     Penn-tagged training text); ``drop`` drops every punctuation token.  Words are normalised
     (:func:`normalize_word`) and looked up; unknown words become ``<unk>``.
@@ -220,22 +228,27 @@ class Preprocessor:
 
     def tokens(self, line: str) -> List[str]:
         """The tokens of ``line`` before punctuation is dropped."""
+        chunks = line.split()
         if not self.tokenize:
-            return line.split()
+            return chunks
         known = self.vocab.stoi
-        out: List[str] = []
         spans = token_spans(line)
-        i = 0
+        # Group NLTK's tokens by the whitespace chunk they come from.
+        groups, i = [], 0
         for chunk in re.finditer(r"\S+", line):
-            # Tokens inside this chunk: spans that start before its end.
             parts = []
             while i < len(spans) and spans[i][0] < chunk.end():
-                parts.append(spans[i])
+                parts.append(line[spans[i][0]:spans[i][1]])
                 i += 1
-            if len(parts) > 1 and normalize_word(chunk.group()) in known:
-                out.append(chunk.group())
+            groups.append((chunk.group(), parts))
+        if not any(_edge_punct_split(parts) for _, parts in groups):
+            return chunks                 # already tokenised: no punctuation attached to any word
+        out: List[str] = []
+        for chunk, parts in groups:
+            if len(parts) > 1 and normalize_word(chunk) in known:
+                out.append(chunk)
             else:
-                out.extend(line[a:b] for a, b in parts)
+                out.extend(parts)
         return out
 
     def keeps(self, token: str, word: Optional[str] = None) -> bool:
@@ -253,6 +266,18 @@ class Preprocessor:
                 tokens.append(token)
                 ids.append(index(word))
         return Sentence(tokens, ids)
+
+
+def gold_text_line(words: Sequence[str]) -> str:
+    """A gold sentence's words as a line of text that :class:`Preprocessor` reads back as
+    these words: joined by spaces, with a free-standing period after a last word that ends in
+    a period (``U.S.``), as the treebank writes it, so that no tokenizer splits it.
+
+    >>> gold_text_line(["prices", "rose", "in", "the", "U.S."])
+    'prices rose in the U.S. .'
+    """
+    line = " ".join(words)
+    return line + " ." if words and len(words[-1]) > 1 and words[-1].endswith(".") else line
 
 
 def words_of(tokens: Sequence[str]) -> List[str]:

@@ -7,13 +7,19 @@ Gold sets (:func:`load_gold`):
 - With ``ptb_root`` (or the environment variable ``ONPARSE_PTB_ROOT``) pointing at the LDC
   treebank's ``parsed/mrg/wsj`` folder (``00/wsj_0001.mrg`` ...): ``wsj10`` and ``wsj`` use
   every section, ``wsj-test`` is section 23 and ``wsj-valid`` section 22.
+- ``alpino``, ``cess_esp``, ``floresta`` (NLTK's Dutch, Spanish and Portuguese treebanks),
+  ``alpino10`` ... (at most 10 kept words), and their held-out parts ``alpino-test``,
+  ``alpino10-test`` ... (:mod:`onparse.multilingual`).
 - A path: a file of bracketed trees (one per line or multi-line ``.mrg``) or a folder whose
   ``.mrg`` files (searched recursively, sorted by path) hold them.
 
-Preprocessing follows ``shared/docs/onlstm.md`` section 4: keep a leaf only when its tag is
-one of the 36 word tags (punctuation, currency signs and ``-NONE-`` go), lowercase and turn
-digit runs into ``N``; nodes left without words disappear, unary chains collapse, labels lose
-their function tags and indices (``NP-SBJ-1`` -> ``NP``).  A constituent is a span of >= 2 words.
+Preprocessing follows ``shared/docs/onlstm.md`` section 4, for any tag set: keep a leaf only
+when its tag marks a word (the tag-set preset of :mod:`onparse.tagsets`: for the Penn Treebank,
+one of the 36 word tags, so punctuation, currency signs and ``-NONE-`` go; for a file, the
+preset is detected from its tags, or given), lowercase and turn digit runs into ``N``; nodes
+left without words disappear, unary chains collapse, labels lose their function tags and
+indices (``NP-SBJ-1`` -> ``NP``).  A constituent is a span of >= 2 words.  Unlabelled trees
+keep every word.
 """
 from __future__ import annotations
 
@@ -25,15 +31,21 @@ from functools import cached_property, lru_cache
 from pathlib import Path
 from typing import FrozenSet, Iterator, List, Optional, Tuple
 
+from . import tagsets
 from .errors import OnparseError
-from .text import WORD_TAGS, normalize_word
-from .trees import Span, Tree, guess_labelled, iter_sexprs, leaves, sexpr_to_tree, spans_to_tree, tree_spans
+from .text import normalize_word
+from .trees import Span, Tree, guess_labelled, is_labelled, iter_sexprs, leaves, sexpr_to_tree, spans_to_tree, tree_spans
 from .trees import depth as tree_depth
 
 #: Environment variable naming the LDC ``parsed/mrg/wsj`` folder.
 PTB_ROOT_ENV = "ONPARSE_PTB_ROOT"
-#: Gold set names; the last two need the LDC treebank.
-GOLD_NAMES = ("wsj10", "wsj", "wsj-test", "wsj-valid")
+#: Gold sets of the LDC treebank's sections (need --ptb-root).
+_LDC_NAMES = ("wsj-test", "wsj-valid")
+#: NLTK's treebanks in other languages: NAME, NAME10, NAME-test, NAME10-test.
+_FOREIGN = tuple(f"{t}{short}{part}" for t in ("alpino", "cess_esp", "floresta")
+                 for part in ("", "-test") for short in ("", "10"))
+#: Gold set names.
+GOLD_NAMES = ("wsj10", "wsj") + _LDC_NAMES + _FOREIGN
 #: Sentences of at most this many kept words form WSJ10.
 WSJ10_MAX_WORDS = 10
 _SECTIONS = {"wsj-test": ("23",), "wsj-valid": ("22",)}
@@ -90,6 +102,8 @@ class Gold:
 
     name: str
     sentences: Tuple[GoldSentence, ...] = field(repr=False)
+    tagset: str = "ptb"              # the tag-set preset that decided which leaves are words
+    notes: Tuple[str, ...] = ()      # what reading set aside or chose, for stderr
 
     def __len__(self) -> int:
         return len(self.sentences)
@@ -126,13 +140,14 @@ def base_label(label: str) -> str:
     return _FUNCTION_TAG.split(label, 1)[0]
 
 
-def preprocess(sexpr, source: str = "", labelled: Optional[bool] = None) -> Optional[GoldSentence]:
+def preprocess(sexpr, source: str = "", labelled: Optional[bool] = None,
+               tagset: Optional["tagsets.TagSet"] = None) -> Optional[GoldSentence]:
     """Turn one bracket structure into a :class:`GoldSentence`; None if no word is kept.
 
     ``sexpr`` is nested lists as produced by :func:`onparse.trees.iter_sexprs`.
-    ``labelled``: True for PTB trees (filtered by tag, labels kept), False for unlabelled
-    trees (every atom a word, all kept, no labels), None to guess
-    (:func:`onparse.trees.guess_labelled`).
+    ``labelled``: True for labelled trees (leaves filtered by ``tagset``, default the Penn
+    Treebank's; labels kept), False for unlabelled trees (every atom a word, all kept, no
+    labels), None to guess (:func:`onparse.trees.guess_labelled`).
     """
     if labelled is None:
         labelled = guess_labelled(sexpr)
@@ -147,7 +162,7 @@ def preprocess(sexpr, source: str = "", labelled: Optional[bool] = None) -> Opti
     tokens: List[str] = []
     spans = set()
     labelled = set()
-    word_tags = WORD_TAGS
+    keeps = (tagset or tagsets.PRESETS["ptb"]).keeps
 
     def walk(node) -> Optional[Tree]:
         # Returns the unlabelled subtree over kept tokens (None when nothing is kept) and
@@ -155,7 +170,7 @@ def preprocess(sexpr, source: str = "", labelled: Optional[bool] = None) -> Opti
         if node.__class__ is not list or len(node) < 2 or node[0].__class__ is not str:
             raise ValueError(_NOT_LABELLED)
         if len(node) == 2 and node[1].__class__ is str:  # pre-terminal (TAG word)
-            if node[0] in word_tags:
+            if keeps(node[0], node[1]):
                 words.append(node[1])
                 token = normalize_word(node[1])
                 tokens.append(token)
@@ -190,22 +205,80 @@ def preprocess(sexpr, source: str = "", labelled: Optional[bool] = None) -> Opti
     )
 
 
-def read_gold_text(text: str, source: str) -> List[GoldSentence]:
+def _looks_labelled(items) -> bool:
+    # Labelled when some tree clearly is (uppercase PTB labels), or when nearly every tree is a
+    # labelled structure with at least two words, whatever the case of its labels (alpino's
+    # "(top (punct ,) (smain ...))"): unlabelled trees from a parser are never that.
+    if any(guess_labelled(item.sexpr) for item in items):
+        return True
+    if not items:
+        return False
+    structural = sum(is_labelled(item.sexpr) and _preterminals(item.sexpr) >= 2 for item in items)
+    if structural >= 0.9 * len(items) and structural:
+        return True
+    return all(is_labelled(item.sexpr) for item in items)  # e.g. one-word trees ( (S (NN yes)) )
+
+
+def _preterminals(sexpr) -> int:
+    count, todo = 0, [sexpr]
+    while todo:
+        node = todo.pop()
+        if isinstance(node, list):
+            if len(node) == 2 and isinstance(node[1], str) and isinstance(node[0], str):
+                count += 1
+            else:
+                todo.extend(node[1:] if node and isinstance(node[0], str) else node)
+    return count
+
+
+def tag_counts(sexprs) -> "Counter[str]":
+    """How often each pre-terminal tag occurs in labelled trees (nested lists)."""
+    from collections import Counter
+
+    counts: Counter = Counter()
+    todo = list(sexprs)
+    while todo:
+        node = todo.pop()
+        if isinstance(node, list) and node:
+            if len(node) == 2 and isinstance(node[0], str) and isinstance(node[1], str):
+                counts[node[0]] += 1
+            else:
+                todo.extend(c for c in node if isinstance(c, list))
+    return counts
+
+
+def choose_tagset(sexprs, tagset: Optional["tagsets.TagSet"] = None, source: str = ""):
+    """``(tag set, note)``: ``tagset`` when given, else the preset detected from the trees'
+    tags (:func:`onparse.tagsets.detect`); the note says what was chosen, for stderr."""
+    if tagset is not None:
+        return tagset, f"{source}: tag set {tagset.name} ({tagset.description})"
+    chosen, share = tagsets.detect(tag_counts(sexprs))
+    if chosen.name == "unicode":
+        return chosen, (f"{source}: the tags match no preset ({', '.join(tagsets.NAMES[:-1])}; best "
+                        f"{100 * share:.0f}% of tags); words are kept by the Unicode word rule instead "
+                        "(give --tagset or --punct-tags/--empty-tags to decide)")
+    return chosen, f"{source}: tag set {chosen.name} detected ({chosen.description})"
+
+
+def read_gold_text(text: str, source: str, tagset: Optional["tagsets.TagSet"] = None,
+                   notes: Optional[list] = None) -> List[GoldSentence]:
     """Preprocess every tree of a bracketed text; trees with no kept word are skipped.
 
-    The text is read as labelled PTB when any of its trees is clearly labelled
-    (:func:`onparse.trees.guess_labelled`), or when all of them look labelled even with one
-    word; then every tree must be labelled, so that a one-word tree ``( (S (NN yes)) )`` is
-    not mistaken for three words.
+    The text is read as labelled when its trees are labelled (:func:`_looks_labelled`; the
+    case of labels does not matter); then every tree must be labelled, so that a one-word tree
+    ``( (S (NN yes)) )`` is not mistaken for three words.  Leaves are kept by ``tagset``, or
+    by the preset detected from the tags; the choice is appended to ``notes``.
     """
     items = list(iter_sexprs(text, source))
-    labelled = any(guess_labelled(item.sexpr) for item in items) or (
-        bool(items) and all(guess_labelled(item.sexpr, min_words=1) for item in items)
-    )
+    labelled = _looks_labelled(items)
+    if labelled:
+        tagset, note = choose_tagset([item.sexpr for item in items], tagset, source)
+        if notes is not None:
+            notes.append(note)
     out = []
     for item in items:
         try:
-            sentence = preprocess(item.sexpr, f"{source}:{item.line}", labelled)
+            sentence = preprocess(item.sexpr, f"{source}:{item.line}", labelled, tagset)
         except ValueError as err:
             raise OnparseError(f"{source} line {item.line}: {err}") from None
         except RecursionError:
@@ -244,7 +317,7 @@ def _nltk_sample() -> Tuple[GoldSentence, ...]:
             if files:
                 out: List[GoldSentence] = []
                 for file in files:
-                    out.extend(read_gold_text(file.read_text(encoding="utf-8"), file.name))
+                    out.extend(read_gold_text(file.read_text(encoding="utf-8"), file.name, _PTB))
                 return tuple(out)
     # Not unzipped on a known path (e.g. only treebank.zip): let NLTK find and read it.
     from .data import require
@@ -254,27 +327,47 @@ def _nltk_sample() -> Tuple[GoldSentence, ...]:
 
     out = []
     for fileid in treebank.fileids():
-        out.extend(read_gold_text(treebank.raw(fileid), fileid))
+        out.extend(read_gold_text(treebank.raw(fileid), fileid, _PTB))
     return tuple(out)
 
 
-def _read_path(path: Path) -> List[GoldSentence]:
+def _read_path(path: Path, tagset=None) -> Tuple[List[GoldSentence], "tagsets.TagSet", List[str]]:
+    """The trees of a file or folder, the tag set that read them, and the notes for stderr.
+    The tag set is detected once, from every file's tags together."""
     if path.is_dir():
         files = sorted(p for p in path.rglob("*.mrg") if p.is_file())
         if not files:
             raise OnparseError(f"gold folder {path} holds no .mrg files")
     else:
         files = [path]
-    out: List[GoldSentence] = []
+    texts = []
     for file in files:
         try:
-            text = file.read_text(encoding="utf-8", errors="replace")
+            texts.append((file, file.read_text(encoding="utf-8", errors="replace")))
         except OSError as err:
             raise OnparseError(f"cannot read gold file {file}: {err.strerror}") from None
-        out.extend(read_gold_text(text, str(file)))
+    notes: List[str] = []
+    if tagset is None and len(texts) > 1:
+        # One decision for the folder: the tags of all its labelled trees.
+        sexprs = [item.sexpr for file, text in texts for item in iter_sexprs(text, str(file))]
+        tagset, note = choose_tagset(sexprs, None, str(path))
+        notes.append(note)
+    out: List[GoldSentence] = []
+    for file, text in texts:
+        out.extend(read_gold_text(text, str(file), tagset, notes if tagset is None else None))
     if not out:
         raise OnparseError(f"gold {path} holds no trees")
-    return out
+    chosen = tagset or _chosen_in(notes)
+    return out, chosen, notes
+
+
+def _chosen_in(notes: List[str]):
+    # The preset named by read_gold_text's note (one file): "...: tag set NAME ..." or the fallback.
+    for note in notes:
+        for name in tagsets.NAMES:
+            if f"tag set {name} " in note:
+                return tagsets.PRESETS[name]
+    return tagsets.PRESETS["unicode"] if notes else None
 
 
 def find_sections(ptb_root: Path) -> Path:
@@ -307,7 +400,7 @@ def _read_sections(ptb_root: Path, sections: Optional[Tuple[str, ...]]) -> Tuple
             raise OnparseError(f"PTB root {base}: section {section} has no .mrg files")
         for file in files:
             text = file.read_text(encoding="utf-8", errors="replace")
-            out.extend(read_gold_text(text, f"{section}/{file.name}"))
+            out.extend(read_gold_text(text, f"{section}/{file.name}", _PTB))
     return tuple(out)
 
 
@@ -323,27 +416,35 @@ def is_gold_spec(spec: str) -> bool:
     return spec in GOLD_NAMES or Path(spec).exists()
 
 
-def load_gold(name: str, ptb_root: Optional[os.PathLike] = None) -> Gold:
+def load_gold(name: str, ptb_root: Optional[os.PathLike] = None, tagset: Optional["tagsets.TagSet"] = None) -> Gold:
     """Load and preprocess a gold set: a name of :data:`GOLD_NAMES` or a file/folder path.
 
-    ``ptb_root`` defaults to ``$ONPARSE_PTB_ROOT``.  Named sets are cached per process (files
-    given by path are read every time, so edits show).  Raises OnparseError for an unknown
-    name, a missing LDC treebank, or unreadable or malformed files.
+    ``ptb_root`` defaults to ``$ONPARSE_PTB_ROOT``.  ``tagset``: which leaves are words
+    (:mod:`onparse.tagsets`; default: each named set's own preset, and for a path the preset
+    detected from its tags).  Named sets are cached per process (files given by path are read
+    every time, so edits show).  The returned :class:`Gold` carries the tag set and the notes
+    to print.  Raises OnparseError for an unknown name, a missing LDC treebank, or unreadable
+    or malformed files.
     """
     name = str(name)
-    if name in GOLD_NAMES:
+    if name in GOLD_NAMES and tagset is None:
         root = resolve_ptb_root(ptb_root)
         return _load_named(name, None if root is None else str(root.resolve()))
     path = Path(name)
+    if name in GOLD_NAMES and not path.exists():
+        raise OnparseError(f"gold '{name}' has its own tag set; --tagset and tag lists go with a gold file")
     if not path.exists():
         raise OnparseError(
             f"unknown gold '{name}': not one of {', '.join(GOLD_NAMES)} and no such file or folder"
         )
-    return Gold(name, tuple(_read_path(path)))
+    sentences, chosen, notes = _read_path(path, tagset)
+    return Gold(name, tuple(sentences), chosen.name if chosen else "unlabelled", tuple(notes))
 
 
 @lru_cache(maxsize=8)
 def _load_named(name: str, root: Optional[str]) -> Gold:
+    if name in _FOREIGN:
+        return _load_foreign(name)
     if root is None:
         if name in _SECTIONS:
             raise OnparseError(
@@ -356,3 +457,27 @@ def _load_named(name: str, root: Optional[str]) -> Gold:
     if name == "wsj10":
         sentences = tuple(s for s in sentences if len(s) <= WSJ10_MAX_WORDS)
     return Gold(name, sentences)
+
+
+def _load_foreign(name: str) -> Gold:
+    """``alpino``, ``alpino10``, ``alpino-test``, ``alpino10-test`` and the like."""
+    from .multilingual import TREEBANKS, read_treebank, split_of
+
+    held_out = name.endswith("-test")
+    base = name[:-len("-test")] if held_out else name
+    short = base.endswith("10")
+    treebank = base[:-2] if short else base
+    read = read_treebank(treebank)
+    tagset = tagsets.get(TREEBANKS[treebank])
+    n = len(read.sexprs)
+    out = []
+    for i, sexpr in enumerate(read.sexprs):
+        if sexpr is None or (held_out and split_of(i, n) != "test"):
+            continue
+        sentence = preprocess(sexpr, f"{treebank}:{i + 1}", True, tagset)
+        if sentence is not None and (not short or len(sentence) <= WSJ10_MAX_WORDS):
+            out.append(sentence)
+    return Gold(name, tuple(out), tagset.name, tuple(read.notes()))
+
+
+_PTB = tagsets.PRESETS["ptb"]

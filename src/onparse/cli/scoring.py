@@ -1,5 +1,5 @@
-"""``onparse eval`` and ``onparse baseline``: thin shells over :mod:`onparse.metrics`,
-:mod:`onparse.treebank` and :mod:`onparse.baselines`."""
+"""``onparse eval``, ``onparse baseline`` and ``onparse gold-text``: thin shells over
+:mod:`onparse.metrics`, :mod:`onparse.treebank` and :mod:`onparse.baselines`."""
 from __future__ import annotations
 
 import os
@@ -31,8 +31,30 @@ class GoldSpec(click.ParamType):
         )
 
 
+def _tag_list(ctx, param, value):
+    ctx.meta[f"onparse.{param.name}"] = [t for t in (value or "").split(",") if t.strip()] if value else []
+    return value
+
+
+def _tagset_name(ctx, param, value):
+    ctx.meta["onparse.tagset"] = value
+    return value
+
+
 def gold_option(func):
-    """``--gold`` and ``--ptb-root``, shared by every command that scores against gold."""
+    """``--gold``, ``--ptb-root`` and the tag-set options, shared by every command that scores
+    against gold; :func:`load_gold_set` reads them."""
+    from ..tagsets import NAMES
+
+    func = click.option("--empty-tags", default=None, metavar="TAG[,TAG]", expose_value=False, callback=_tag_list,
+                        help="With --punct-tags: tags of empty elements to drop too (X* matches a prefix).")(func)
+    func = click.option("--punct-tags", default=None, metavar="TAG[,TAG]", expose_value=False, callback=_tag_list,
+                        help="Read a gold file's leaves with your own list of punctuation tags (X* matches a "
+                             "prefix) instead of a preset.")(func)
+    func = click.option("--tagset", type=click.Choice(("auto",) + NAMES), default="auto", show_default=True,
+                        expose_value=False, callback=_tagset_name,
+                        help="Which leaves of a gold file are words: a preset, or auto (detected from the "
+                             "tags; the choice is printed).  Named gold sets use their own.")(func)
     func = click.option(
         "--ptb-root",
         type=click.Path(exists=True, file_okay=False),
@@ -52,6 +74,25 @@ def gold_option(func):
         "or multi-line .mrg) or a folder of .mrg files.",
     )(func)
     return func
+
+
+def load_gold_set(gold, ptb_root):
+    """The gold set of the command line (:func:`onparse.treebank.load_gold`), read with the
+    tag-set options of :func:`gold_option`; its notes (preset chosen, trees set aside) go to
+    stderr."""
+    from .. import tagsets
+    from ..treebank import load_gold
+
+    meta = click.get_current_context().meta
+    try:
+        tagset = tagsets.resolve(meta.get("onparse.tagset"), meta.get("onparse.punct_tags", []),
+                                 meta.get("onparse.empty_tags", []))
+    except ValueError as err:
+        raise click.UsageError(str(err))
+    gold_set = load_gold(gold, ptb_root, tagset)
+    for note in gold_set.notes:
+        click.echo(note, err=True)
+    return gold_set
 
 
 def report_options(func):
@@ -173,7 +214,7 @@ def eval_command(ctx, gold, ptb_root, as_json, per_sentence, plots, model_paths,
                                "(without PRED, onparse eval parses the gold sentences with the bundled model)")
     check_plots(plots)  # a missing matplotlib fails before any work
     check_per_sentence(per_sentence, [("prediction file", pred), ("gold file", gold)])
-    gold_set = load_gold(gold, ptb_root)
+    gold_set = load_gold_set(gold, ptb_root)
     if pred is not None:
         from ..metrics import score_text
 
@@ -256,7 +297,7 @@ def baseline_command(gold, ptb_root, kind, seed, score, fmt, as_json, per_senten
     if (as_json or per_sentence) and not score:
         raise click.UsageError("--json and --per-sentence go with --score")
     check_per_sentence(per_sentence, [("gold file", gold)])
-    gold_set = load_gold(gold, ptb_root)
+    gold_set = load_gold_set(gold, ptb_root)
     trees = baseline_trees(gold_set.tokens, kind, seed)
     if score:
         emit_report(evaluate(trees, gold_set, check_tokens=False), as_json, per_sentence)
@@ -266,7 +307,33 @@ def baseline_command(gold, ptb_root, kind, seed, score, fmt, as_json, per_senten
     sys.stdout.flush()
 
 
+@click.command("gold-text")
+@gold_option
+@click.option("--normalized", is_flag=True,
+              help="Write the normalised tokens (lowercase, digits -> N) instead of the words as written.")
+def gold_text_command(gold, ptb_root, normalized):
+    """Write the raw text of a gold set: its kept words, one sentence per line, in gold order.
+
+    The words are the gold's own tokens (punctuation and empty elements already dropped; a
+    free-standing period follows a last word that ends in one, such as U.S., as the treebank
+    writes it), so `onparse induce` reads them back unchanged and its trees score exactly what
+    `onparse eval --model` reports for the same model:
+
+    \b
+    onparse gold-text --gold wsj10 > wsj10.txt
+    onparse induce wsj10.txt | onparse eval --gold wsj10 -
+    onparse gold-text --gold alpino10-test --normalized
+    """
+    from ..text import gold_text_line
+
+    gold_set = load_gold_set(gold, ptb_root)
+    rows = gold_set.tokens if normalized else gold_set.words
+    sys.stdout.write("".join(gold_text_line(words) + "\n" for words in rows))
+    sys.stdout.flush()
+
+
 def register(group: click.Group) -> None:
-    """Add ``eval`` and ``baseline`` to the ``onparse`` command group."""
+    """Add ``eval``, ``baseline`` and ``gold-text`` to the ``onparse`` command group."""
     group.add_command(eval_command)
     group.add_command(baseline_command)
+    group.add_command(gold_text_command)
