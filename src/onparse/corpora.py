@@ -13,6 +13,10 @@ normalised words.  Sources (the ``--corpus`` argument of ``onparse train``):
   or when a sample sentence of :data:`HOLD_OUT_MIN_WORDS` or more words occurs in it as a
   contiguous run (WSJ's boilerplate such as "call money N %" recurs inside longer
   sentences), so no evaluation sentence is training, validation or test text.
+* ``alpino``, ``cess_esp``, ``floresta``: the text of NLTK's Dutch, Spanish and Portuguese
+  treebanks, leaves dropped by each treebank's tag set as in its gold trees, split as
+  :mod:`onparse.multilingual` says: training and validation never hold a sentence of the
+  held-out gold sets ``alpino-test`` ..., whose text is the test split.
 * ``wsj``: the embedded WSJ text, the raw sentences of NLTK's ``treebank`` sample
   (WSJ sections 00-01) followed by ``conll2000`` (sections 15-18 and 20).  Both are POS-tagged,
   so punctuation, currency signs and empty elements are dropped by tag
@@ -52,7 +56,9 @@ from .text import WORD_TAGS, normalize_word, tokenize, words_of
 Sentence = List[str]
 
 #: Built-in corpus names accepted by ``--corpus``.
-NAMES = ("news", "wsj", "brown", "wsj+brown")
+NAMES = ("news", "wsj", "brown", "wsj+brown", "alpino", "cess_esp", "floresta")
+#: Corpora whose three splits come from a treebank's own held-out rule.
+TREEBANK_NAMES = ("alpino", "cess_esp", "floresta")
 #: The corpus ``onparse train`` reads when none is named.
 DEFAULT = "news"
 FORMATS = ("auto", "text", "tokens", "ptb")
@@ -322,6 +328,10 @@ def load_corpus(spec: CorpusSpec) -> Corpus:
     if spec.source == "wsj+brown":
         train, valid, test = held_out_split(wsj_sentences())
         return Corpus(spec.source, train + brown_sentences(), valid, test)
+    if spec.source in TREEBANK_NAMES:
+        from .multilingual import text_sentences
+
+        return Corpus(spec.source, *(text_sentences(spec.source, part) for part in ("train", "valid", "test")))
     if spec.is_named:
         sentences = [list(s) for s in _named_sentences(spec.source)]
     else:

@@ -60,7 +60,8 @@ def _config_options(command):
 @click.option("--corpus", default="news", show_default=True, metavar="NAME|PATH",
               help="news (conll2000 + Brown's press sections + abc, none of the evaluation sample's sentences), "
                    "wsj (NLTK treebank sample + conll2000: holds the evaluation text), brown, "
-                   "wsj+brown, or a file with one sentence per line")
+                   "wsj+brown, alpino / cess_esp / floresta (a treebank's training part), "
+                   "or a file with one sentence per line")
 @click.option("--valid", "valid", type=click.Path(dir_okay=False), default=None,
               help="validation file (default: a held-out 5% of the corpus, and another 5% for test)")
 @click.option("--test", "test", type=click.Path(dir_okay=False), default=None,
