@@ -185,3 +185,34 @@ def test_progress_bar_only_on_a_terminal(monkeypatch):
         assert parsing._run(iter(chunks), "induce") == 3
         assert out.getvalue() == "(a b)\n\n(c d)\n"  # results only on stdout
         assert ("3" in err.getvalue() and "lines" in err.getvalue()) == tty
+
+
+def test_chinese_and_cyrillic_end_to_end_through_real_processes(tmp_path):
+    """Train a tiny model on Chinese and Russian text, then parse through a pipe: every word
+    of every script survives (once, words without an ASCII letter vanished)."""
+    lines = ["你好 世界 。", "我 爱 北京 天安门 。", "Привет , мир !", "Я люблю Москву .", "il est à la maison ."] * 8
+    corpus = tmp_path / "multi.txt"
+    corpus.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    env = dict(_env(), PYTHONIOENCODING="utf-8")
+    run = subprocess.run([sys.executable, "-m", "onparse", "train", "--preset", "tiny", "--corpus", str(corpus),
+                          "--epochs", "1", "--out", str(tmp_path / "run"), "--threads", "1", "--json"],
+                         capture_output=True, text=True, env=env, timeout=300)
+    assert run.returncode == 0, run.stderr
+    model = str(tmp_path / "run" / "best.pt")
+    from onparse.checkpoint import load_checkpoint
+
+    vocab = set(load_checkpoint(model)["vocab"])
+    assert {"你好", "世界", "天安门", "привет", "мир", "à"} <= vocab and not vocab & {"。", ",", "!", "."}
+    text = "你好 世界\nПривет мир\nil est à la maison\n\n我爱北京。\n"
+    induce = subprocess.Popen([sys.executable, "-m", "onparse", "induce", "-", "-m", model], stdin=subprocess.PIPE,
+                              stdout=subprocess.PIPE, env=env)
+    out, _ = induce.communicate(text.encode("utf-8"), timeout=300)
+    trees = out.decode("utf-8").split("\n")
+    assert induce.returncode == 0 and len(trees) == 6 and trees[3] == "" and trees[5] == ""
+    assert leaves(parse_brackets(trees[0])) == ["你好", "世界"]
+    assert leaves(parse_brackets(trees[1])) == ["Привет", "мир"]
+    assert leaves(parse_brackets(trees[2])) == ["il", "est", "à", "la", "maison"]
+    assert trees[4] == "(我爱北京)"  # Chinese without spaces is one word: "。" is split off and dropped
+    js = subprocess.run([sys.executable, "-m", "onparse", "induce", "-", "-m", model, "--format", "jsonl"],
+                        input="Привет мир Земля\n", capture_output=True, text=True, env=env, timeout=300)
+    assert json.loads(js.stdout)["oov"] == [False, False, True]

@@ -230,4 +230,11 @@ def test_ldc_root_errors(tmp_path, ldc_root):
 
 
 def test_gold_names_are_documented():
-    assert GOLD_NAMES == ("wsj10", "wsj", "wsj-test", "wsj-valid")
+    from click.testing import CliRunner
+
+    from onparse.cli import main
+
+    assert GOLD_NAMES[:4] == ("wsj10", "wsj", "wsj-test", "wsj-valid")
+    assert {"alpino", "alpino10", "alpino-test", "alpino10-test", "cess_esp10", "floresta-test"} <= set(GOLD_NAMES)
+    help_text = " ".join(CliRunner().invoke(main, ["eval", "--help"], terminal_width=400).output.split())
+    assert all(name in help_text for name in GOLD_NAMES)
