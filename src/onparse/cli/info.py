@@ -157,12 +157,16 @@ def describe_bundle(blob: dict, name: str, path: str) -> str:
     lines = [f"model: {name}",
              f"file: {path} ({os.path.getsize(path) / 1e6:.1f} MB, {weights} weights): a bundle of "
              f"{len(models)} models whose trees are averaged over {len(members)} members"]
-    for key, title in (("recipe", "recipe"), ("selection", "selected by"), ("members_rule", "members")):
+    for key, title in (("recipe", "recipe"), ("selection", "selected by"), ("weights_check", "weights")):
         if meta.get(key):
             lines.append(f"{title}: {meta[key]}")
     lines += ["", "members (in tie-breaking order): " + "; ".join(m.label(len(models)) for m in members), ""]
+    seeds = meta.get("seeds") or []
     for i, entry in enumerate(models):
-        lines.append(f"model {i + 1}:")
+        extra = seeds[i] if i < len(seeds) and isinstance(seeds[i], dict) else {}
+        test = f", test ppl {extra['test_ppl']:.2f} ({extra.get('test_set', 'test')})" if isinstance(
+            extra.get("test_ppl"), (int, float)) else ""
+        lines.append(f"model {i + 1}:{test.replace(', test', ' test', 1)}")
         lines += ["  " + line for line in describe(entry, name, path).splitlines()[2:]]
     scores = meta.get("scores") or []
     if scores:
