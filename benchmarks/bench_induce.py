@@ -130,8 +130,12 @@ def padded_steps(lengths, options):
 
 
 def bench_config(name, args, ref, peak):
+    from types import SimpleNamespace
+
+    from onparse import Parser
+    from onparse.bundle import Member
     from onparse.distances import sentence_distances
-    from onparse.induce import InferenceOptions, induce_lines
+    from onparse.induce import WINDOW, induce_lines
     from onparse.model import ModelConfig, ONLSTMLanguageModel
     from onparse.trees import parse_brackets
 
@@ -152,14 +156,17 @@ def bench_config(name, args, ref, peak):
     device = args.device
     ref_model.to(device)
     model.to(device)
-    options = InferenceOptions(batch_size=args.batch_size, max_tokens=max(8192, 128 * args.batch_size))
+    # The public API, as `onparse induce --pretokenized` runs it (the reference reads ids, so
+    # onparse is given whitespace-separated words and skips NLTK's tokenizer).
+    parser = Parser.from_model(model, vocab, [Member(0, LAYER, "onlstm")], batch_size=args.batch_size)
+    options = SimpleNamespace(window=WINDOW, batch_size=parser.batch_size, max_tokens=parser.max_tokens)
 
     def run_reference(batch):
         with torch.no_grad():
             return [reference_parse(ref, ref_model, s, device, LAYER - 1) for s in batch]
 
     def run_onparse(batch):
-        return [t for chunk in induce_lines(batch, model, vocab, layer=LAYER, options=options) for t in chunk]
+        return [t for chunk in induce_lines(batch, parser, tokenize=False) for t in chunk]
 
     # Warm-up (not timed); the distances must agree (trees may differ only at near-ties).
     max_diff = 0.0
@@ -231,7 +238,8 @@ def bench_config(name, args, ref, peak):
 
 def memory_child(n, args):
     """Stream ``n`` random short sentences through induce_lines into /dev/null; print peak RSS."""
-    from onparse.induce import InferenceOptions, induce_lines, steady_memory, write_stream
+    from onparse import Parser
+    from onparse.induce import induce_lines, steady_memory, write_stream
     from onparse.model import ModelConfig, ONLSTMLanguageModel
 
     if not args.no_steady:
@@ -260,7 +268,8 @@ def memory_child(n, args):
 
     start = time.perf_counter()
     with open(os.devnull, "w") as sink:
-        chunks = induce_lines(lines(), model, vocab, options=InferenceOptions(batch_size=256, max_tokens=32768))
+        parser = Parser.from_model(model, vocab, batch_size=256, max_tokens=32768)
+        chunks = induce_lines(lines(), parser, tokenize=False)
         written = write_stream(chunks, sink, progress)
     seconds = time.perf_counter() - start
     print(json.dumps({"sentences": written, "seconds": seconds, "peak_rss_mib": peak_rss_mib(),

@@ -1,0 +1,137 @@
+"""onparse.load() and the Parser: nltk's ParserI contract, batching, averaging, bundles."""
+import nltk
+import numpy as np
+import pytest
+import torch
+
+import onparse
+from onparse.api import CHUNK, Parser, load, to_nltk
+from onparse.average import average_trees
+from onparse.bundle import Member, save_bundle
+from onparse.checkpoint import load_checkpoint, save_checkpoint
+from onparse.decode import decode
+from onparse.errors import OnparseError
+from onparse.model import ModelConfig, ONLSTMLanguageModel
+from onparse.text import normalize_word
+from onparse.vocab import Vocabulary
+
+pytestmark = pytest.mark.usefixtures("one_thread")
+
+WORDS = "the cat sat down on a mat dog barked N times and then it was quiet".split()
+
+
+def tiny_model(seed):
+    torch.manual_seed(seed)
+    vocab = Vocabulary.build([WORDS])
+    config = ModelConfig(vocab_size=len(vocab), embedding_size=16, hidden_size=24, n_layers=3, chunk_size=4)
+    return ONLSTMLanguageModel(config).eval(), vocab
+
+
+@pytest.fixture(scope="module")
+def paths(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("models")
+    out = []
+    for seed in (1, 2):
+        model, vocab = tiny_model(seed)
+        path = folder / f"m{seed}.pt"
+        save_checkpoint(str(path), config=model.config.to_dict(), vocab=vocab, state_dict=model.state_dict())
+        out.append(str(path))
+    return out
+
+
+def expected_tree(model, vocab, tokens, layer=2, decoder="onlstm"):
+    ids = torch.tensor([vocab.eos_id] + [vocab.index(normalize_word(t)) for t in tokens]).view(-1, 1)
+    return decode(model.distances(ids)[layer - 1, 0, 1:, 0].numpy(), list(tokens), decoder)
+
+
+def test_public_names_and_the_nltk_contract(paths):
+    parser = onparse.load(paths[0], "cpu")
+    assert isinstance(parser, onparse.Parser) and isinstance(parser, nltk.parse.api.ParserI)
+    tree = parser.parse_one("The cat sat down.")
+    assert isinstance(tree, nltk.Tree) and tree.leaves() == ["The", "cat", "sat", "down"]
+    assert all(len(t) == 2 and t.label() == "X" for t in tree.subtrees())  # binary, labelled X
+    assert list(parser.parse("The cat sat down.")) == [tree]
+    model, vocab = tiny_model(1)
+    assert tree == to_nltk(expected_tree(model, vocab, ["The", "cat", "sat", "down"]))
+
+
+def test_strings_are_tokenised_lists_are_used_as_given(paths):
+    parser = load(paths[0], "cpu")
+    assert parser.parse_one("the cat, sat.").leaves() == ["the", "cat", "sat"]
+    assert parser.parse_one(["the", "cat,", "sat."]).leaves() == ["the", "cat,", "sat."]
+    assert parser.parse_one("dog") == nltk.Tree("X", ["dog"])
+    assert list(parser.parse(". , !")) == [] and parser.batch([". ,"]) == [None]
+
+
+def test_parse_sents_keeps_order_and_runs_in_batches(paths, monkeypatch):
+    import onparse.distances as distances
+
+    calls = []
+    real = distances.sentence_distances
+
+    def counting(model, sentences, *args, **kwargs):
+        calls.append(len(sentences))
+        return real(model, sentences, *args, **kwargs)
+
+    monkeypatch.setattr(distances, "sentence_distances", counting)
+    parser = load(paths[0], "cpu")
+    rng = np.random.default_rng(0)
+    sentences = [" ".join(rng.choice(WORDS, size=rng.integers(1, 12))) for _ in range(50)] + ["", "a cat"]
+    results = [list(trees) for trees in parser.parse_sents(sentences)]
+    assert calls == [len(sentences)]                       # one batched pass, not one per sentence
+    assert [r[0].leaves() if r else [] for r in results] == [s.split() for s in sentences]
+    assert results[-2] == [] and parser.batch(sentences) == [r[0] if r else None for r in results]
+    assert CHUNK >= 1024  # a chunk is big enough to batch well
+
+
+def test_several_models_are_averaged_and_a_bundle_is_the_same(paths, tmp_path):
+    parser = load(paths, "cpu", layers=[2, 3], decoders=["onlstm", "split"])
+    assert len(parser.members) == 8 and parser.members[0] == Member(0, 2, "onlstm")
+    tokens = "the dog barked N times and then it was quiet".split()
+    models = [tiny_model(seed) for seed in (1, 2)]
+    members = [expected_tree(m, v, tokens, layer, d) for m, v in models for layer in (2, 3) for d in ("onlstm", "split")]
+    expected = average_trees(members)
+    assert parser.trees([tokens])[0] == expected
+    bundle = tmp_path / "bundle.pt"
+    save_bundle(str(bundle), [load_checkpoint(p) for p in paths], parser.members, weights="float32",
+                metadata={"recipe": "test"})
+    from_bundle = load(str(bundle), "cpu")
+    assert from_bundle.members == parser.members and from_bundle.metadata == {"recipe": "test"}
+    assert from_bundle.trees([tokens])[0] == expected
+    # Asking for other members overrides the bundle's own.
+    assert len(load(str(bundle), "cpu", layers=[1]).members) == 2
+
+
+def test_int8_bundle_weights_are_close_and_a_quarter_of_the_size(paths, tmp_path):
+    blobs = [load_checkpoint(p) for p in paths]
+    full, small = tmp_path / "f32.pt", tmp_path / "int8.pt"
+    members = [Member(0, 2, "onlstm"), Member(1, 2, "onlstm")]
+    save_bundle(str(full), blobs, members, weights="float32")
+    save_bundle(str(small), blobs, members, weights="int8")
+    a, b = load(str(full), "cpu").models[0].model, load(str(small), "cpu").models[0].model
+    for (name, x), y in zip(a.state_dict().items(), b.state_dict().values()):
+        step = x.abs().amax(dim=-1, keepdim=True) / 127 if x.dim() >= 2 else x.abs().max() / 1000
+        assert torch.all((x - y).abs() <= step / 2 + 1e-6), name
+    tensor_bytes = lambda path: sum(t.numel() * t.element_size() for m in load_checkpoint(path, bundles=True)["models"]  # noqa: E731
+                                    for t in m["state_dict"].values())
+    assert tensor_bytes(str(small)) < 0.35 * tensor_bytes(str(full))  # (tiny rows: the scales weigh more)
+
+
+def test_distances_and_errors(paths):
+    parser = load(paths[0], "cpu")
+    d = parser.distances("the cat sat", layer=3, gate="input")
+    assert d.shape == (3,) and np.all((0 <= d) & (d <= 1))
+    with pytest.raises(OnparseError, match="the model has 3 layers"):
+        parser.distances("the cat", layer=4)
+    with pytest.raises(OnparseError, match="unknown gate"):
+        parser.distances("the cat", gate="output")
+    with pytest.raises(OnparseError, match="no model given"):
+        load([], "cpu")
+
+
+def test_to_nltk_handles_very_deep_trees():
+    tree = "w0"
+    for i in range(1, 5000):                  # left-branching: depth 4999
+        tree = (tree, f"w{i}")
+    converted = to_nltk(tree)
+    assert len(converted.leaves()) == 5000
