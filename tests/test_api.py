@@ -134,4 +134,13 @@ def test_to_nltk_handles_very_deep_trees():
     for i in range(1, 5000):                  # left-branching: depth 4999
         tree = (tree, f"w{i}")
     converted = to_nltk(tree)
-    assert len(converted.leaves()) == 5000
+    # (nltk's own Tree methods recurse, so walk the result here without recursion)
+    leaves, todo = [], [converted]
+    while todo:
+        node = todo.pop()
+        if isinstance(node, str):
+            leaves.append(node)
+        else:
+            assert node.label() == "X" and len(node) == 2
+            todo.extend(reversed(node))
+    assert leaves == [f"w{i}" for i in range(5000)]
