@@ -1,0 +1,77 @@
+"""The multilingual table of the README (last step of ``examples/train_languages.sh``).
+
+Each language model (trained on its treebank's training part only) is scored on the held-out
+part of that treebank, all lengths (``NAME-test``) and at most 10 words (``NAME10-test``), with
+layer 2 and the paper's decoder, beside right- and left-branching trees; sentence F1 in the
+ON-LSTM and Kim et al. conventions.  Also checks, on the held-out text, that ``onparse induce``
+with default options reads the gold's own text back unchanged (the round trip of
+``onparse gold-text``).  Writes ``examples/multilingual.md`` and the README block between
+``<!-- multilingual:start -->`` and ``<!-- multilingual:end -->``.
+
+    python examples/multilingual.py runs/lang-alpino/best.pt runs/lang-cess_esp/best.pt runs/lang-floresta/best.pt
+"""
+import argparse
+import os
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+sys.path.insert(0, HERE)
+NAMES = {"alpino": "Dutch (alpino)", "cess_esp": "Spanish (cess_esp)", "floresta": "Portuguese (floresta)"}
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("models", nargs="+", help="best.pt of each language's run (its corpus names the treebank)")
+    ap.add_argument("--readme", default=os.path.join(ROOT, "README.md"))
+    ap.add_argument("--out", default=os.path.join(HERE, "multilingual.md"))
+    args = ap.parse_args(argv)
+    from results import replace_block
+
+    from onparse.api import load
+    from onparse.baselines import baseline_trees
+    from onparse.metrics import evaluate
+    from onparse.text import gold_text_line
+    from onparse.treebank import load_gold
+
+    rows = ["| language | held-out sentences | trees | all lengths: sent. F1 | all: Kim F1 | "
+            "<= 10 words: sent. F1 | <= 10: Kim F1 |", "|---|---|---|---|---|---|---|"]
+    notes = []
+    for path in args.models:
+        parser = load(path, "cpu")
+        meta = parser.metadata
+        lang = meta["corpus"]["source"]
+        golds = {key: load_gold(f"{lang}{suffix}") for key, suffix in (("all", "-test"), ("short", "10-test"))}
+        results = {"model": {}, "right": {}, "left": {}}
+        for key, gold in golds.items():
+            results["model"][key] = parser.score(gold).result
+            for kind in ("right", "left"):
+                results[kind][key] = evaluate(baseline_trees(gold.tokens, kind, 0), gold, check_tokens=False)
+        prep = parser.preprocessor()
+        same = sum(prep(gold_text_line(s.words)).tokens == list(s.words) for s in golds["all"])
+        notes.append(f"{NAMES[lang]}: {same} of {len(golds['all'])} held-out sentences read back unchanged by "
+                     "`onparse induce` with default options")
+        sizes = f"{len(golds['all']):,} / {len(golds['short']):,}"
+        for label, key in ((f"ON-LSTM, layer 2 (valid ppl {meta.get('valid_ppl', 0):.0f}, "
+                            f"{meta.get('epoch')} epochs)", "model"), ("right-branching", "right"),
+                           ("left-branching", "left")):
+            r = results[key]
+            cells = [f"{100 * r['all'].sentence_f1.f1:.1f}", f"{100 * r['all'].kim_f1.f1:.1f}",
+                     f"{100 * r['short'].sentence_f1.f1:.1f}", f"{100 * r['short'].kim_f1.f1:.1f}"]
+            if key == "model":
+                cells = [f"**{c}**" for c in cells]
+            rows.append(f"| {NAMES[lang] if key == 'model' else ''} | {sizes if key == 'model' else ''} | "
+                        f"{label} | " + " | ".join(cells) + " |")
+    command = "python examples/multilingual.py " + " ".join(os.path.relpath(p, ROOT) for p in args.models)
+    block = "\n".join(rows + ["", f"Trained with `make multilingual` (`bash examples/train_languages.sh`: "
+                              "`onparse train --preset small --corpus NAME --epochs 10 --seed 1`); table by "
+                              f"`{command}`.", *[f"- {n}" for n in notes]])
+    with open(args.out, "w", encoding="utf-8") as handle:
+        handle.write("# Other languages\n\n" + block + "\n")
+    replace_block(args.readme, block, "multilingual")
+    print(f"wrote {args.out} and the multilingual block of {args.readme}", file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
