@@ -5,7 +5,7 @@ import pytest
 import torch
 
 import onparse
-from onparse.api import CHUNK, Parser, load, to_nltk
+from onparse.api import CHUNK, load, to_nltk
 from onparse.average import average_trees
 from onparse.bundle import Member, save_bundle
 from onparse.checkpoint import load_checkpoint, save_checkpoint

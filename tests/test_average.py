@@ -7,7 +7,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from onparse.average import agreement, average_spans, average_trees, average_trees_batch
-from onparse.baselines import left_branching, right_branching
+from onparse.baselines import left_branching, random_tree, right_branching
 from onparse.trees import leaves, spans_to_tree, tree_spans
 
 
@@ -35,13 +35,6 @@ def brute_force(n, members):
         if best_key is None or key > best_key:
             best, best_key = tree, key
     return best
-
-
-def random_tree(words, rng):
-    if len(words) == 1:
-        return words[0]
-    k = rng.randint(1, len(words) - 1)
-    return (random_tree(words[:k], rng), random_tree(words[k:], rng))
 
 
 @settings(max_examples=300, deadline=None)

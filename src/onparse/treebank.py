@@ -26,6 +26,7 @@ from __future__ import annotations
 import os
 import re
 import sys
+from collections import Counter
 from dataclasses import dataclass, field
 from functools import cached_property, lru_cache
 from pathlib import Path
@@ -231,10 +232,8 @@ def _preterminals(sexpr) -> int:
     return count
 
 
-def tag_counts(sexprs) -> "Counter[str]":
+def tag_counts(sexprs) -> Counter:
     """How often each pre-terminal tag occurs in labelled trees (nested lists)."""
-    from collections import Counter
-
     counts: Counter = Counter()
     todo = list(sexprs)
     while todo:
