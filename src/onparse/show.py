@@ -292,7 +292,9 @@ def render_view(view: SentenceView, unicode: bool = True, height: int = 1, scale
     scale_note = ("bars span each layer's smallest..largest value" if scale == "layer"
                   else "bars span 0..1")
     lines = [
-        f"induced tree: layer {view.layer} of {view.n_layers}, decoder {view.decoder}",
+        (f"induced tree: the {view.decoder}; bars: model 1, * = its first member's layer"
+         if view.decoder.startswith("average") else
+         f"induced tree: layer {view.layer} of {view.n_layers}, decoder {view.decoder}"),
         to_brackets(view.tree),
         "",
         *tree_lines,
