@@ -94,6 +94,18 @@ def test_commands_use_the_bundled_model_without_model(blob, nltk_treebank):
     assert distances.exit_code == 0 and distances.stdout.splitlines()[0] == "token\tlayer 1.2\tlayer 2.2\tlayer 3.2"
 
 
+def test_gold_text_induce_eval_equals_eval_with_the_bundled_model(blob, nltk_treebank):
+    """The round trip of the any-language issue, with default options: the gold's raw text,
+    induced and scored, gives exactly what `eval` reports for the bundle's averaged trees."""
+    text = invoke("gold-text", "--gold", "wsj10").stdout
+    trees = invoke("induce", "-", input=text)
+    assert trees.exit_code == 0, trees.output
+    piped = json.loads(invoke("eval", "--gold", "wsj10", "-", "--json", input=trees.stdout).stdout)
+    direct = json.loads(invoke("eval", "--gold", "wsj10", "--json").stdout)[-1]
+    assert "average_of" in direct
+    assert {k: v for k, v in direct.items() if k not in ("model", "average_of")} == piped
+
+
 def test_info_describes_the_bundled_model(blob):
     text = invoke("info").stdout
     meta = blob["metadata"]
