@@ -9,7 +9,7 @@ from .. import corpora
 from ..errors import OnparseError
 from ..safeio import dumps, format_ppl
 from ..train_config import PRESETS, TrainConfig
-from .common import device_option, no_verify_option
+from .common import device_option, model_option, no_verify_option
 
 # Kept free of torch imports (corpora and train_config import none): `onparse --help` must stay fast.
 _DURATION = re.compile(r"^(?:(\d+(?:\.\d*)?)h)?(?:(\d+(?:\.\d*)?)m)?(?:(\d+(?:\.\d*)?)s?)?$")
@@ -163,10 +163,10 @@ def train_command(ctx, preset, corpus, valid, test, fmt, out, device, max_time, 
 
 
 @click.command("perplexity")
-@click.option("--model", "model_path", required=True, type=click.Path(dir_okay=False), metavar="CHECKPOINT",
-              help="a checkpoint written by onparse train (best.pt)")
+@model_option(help_text="Model checkpoint written by `onparse train`, or a bundle (each of its models is measured) "
+                        "[default: the model bundled with onparse; see `onparse info`].")
 @click.option("--corpus", default=None, metavar="NAME|PATH",
-              help="news, wsj, brown, wsj+brown or a file [default: the corpus the model was trained on]")
+              help=f"{', '.join(corpora.NAMES)} or a file [default: the corpus the model was trained on]")
 @click.option("--split", type=click.Choice(corpora.SPLITS), default=None,
               help="which part of the corpus [default: test for a corpus name or the training corpus, "
                    "all for a file]")
@@ -179,27 +179,36 @@ def train_command(ctx, preset, corpus, valid, test, fmt, out, device, max_time, 
 @device_option
 @click.option("--threads", type=click.IntRange(min=1), default=None,
               help="CPU threads [default: torch's choice]")
-@click.option("--json", "as_json", is_flag=True, help="print the result as JSON")
-@no_verify_option
-def perplexity_command(model_path, corpus, split, fmt, batch_size, bptt, device, threads, as_json):
+@click.option("--json", "as_json", is_flag=True,
+              help="print the result as JSON (a list, one object per model, for a bundle of several)")
+def perplexity_command(model_paths, corpus, split, fmt, batch_size, bptt, device, threads, as_json):
     """Perplexity of a trained model on a corpus (by default the test part of the corpus it was
-    trained on).
+    trained on).  For a bundle, the perplexity of each of its models, one line each.
 
     \b
-    onparse perplexity --model runs/small/best.pt
-    onparse perplexity --model runs/small/best.pt --corpus brown
-    onparse perplexity --model runs/ptb/best.pt --corpus ptb.test.txt
+    onparse perplexity                                   # the bundled model
+    onparse perplexity -m runs/small/best.pt
+    onparse perplexity -m runs/small/best.pt --corpus brown
+    onparse perplexity -m runs/ptb/best.pt --corpus ptb.test.txt
     """
-    from ..perplexity import measure
+    from ..api import load
+    from ..devices import torch_threads
 
-    result, described = measure(model_path, corpus=corpus, split=split, fmt=fmt, batch_size=batch_size,
-                                bptt=bptt, device=device, threads=threads)
+    if len(model_paths) > 1:
+        raise click.UsageError(f"perplexity measures one model or bundle; --model was given {len(model_paths)} times")
+    with torch_threads(threads):
+        # Layer 1 exists in every model: the parser's members matter only for trees, not here.
+        parser = load(model_paths[0] if model_paths else None, device, layers=[1])
+        results = parser.perplexity(corpus, split, fmt=fmt, batch_size=batch_size, bptt=bptt)
+    several = len(results) > 1
+    records = [{**({"model": name} if several else {}), "corpus": r.corpus, **r.to_dict()}
+               for name, r in zip(parser.names, results)]
     if as_json:
-        click.echo(dumps({"corpus": described, **result.to_dict()}))
-    else:
-        click.echo(f"{described}: perplexity {format_ppl(result.perplexity)} "
-                   f"({result.tokens:,} tokens, {result.sentences:,} sentences, "
-                   f"{result.loss:.4f} nats/token)")
+        click.echo(dumps(records if several else records[0]))
+        return
+    for name, r in zip(parser.names, results):
+        click.echo(f"{name + ': ' if several else ''}{r.corpus}: perplexity {format_ppl(r.perplexity)} "
+                   f"({r.tokens:,} tokens, {r.sentences:,} sentences, {r.loss:.4f} nats/token)")
 
 
 def register(group) -> None:
