@@ -89,19 +89,22 @@ class TrainConfig:
 
     @classmethod
     def from_dict(cls, d) -> "TrainConfig":
+        """Inverse of :meth:`to_dict`; unknown keys raise ``ValueError``."""
         if not isinstance(d, dict):
             raise ValueError(f"training config must be a dict, got {type(d).__name__}")
-        unknown = sorted(set(d) - {f.name for f in fields(cls)})
-        if unknown:
-            raise ValueError(f"unknown training config keys: {', '.join(map(str, unknown))}")
-        return cls(**d)
+        return cls(**_known(d, "training config keys"))
 
     def with_overrides(self, overrides: Dict[str, Any]) -> "TrainConfig":
         """A copy with some fields replaced; unknown names raise ``ValueError``."""
-        unknown = sorted(set(overrides) - {f.name for f in fields(self)})
-        if unknown:
-            raise ValueError(f"unknown training options: {', '.join(unknown)}")
-        return replace(self, **overrides)
+        return replace(self, **_known(overrides, "training options"))
+
+
+def _known(values: Dict[str, Any], what: str) -> Dict[str, Any]:
+    """``values`` if every key names a :class:`TrainConfig` field, else ``ValueError`` naming ``what``."""
+    unknown = sorted(set(values) - {f.name for f in fields(TrainConfig)})
+    if unknown:
+        raise ValueError(f"unknown {what}: {', '.join(map(str, unknown))}")
+    return values
 
 
 #: Named starting points; every field can still be overridden.
