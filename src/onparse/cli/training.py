@@ -1,5 +1,5 @@
-"""``onparse train`` and ``onparse perplexity``: thin shells over :mod:`onparse.train` and
-:mod:`onparse.perplexity`."""
+"""``onparse train`` and ``onparse perplexity``: thin shells over :func:`onparse.train.train`
+and :meth:`onparse.api.Parser.perplexity`."""
 import re
 from dataclasses import fields
 
