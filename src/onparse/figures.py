@@ -28,7 +28,7 @@ from typing import Dict, Iterable, List, Mapping, Optional, Sequence, Tuple
 
 from .errors import OnparseError
 from .run_folder import METRICS
-from .safeio import perplexity_of
+from .safeio import format_ppl, perplexity_of
 from .trees import Span, Tree
 
 MISSING_MATPLOTLIB = "matplotlib is needed for plots: pip install 'onparse[plot]'"
@@ -604,10 +604,10 @@ def plot_log(log: TrainingLog, path: str, caption: Optional[str] = None, fmt: Op
         best_ppl = log.valid_ppl[epochs.index(best)]
         if math.isfinite(best_ppl):
             ax_ppl.plot([best], [best_ppl], marker="*", ms=12, color="#c9a227", ls="none",
-                        label=f"best: {best_ppl:.2f} (epoch {best})", zorder=4)
+                        label=f"best: {format_ppl(best_ppl)} (epoch {best})", zorder=4)
         if log.test_ppl is not None and math.isfinite(log.test_ppl):
             ax_ppl.axhline(log.test_ppl, color="#6a9a48", ls="--", lw=1,
-                           label=f"test (best checkpoint): {log.test_ppl:.2f}")
+                           label=f"test (best checkpoint): {format_ppl(log.test_ppl)}")
         ax_ppl.set_ylabel("perplexity")
         ax_ppl.set_title("validation perplexity", loc="left")
         for ax in (ax_loss, ax_ppl):
