@@ -2,7 +2,9 @@
 
 Both run in this process on the same random token stream with the same step: forward, mean
 cross-entropy + AR (alpha 2, dropped output) + TAR (beta 1, raw output), backward, gradient
-clipping at 0.25, SGD (lr 30, weight decay 1.2e-6).  Rounds alternate A B A B; the medians are
+clipping at 0.25, SGD (lr 30, weight decay 1.2e-6).  onparse's side computes the loss with the
+trainer's own objective (``onparse.train.objective``), so it measures what ``onparse train``
+runs (in fp32: the trainer's bf16 autocast on CUDA is not used here).  Rounds alternate A B A B; the medians are
 compared.  Also printed: model GFLOP/s (matrix products only, forward + backward counted as
 3x forward) next to this machine's fp32 matmul peak (a 2048-cube ``torch.mm``), and peak memory.
 
@@ -70,6 +72,7 @@ class OnparseRunner:
 
     def __init__(self, c, data, device, seed, implementation="fast"):
         from onparse.model import ModelConfig, ONLSTMLanguageModel
+        from onparse.train import objective
 
         torch.manual_seed(seed)
         cfg = ModelConfig(vocab_size=c["vocab"], embedding_size=c["emsize"], hidden_size=c["nhid"],
@@ -80,6 +83,7 @@ class OnparseRunner:
         self.opt = torch.optim.SGD(self.params, lr=LR, weight_decay=WDECAY)
         self.data, self.bptt, self.batch_index = data, c["bptt"], 0
         self.state = self.model.init_state(data.size(1))
+        self.objective = objective
 
     def step(self):
         b, bptt = self.batch_index, self.bptt
@@ -90,9 +94,7 @@ class OnparseRunner:
         self.opt.zero_grad(set_to_none=True)
         out = self.model(x, self.state)
         self.state = out.state
-        loss = self.model.loss(out.output, y)
-        loss = loss + ALPHA * out.output.pow(2).mean()                            # AR
-        loss = loss + BETA * (out.raw_last[1:] - out.raw_last[:-1]).pow(2).mean()  # TAR
+        loss, _ = self.objective(self.model, out, y, ALPHA, BETA)   # cross-entropy + AR + TAR, as trained
         loss.backward()
         torch.nn.utils.clip_grad_norm_(self.params, CLIP)
         self.opt.step()

@@ -112,6 +112,22 @@ def test_from_dict_rejects_unknown_keys():
         TrainConfig.from_dict({**TrainConfig().to_dict(), "speed": 3})
 
 
+def test_the_model_config_is_derived_from_the_training_config():
+    from dataclasses import fields
+
+    from onparse.model import ModelConfig
+
+    # Every field of the model's config but the vocabulary size comes from the training config,
+    # and the paper's defaults agree on both sides.
+    shared = [f.name for f in fields(ModelConfig) if f.name != "vocab_size"]
+    assert set(shared) <= {f.name for f in fields(TrainConfig)}
+    paper = TrainConfig().model_config(123)
+    assert paper == ModelConfig(vocab_size=123)
+    odd = tiny(dropout_hidden=0.2, dropconnect=0.3, chunk_size=8).model_config(50)
+    assert {name: getattr(odd, name) for name in shared} == \
+        {name: getattr(tiny(dropout_hidden=0.2, dropconnect=0.3, chunk_size=8), name) for name in shared}
+
+
 # -- pieces of the schedule ------------------------------------------------------------------
 def test_non_monotone_trigger():
     assert not should_start_averaging([], 9.0, 0)
@@ -238,6 +254,73 @@ def test_resume_is_exact_through_averaged_sgd(corpus, tmp_path):
         raw_next = after["training"]["raw_state_dict"][key]
         torch.testing.assert_close(after["state_dict"][key], avg + (raw_next - avg) / (n + 1))
         assert not torch.equal(avg, before["training"]["raw_state_dict"][key])
+
+
+#: The layout of last.pt's "training" dict: runs started by any version resume with any other.
+TRAINING_LAYOUT = {
+    "config": None, "corpus": None, "preset": None, "init_from": None, "fingerprint": None, "optimizer": None,
+    "raw_state_dict": None,
+    "schedule": ["epoch", "position", "step", "val_history", "best_loss", "best_epoch", "averaging_since",
+                 "averaged_steps", "epoch_time"],
+    "rng": ["jitter", "python", "numpy", "ranks"],
+    "world_size": None,
+}
+RANK_LAYOUT = ["torch", "cuda", "hidden", "epoch_loss_sum", "epoch_tokens"]
+NUMPY_LAYOUT = ["name", "keys", "pos", "has_gauss", "cached_gaussian"]
+
+
+def assert_same_values(a, b, path="training"):
+    """Equal dicts (keys in the same order), lists, tensors (dtype and values) and plain values."""
+    if isinstance(a, dict):
+        assert isinstance(b, dict) and list(a) == list(b), path
+        for key in a:
+            assert_same_values(a[key], b[key], f"{path}.{key}")
+    elif isinstance(a, (list, tuple)):
+        assert type(a) is type(b) and len(a) == len(b), path
+        for i, (x, y) in enumerate(zip(a, b)):
+            assert_same_values(x, y, f"{path}[{i}]")
+    elif isinstance(a, torch.Tensor):
+        assert isinstance(b, torch.Tensor) and a.dtype == b.dtype and torch.equal(a, b), path
+    else:
+        assert type(a) is type(b) and a == b, (path, a, b)
+
+
+def test_the_training_state_layout_and_its_round_trip(corpus, tmp_path):
+    from onparse.train_state import TrainingState
+
+    run(corpus, tmp_path / "r", tiny(nonmono=0, lr=20.0, epochs=4), max_steps=200)   # averaging, mid-epoch
+    training = load_checkpoint(str(tmp_path / "r" / "last.pt"))["training"]
+    assert list(training) == list(TRAINING_LAYOUT)
+    for key, inner in TRAINING_LAYOUT.items():
+        if inner is not None:
+            assert list(training[key]) == inner, key
+    assert list(training["rng"]["numpy"]) == NUMPY_LAYOUT
+    assert [list(r) for r in training["rng"]["ranks"]] == [RANK_LAYOUT]
+    schedule = training["schedule"]
+    assert schedule["step"] == 200 and schedule["position"] > 0 and schedule["averaged_steps"] > 0
+    assert training["raw_state_dict"] is not None and training["rng"]["ranks"][0]["hidden"] is not None
+    # One to/from-dict pair: reading the state and writing it again changes nothing.
+    assert_same_values(TrainingState.from_dict(training).to_dict(), training)
+
+
+def test_the_loop_sets_every_attribute_in_init(corpus, tmp_path, monkeypatch):
+    import onparse.train as train_module
+
+    seen = []
+    real = train_module._Run.run
+
+    def spy(self):
+        before = set(vars(self))
+        result = real(self)
+        seen.append((before, set(vars(self))))
+        return result
+
+    monkeypatch.setattr(train_module._Run, "run", spy)
+    run(corpus, tmp_path / "r", tiny(epochs=2), max_steps=90)        # an epoch, then stopped mid-epoch
+    run(corpus, tmp_path / "r", tiny(epochs=2), resume=True)         # restored mid-epoch, to the end
+    assert len(seen) == 2
+    for before, after in seen:
+        assert after == before
 
 
 def test_resume_refuses_changed_settings(corpus, tmp_path):

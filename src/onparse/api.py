@@ -302,6 +302,29 @@ class Parser(ParserI):
             average = evaluate(average_trees_batch(per_sentence), gold)
         return Scores(gold.name, members, average, len(self.models))
 
+    # -- language modelling --------------------------------------------------------------------
+    def perplexity(self, corpus: Optional[str] = None, split: Optional[str] = None, *, fmt: str = "auto",
+                   batch_size: Optional[int] = None, bptt: Optional[int] = None) -> List[Any]:
+        """The perplexity of each model of the parser (a bundle's models one by one): one
+        :class:`onparse.perplexity.PerplexityResult` per model, in order, whose ``corpus`` says
+        what was measured (``"wsj test"``).
+
+        ``corpus``: None (each model's own training corpus, as its checkpoint records it), a
+        built-in name (``news``, ``wsj`` ...) or a text file; ``split``: ``train``, ``valid``,
+        ``test`` (default for a name or the recorded corpus) or ``all`` (default for a file);
+        ``fmt``: a file's format (:data:`onparse.corpora.FORMATS`).  ``batch_size`` / ``bptt``:
+        parallel streams and window length, by default those of each model's training run (else
+        10 and 70), so that the figure matches the trainer's.
+
+        Cost: per model, one forward pass over the text without gradients, on the parser's
+        device; memory of the order of ``batch_size x bptt x vocabulary`` for the logits.
+        """
+        from .perplexity import measure_model
+
+        return [measure_model(loaded, corpus, split, fmt, batch_size, bptt,
+                              name=self.names[i] if i < len(self.names) else f"model {i + 1}")
+                for i, loaded in enumerate(self.models)]
+
 
 def check_layer(model, layer: int) -> None:
     """One-line OnparseError unless ``layer`` (1-based) is a layer of ``model``."""

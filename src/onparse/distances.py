@@ -13,6 +13,7 @@ from typing import List, Optional, Sequence
 
 import numpy as np
 
+from .devices import resolve_device  # noqa: F401  (the one device rule; imported from here by older code)
 from .errors import OnparseError
 
 #: Default bound on the sentences of one batch.
@@ -21,26 +22,6 @@ BATCH_SIZE = 64
 MAX_TOKENS = 8192
 
 GATES = {"forget": 0, "input": 1}
-
-
-def resolve_device(name: str = "auto"):
-    """``auto`` -> ``cuda`` when a GPU is visible, else ``cpu``; ``cuda`` without a GPU, or a
-    device onparse does not run on (``meta``, ``mps``), is an error."""
-    import torch
-
-    if name == "auto":
-        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
-    if name.startswith("cuda") and not torch.cuda.is_available():
-        raise OnparseError("--device cuda: no CUDA device is available (use --device cpu or auto)")
-    try:
-        device = torch.device(name)
-    except RuntimeError as err:
-        raise OnparseError(f"unknown device {name!r}: {err}") from None
-    if device.type not in ("cpu", "cuda"):
-        raise OnparseError(f"unknown device {name!r}: onparse runs on cpu and cuda")
-    if device.type == "cuda" and device.index is not None and device.index >= torch.cuda.device_count():
-        raise OnparseError(f"no CUDA device {device.index}: this machine has {torch.cuda.device_count()}")
-    return device
 
 
 def plan_batches(lengths: Sequence[int], batch_size: int = BATCH_SIZE,

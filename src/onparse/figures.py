@@ -27,6 +27,8 @@ from dataclasses import dataclass
 from typing import Dict, Iterable, List, Mapping, Optional, Sequence, Tuple
 
 from .errors import OnparseError
+from .run_folder import METRICS
+from .safeio import format_ppl, perplexity_of
 from .trees import Span, Tree
 
 MISSING_MATPLOTLIB = "matplotlib is needed for plots: pip install 'onparse[plot]'"
@@ -496,7 +498,7 @@ class TrainingLog:
 def log_path(path: str) -> str:
     """``path`` itself, or ``path/metrics.jsonl`` when it is a run folder."""
     if os.path.isdir(path):
-        return os.path.join(path, "metrics.jsonl")
+        return os.path.join(path, METRICS)
     return path
 
 
@@ -538,7 +540,7 @@ def read_log(path: str) -> TrainingLog:
                 epoch = int(record["epoch"])
                 valid_loss = float(record["valid_loss"])
                 valid_ppl = record.get("valid_ppl")
-                valid_ppl = _exp(valid_loss) if valid_ppl is None else float(valid_ppl)
+                valid_ppl = perplexity_of(valid_loss) if valid_ppl is None else float(valid_ppl)
                 epochs[epoch] = (float(record["train_loss"]), valid_loss, valid_ppl)
             elif event == "asgd":
                 asgd = int(record["epoch"]) if asgd is None else asgd
@@ -563,10 +565,6 @@ def read_log(path: str) -> TrainingLog:
         parameters=parameters if isinstance(parameters, int) else None,
         source=path,
     )
-
-
-def _exp(loss: float) -> float:
-    return math.exp(loss) if loss < 700 else math.inf
 
 
 def _finite(values: Sequence[float]) -> List[float]:
@@ -606,10 +604,10 @@ def plot_log(log: TrainingLog, path: str, caption: Optional[str] = None, fmt: Op
         best_ppl = log.valid_ppl[epochs.index(best)]
         if math.isfinite(best_ppl):
             ax_ppl.plot([best], [best_ppl], marker="*", ms=12, color="#c9a227", ls="none",
-                        label=f"best: {best_ppl:.2f} (epoch {best})", zorder=4)
+                        label=f"best: {format_ppl(best_ppl)} (epoch {best})", zorder=4)
         if log.test_ppl is not None and math.isfinite(log.test_ppl):
             ax_ppl.axhline(log.test_ppl, color="#6a9a48", ls="--", lw=1,
-                           label=f"test (best checkpoint): {log.test_ppl:.2f}")
+                           label=f"test (best checkpoint): {format_ppl(log.test_ppl)}")
         ax_ppl.set_ylabel("perplexity")
         ax_ppl.set_title("validation perplexity", loc="left")
         for ax in (ax_loss, ax_ppl):

@@ -9,13 +9,14 @@ left out, as in the AWD-LSTM recipe, so a different ``batch_size`` gives a sligh
 figure.
 """
 import contextlib
-import math
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from typing import Optional, Tuple
 
 import torch
 
+from .devices import resolve_device, torch_threads
 from .errors import OnparseError
+from .safeio import perplexity_of
 
 #: The AWD-LSTM recipe's evaluation batch: 10 streams.
 DEFAULT_BATCH_SIZE = 10
@@ -25,12 +26,14 @@ DEFAULT_BPTT = 70
 @dataclass(frozen=True)
 class PerplexityResult:
     """Cross-entropy ``loss`` (nats per token) and ``perplexity = exp(loss)`` over ``tokens``
-    predicted tokens of ``sentences`` sentences."""
+    predicted tokens of ``sentences`` sentences; ``corpus`` says what was measured (``"wsj
+    test"``, ``"ptb.test.txt"``) when the caller named it."""
 
     loss: float
     perplexity: float
     tokens: int
     sentences: int
+    corpus: Optional[str] = None
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -93,60 +96,59 @@ def corpus_perplexity(model, vocab, sentences, batch_size: int = DEFAULT_BATCH_S
     data = batchify(stream, fit_streams(stream.numel(), batch_size)).to(device)
     total, count = stream_loss(model, data, bptt, amp)
     loss = total / count
-    return PerplexityResult(loss, _safe_exp(loss), count, len(sentences))
-
-
-def _safe_exp(loss: float) -> float:
-    return math.exp(loss) if loss < 700 else float("inf")
+    return PerplexityResult(loss, perplexity_of(loss), count, len(sentences))
 
 
 def measure(model_path: str, corpus: Optional[str] = None, split: Optional[str] = None, fmt: str = "auto",
             batch_size: Optional[int] = None, bptt: Optional[int] = None,
             device: str = "auto", threads: Optional[int] = None) -> Tuple[PerplexityResult, str]:
     """Perplexity of the checkpoint ``model_path`` on a corpus; returns the result and a short
-    description of what was measured (``"wsj test"``, ``"ptb.test.txt"``).
+    description of what was measured (``"wsj test"``, ``"ptb.test.txt"``).  The corpus and the
+    settings are :func:`measure_model`'s.  ``threads``: CPU threads for this call (None:
+    torch's default)."""
+    from .checkpoint import load_model
 
-    ``corpus`` None: the corpus recorded in the checkpoint, ``split`` test by default.  A built-in
-    name: its held-out split (test by default).  A file: the whole file by default
+    _check_split(split)
+    with torch_threads(threads):
+        loaded = load_model(model_path, resolve_device(device))
+        result = measure_model(loaded, corpus, split, fmt, batch_size, bptt, name=str(model_path))
+    return result, result.corpus
+
+
+def measure_model(loaded, corpus: Optional[str] = None, split: Optional[str] = None, fmt: str = "auto",
+                  batch_size: Optional[int] = None, bptt: Optional[int] = None,
+                  name: str = "the model") -> PerplexityResult:
+    """Perplexity of a loaded model (:class:`onparse.checkpoint.LoadedModel`: model, vocabulary
+    and metadata), on the model's device; the result's ``corpus`` describes what was measured.
+
+    ``corpus`` None: the corpus recorded in the model's metadata, ``split`` test by default.  A
+    built-in name: its held-out split (test by default).  A file: the whole file by default
     (``split="all"``); another split applies the held-out rule of :mod:`onparse.corpora`.
     ``batch_size`` and ``bptt`` default to the evaluation settings of the run that wrote the
-    checkpoint (so the figure matches the trainer's), else 10 and 70.  ``threads``: CPU threads
-    for this call (None: torch's default).
+    checkpoint (so the figure matches the trainer's), else 10 and 70.  ``name`` names the model
+    in errors.
+
+    Cost: one forward pass over the text (no gradients) in ``batch_size`` streams of ``bptt``
+    steps; memory of the order of ``batch_size x bptt x vocabulary`` for the logits.
     """
-    before = torch.get_num_threads()
-    if threads is not None:
-        torch.set_num_threads(threads)
-    try:
-        return _measure(model_path, corpus, split, fmt, batch_size, bptt, device)
-    finally:
-        torch.set_num_threads(before)
-
-
-def _measure(model_path, corpus, split, fmt, batch_size, bptt, device):
     import os
 
-    from .checkpoint import load_model
-    from .corpora import NAMES, SPLITS, CorpusSpec, load_corpus, make_spec
+    from .corpora import NAMES, CorpusSpec, load_corpus, make_spec, read_sentences
 
-    if split is not None and split not in SPLITS:
-        raise OnparseError(f"unknown split '{split}'; known: {', '.join(SPLITS)}")
-    dev = _device(device)
-    loaded = load_model(model_path, dev)
+    _check_split(split)
     if corpus is None:
         recorded = loaded.metadata.get("corpus")
         if recorded is None:
-            raise OnparseError(f"{model_path} does not record its training corpus; pass --corpus")
+            raise OnparseError(f"{name} does not record its training corpus; pass --corpus")
         try:
             spec = CorpusSpec.from_dict(recorded)
         except (TypeError, ValueError):
-            raise OnparseError(f"{model_path}: unreadable corpus record {recorded!r}; pass --corpus") from None
+            raise OnparseError(f"{name}: unreadable corpus record {recorded!r}; pass --corpus") from None
         split = split or "test"
     else:
         spec = make_spec(corpus, fmt)
         split = split or ("test" if corpus in NAMES else "all")
     if not spec.is_named and split == "all" and spec.valid is None:
-        from .corpora import read_sentences
-
         sentences = read_sentences(spec.source, spec.format)   # the whole file: no split needed
     else:
         sentences = load_corpus(spec).split(split)
@@ -160,12 +162,12 @@ def _measure(model_path, corpus, split, fmt, batch_size, bptt, device):
         batch_size = run.get("eval_batch_size", DEFAULT_BATCH_SIZE)
     if bptt is None:
         bptt = run.get("bptt", DEFAULT_BPTT)
-    result = corpus_perplexity(loaded.model, loaded.vocab, sentences, batch_size=batch_size, bptt=bptt,
-                               device=dev)
-    return result, described
+    result = corpus_perplexity(loaded.model, loaded.vocab, sentences, batch_size=batch_size, bptt=bptt)
+    return replace(result, corpus=described)
 
 
-def _device(name: str) -> torch.device:
-    from .distances import resolve_device    # one rule for every command: cpu and cuda only
+def _check_split(split: Optional[str]) -> None:
+    from .corpora import SPLITS
 
-    return resolve_device(name)
+    if split is not None and split not in SPLITS:
+        raise OnparseError(f"unknown split '{split}'; known: {', '.join(SPLITS)}")

@@ -4,8 +4,9 @@
   them): a non-finite number becomes ``null``.
 * Input lines are read with a cap on their length, so that a file without newlines
   (``/dev/zero``) is an error naming the line instead of memory growing without bound.
-* A perplexity is printed with two decimals, or in scientific notation when it is huge (a
-  diverging run), never as a 300-digit number.
+* A perplexity is computed without overflow (:func:`perplexity_of`) and printed with two
+  decimals, or in scientific notation when it is huge (a diverging run), never as a 300-digit
+  number (:func:`format_ppl`).
 
 No torch here: the command line imports this module at start-up.
 """
@@ -46,6 +47,16 @@ def dumps(value: Any, **kwargs) -> str:
 
 
 # -- numbers ----------------------------------------------------------------------------------
+def perplexity_of(loss: float) -> float:
+    """``exp(loss)``, the perplexity of a mean cross-entropy in nats, without overflow: ``inf``
+    from a loss of 700 on (``math.exp`` raises past about 709), and for a NaN loss.
+
+    >>> round(perplexity_of(math.log(27.0)), 6), perplexity_of(800.0), perplexity_of(float("nan"))
+    (27.0, inf, inf)
+    """
+    return math.exp(loss) if loss < 700 else math.inf
+
+
 def format_ppl(value: Optional[float]) -> str:
     """A perplexity for people: ``27.01``, ``3.2e+14`` when huge, ``inf``/``nan``, ``-`` for None.
 

@@ -8,13 +8,15 @@ MODEL_HELP = ("Model checkpoint written by `onparse train`, or a bundle of sever
               "trees of several models [default: the model bundled with onparse; see `onparse info`].")
 
 
-def model_option(func):
+def model_option(func=None, *, help_text: str = MODEL_HELP):
     """``--model/-m PATH``, repeatable; the values arrive as ``model_paths`` (a tuple; empty:
     the bundled model).  Brings ``--no-verify`` along: every command that loads a model can
-    skip its checksum."""
+    skip its checksum.  ``@model_option`` or, with another help text, ``@model_option(help_text=...)``."""
+    if func is None:
+        return lambda f: model_option(f, help_text=help_text)
     func = no_verify_option(func)
     return click.option("--model", "-m", "model_paths", type=click.Path(dir_okay=False), multiple=True,
-                        metavar="CHECKPOINT", help=MODEL_HELP)(func)
+                        metavar="CHECKPOINT", help=help_text)(func)
 
 
 def _skip_checksums(ctx, param, value):

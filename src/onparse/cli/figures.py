@@ -11,6 +11,7 @@ import click
 
 from ..errors import OnparseError
 from ..text import PUNCT_POLICIES
+from ..treebank import PTB_ROOT_ENV
 from .common import (device_option, line_limit_option, load_parser, members_options, model_name, model_option,
                      refuse_overwrite)
 
@@ -62,7 +63,7 @@ def _wants_unicode(ascii_only: bool) -> bool:
                    "tree ('(S (NP (DT The) (NN cat)) (VP (VBD sat)))' or '((the cat) sat)'), a file "
                    "of trees (one per sentence, in order), or sentences of a gold set such as "
                    "wsj10:3 or wsj10:3-5.  Without SENTENCE the gold trees' words are parsed.")
-@click.option("--ptb-root", type=click.Path(exists=True, file_okay=False), envvar="ONPARSE_PTB_ROOT",
+@click.option("--ptb-root", type=click.Path(exists=True, file_okay=False), envvar=PTB_ROOT_ENV,
               show_envvar=True, default=None,
               help="LDC treebank folder parsed/mrg/wsj, for --gold wsj-test:I and the full WSJ.")
 @click.option("--png", "png_path", type=click.Path(dir_okay=False), default=None,

@@ -3,7 +3,7 @@ import os
 
 import click
 
-from ..safeio import dumps
+from ..safeio import dumps, format_ppl
 from .common import model_name, model_option
 
 #: Score keys recorded per (gold set, layer, decoder), in the order they are printed.
@@ -73,8 +73,6 @@ def _origin_lines(blob, meta, path):
 
 
 def _perplexity_lines(blob, meta, path):
-    from ..safeio import format_ppl
-
     lines = []
     ppl = [f"{split} {format_ppl(float(meta[key]))}" for split, key in (("valid", "valid_ppl"), ("test", "test_ppl"))
            if _field(meta, key, (int, float)) is not None]
@@ -164,7 +162,7 @@ def describe_bundle(blob: dict, name: str, path: str) -> str:
     seeds = meta.get("seeds") or []
     for i, entry in enumerate(models):
         extra = seeds[i] if i < len(seeds) and isinstance(seeds[i], dict) else {}
-        test = f", test ppl {extra['test_ppl']:.2f} ({extra.get('test_set', 'test')})" if isinstance(
+        test = f", test ppl {format_ppl(extra['test_ppl'])} ({extra.get('test_set', 'test')})" if isinstance(
             extra.get("test_ppl"), (int, float)) else ""
         lines.append(f"model {i + 1}:{test.replace(', test', ' test', 1)}")
         lines += ["  " + line for line in describe(entry, name, path).splitlines()[2:]]

@@ -1,16 +1,17 @@
-"""``onparse train`` and ``onparse perplexity``: thin shells over :mod:`onparse.train` and
-:mod:`onparse.perplexity`."""
+"""``onparse train`` and ``onparse perplexity``: thin shells over :func:`onparse.train.train`
+and :meth:`onparse.api.Parser.perplexity`."""
 import re
 from dataclasses import fields
 
 import click
 
+from .. import corpora
 from ..errors import OnparseError
 from ..safeio import dumps, format_ppl
-from .common import device_option, no_verify_option
+from ..train_config import PRESETS, TrainConfig
+from .common import device_option, model_option, no_verify_option
 
-# Kept free of torch imports: `onparse --help` must stay fast.
-_PRESET_NAMES = ("paper", "small", "tiny")
+# Kept free of torch imports (corpora and train_config import none): `onparse --help` must stay fast.
 _DURATION = re.compile(r"^(?:(\d+(?:\.\d*)?)h)?(?:(\d+(?:\.\d*)?)m)?(?:(\d+(?:\.\d*)?)s?)?$")
 
 
@@ -42,8 +43,6 @@ class _Duration(click.ParamType):
 
 def _config_options(command):
     """One ``--field-name`` option per TrainConfig field, default: the preset's value."""
-    from ..train import PRESETS, TrainConfig
-
     for f in reversed(fields(TrainConfig)):
         kind = float if f.type in (float, "float") else int
         values = ", ".join(f"{name} {getattr(cfg, f.name)}" for name, cfg in PRESETS.items())
@@ -54,10 +53,10 @@ def _config_options(command):
 
 
 @click.command("train")
-@click.option("--preset", type=click.Choice(_PRESET_NAMES), default="small", show_default=True,
+@click.option("--preset", type=click.Choice(tuple(PRESETS)), default="small", show_default=True,
               help="starting hyperparameters: paper (section 2; a GPU job), small (CPU, minutes an epoch), "
                    "tiny (seconds; tests)")
-@click.option("--corpus", default="news", show_default=True, metavar="NAME|PATH",
+@click.option("--corpus", default=corpora.DEFAULT, show_default=True, metavar="NAME|PATH",
               help="news (conll2000 + Brown's press sections + abc, none of the evaluation sample's sentences), "
                    "wsj (NLTK treebank sample + conll2000: holds the evaluation text), brown, "
                    "wsj+brown, alpino / cess_esp / floresta (a treebank's training part), "
@@ -66,7 +65,7 @@ def _config_options(command):
               help="validation file (default: a held-out 5% of the corpus, and another 5% for test)")
 @click.option("--test", "test", type=click.Path(dir_okay=False), default=None,
               help="test file, with --valid (e.g. ptb.test.txt)")
-@click.option("--format", "fmt", type=click.Choice(["auto", "text", "tokens", "ptb"]), default="auto",
+@click.option("--format", "fmt", type=click.Choice(corpora.FORMATS), default="auto",
               show_default=True,
               help="corpus file format; auto: ptb for files named ptb.*.txt (tokens used verbatim), "
                    "else text (raw text: tokenised, punctuation dropped, lowercased, digits to N); "
@@ -113,8 +112,7 @@ def train_command(ctx, preset, corpus, valid, test, fmt, out, device, max_time, 
     Every hyperparameter option defaults to the preset's value.  Ctrl-C stops after saving
     (exit 130); --resume continues from where the run stopped.
     """
-    from .. import corpora
-    from ..train import PRESETS, RunOptions, resume_settings, train
+    from ..train import RunOptions, resume_settings, train
 
     explicit = {k: v for k, v in hyper.items() if v is not None}
     out = out or f"runs/{preset}"
@@ -165,14 +163,14 @@ def train_command(ctx, preset, corpus, valid, test, fmt, out, device, max_time, 
 
 
 @click.command("perplexity")
-@click.option("--model", "model_path", required=True, type=click.Path(dir_okay=False), metavar="CHECKPOINT",
-              help="a checkpoint written by onparse train (best.pt)")
+@model_option(help_text="Model checkpoint written by `onparse train`, or a bundle (each of its models is measured) "
+                        "[default: the model bundled with onparse; see `onparse info`].")
 @click.option("--corpus", default=None, metavar="NAME|PATH",
-              help="news, wsj, brown, wsj+brown or a file [default: the corpus the model was trained on]")
-@click.option("--split", type=click.Choice(["test", "valid", "train", "all"]), default=None,
+              help=f"{', '.join(corpora.NAMES)} or a file [default: the corpus the model was trained on]")
+@click.option("--split", type=click.Choice(corpora.SPLITS), default=None,
               help="which part of the corpus [default: test for a corpus name or the training corpus, "
                    "all for a file]")
-@click.option("--format", "fmt", type=click.Choice(["auto", "text", "tokens", "ptb"]), default="auto",
+@click.option("--format", "fmt", type=click.Choice(corpora.FORMATS), default="auto",
               show_default=True, help="format of a corpus file (see onparse train --help)")
 @click.option("--batch-size", type=click.IntRange(min=1), default=None,
               help="parallel streams [default: the run's --eval-batch-size, else 10]")
@@ -181,27 +179,36 @@ def train_command(ctx, preset, corpus, valid, test, fmt, out, device, max_time, 
 @device_option
 @click.option("--threads", type=click.IntRange(min=1), default=None,
               help="CPU threads [default: torch's choice]")
-@click.option("--json", "as_json", is_flag=True, help="print the result as JSON")
-@no_verify_option
-def perplexity_command(model_path, corpus, split, fmt, batch_size, bptt, device, threads, as_json):
+@click.option("--json", "as_json", is_flag=True,
+              help="print the result as JSON (a list, one object per model, for a bundle of several)")
+def perplexity_command(model_paths, corpus, split, fmt, batch_size, bptt, device, threads, as_json):
     """Perplexity of a trained model on a corpus (by default the test part of the corpus it was
-    trained on).
+    trained on).  For a bundle, the perplexity of each of its models, one line each.
 
     \b
-    onparse perplexity --model runs/small/best.pt
-    onparse perplexity --model runs/small/best.pt --corpus brown
-    onparse perplexity --model runs/ptb/best.pt --corpus ptb.test.txt
+    onparse perplexity                                   # the bundled model
+    onparse perplexity -m runs/small/best.pt
+    onparse perplexity -m runs/small/best.pt --corpus brown
+    onparse perplexity -m runs/ptb/best.pt --corpus ptb.test.txt
     """
-    from ..perplexity import measure
+    from ..api import load
+    from ..devices import torch_threads
 
-    result, described = measure(model_path, corpus=corpus, split=split, fmt=fmt, batch_size=batch_size,
-                                bptt=bptt, device=device, threads=threads)
+    if len(model_paths) > 1:
+        raise click.UsageError(f"perplexity measures one model or bundle; --model was given {len(model_paths)} times")
+    with torch_threads(threads):
+        # Layer 1 exists in every model: the parser's members matter only for trees, not here.
+        parser = load(model_paths[0] if model_paths else None, device, layers=[1])
+        results = parser.perplexity(corpus, split, fmt=fmt, batch_size=batch_size, bptt=bptt)
+    several = len(results) > 1
+    records = [{**({"model": name} if several else {}), "corpus": r.corpus, **r.to_dict()}
+               for name, r in zip(parser.names, results)]
     if as_json:
-        click.echo(dumps({"corpus": described, **result.to_dict()}))
-    else:
-        click.echo(f"{described}: perplexity {format_ppl(result.perplexity)} "
-                   f"({result.tokens:,} tokens, {result.sentences:,} sentences, "
-                   f"{result.loss:.4f} nats/token)")
+        click.echo(dumps(records if several else records[0]))
+        return
+    for name, r in zip(parser.names, results):
+        click.echo(f"{name + ': ' if several else ''}{r.corpus}: perplexity {format_ppl(r.perplexity)} "
+                   f"({r.tokens:,} tokens, {r.sentences:,} sentences, {r.loss:.4f} nats/token)")
 
 
 def register(group) -> None:

@@ -1,0 +1,195 @@
+"""The resumable state of a training run: what ``last.pt`` holds under its ``"training"`` key,
+beyond the weights, so that ``--resume`` continues bit-identically.
+
+One pair, :meth:`TrainingState.to_dict` and :meth:`TrainingState.from_dict`, defines the
+layout (plain values and tensors only, for ``torch.load(weights_only=True)``)::
+
+    {"config": TrainConfig.to_dict(),
+     "corpus": CorpusSpec.to_dict(),
+     "preset": "small" or None,
+     "init_from": {...} or None,             # the checkpoint --init-from started the run from
+     "fingerprint": "sha1 hex",              # of the training ids: another text is refused
+     "optimizer": SGD state_dict,
+     "raw_state_dict": {...} or None,        # the raw weights while averaging (the checkpoint's
+                                             # state_dict then holds the averaged ones)
+     "schedule": {"epoch", "position", "step", "val_history", "best_loss", "best_epoch",
+                  "averaging_since", "averaged_steps", "epoch_time"},
+     "rng": {"jitter": [version, [ints], gauss],     # random.Random of the window lengths
+             "python": [version, [ints], gauss],     # the random module
+             "numpy": {"name", "keys", "pos", "has_gauss", "cached_gaussian"},
+             "ranks": [{"torch", "cuda", "hidden", "epoch_loss_sum", "epoch_tokens"}, ...]},
+     "world_size": 1}
+
+``ranks`` holds one entry per process (its torch and CUDA RNG states, its recurrent state in the
+middle of an epoch, and its share of the epoch's cross-entropy so far).
+"""
+import hashlib
+import os
+from dataclasses import dataclass, field
+from typing import Any, Dict, List, Optional, Tuple
+
+from .checkpoint import load_checkpoint
+from .corpora import CorpusSpec
+from .errors import OnparseError
+from .run_folder import LAST
+from .train_config import TrainConfig
+
+#: What a damaged "training" dict raises on the way in (a missing key, a wrong type ...).
+DAMAGE = (KeyError, TypeError, ValueError, IndexError, AttributeError)
+
+
+@dataclass
+class Schedule:
+    """Where the run stands; every process holds the same values."""
+
+    epoch: int = 0                       # completed epochs
+    position: int = 0                    # row of the next window in the current epoch
+    step: int = 0                        # optimiser steps, over all invocations
+    val_history: List[float] = field(default_factory=list)   # validation loss after each epoch
+    best_loss: Optional[float] = None
+    best_epoch: Optional[int] = None
+    averaging_since: Optional[int] = None    # the epoch after which averaged SGD began
+    epoch_time: float = 0.0              # training seconds spent in the current epoch
+
+
+@dataclass
+class RankState:
+    """One process's own part of the state."""
+
+    torch: Any                           # torch.get_rng_state()
+    cuda: Any = None                     # torch.cuda.get_rng_state(), on CUDA
+    hidden: Optional[list] = None        # [[h, c] per layer] in the middle of an epoch, else None
+    epoch_loss_sum: float = 0.0          # summed cross-entropy of the epoch so far
+    epoch_tokens: int = 0
+
+    def to_dict(self) -> Dict[str, Any]:
+        return {"torch": self.torch, "cuda": self.cuda, "hidden": self.hidden,
+                "epoch_loss_sum": self.epoch_loss_sum, "epoch_tokens": self.epoch_tokens}
+
+    @classmethod
+    def from_dict(cls, d: Dict[str, Any]) -> "RankState":
+        return cls(d["torch"], d.get("cuda"), d.get("hidden"), d.get("epoch_loss_sum", 0.0), d.get("epoch_tokens", 0))
+
+
+@dataclass
+class TrainingState:
+    """Everything ``--resume`` needs but the weights.  The RNG states are kept as their
+    modules give them (``random.getstate()``, ``numpy.random.get_state()``)."""
+
+    config: TrainConfig
+    corpus: CorpusSpec
+    preset: Optional[str]
+    init_from: Optional[Dict[str, Any]]
+    fingerprint: Optional[str]
+    optimizer: Dict[str, Any]
+    raw_state_dict: Optional[Dict[str, Any]]
+    schedule: Schedule
+    averaged_steps: Optional[int]        # steps folded into the average (None: not averaging)
+    jitter: tuple                        # random.Random state of the window lengths
+    python: tuple                        # random.getstate()
+    numpy: tuple                         # numpy.random.get_state()
+    ranks: List[RankState]
+    world_size: int
+
+    def to_dict(self) -> Dict[str, Any]:
+        """The ``"training"`` dict of ``last.pt`` (layout in the module docstring)."""
+        s = self.schedule
+        return {
+            "config": self.config.to_dict(),
+            "corpus": self.corpus.to_dict(),
+            "preset": self.preset,
+            "init_from": self.init_from,
+            "fingerprint": self.fingerprint,
+            "optimizer": self.optimizer,
+            "raw_state_dict": self.raw_state_dict,
+            "schedule": {"epoch": s.epoch, "position": s.position, "step": s.step,
+                         "val_history": list(s.val_history), "best_loss": s.best_loss,
+                         "best_epoch": s.best_epoch, "averaging_since": s.averaging_since,
+                         "averaged_steps": self.averaged_steps, "epoch_time": s.epoch_time},
+            "rng": {"jitter": _random_state_to_list(self.jitter),
+                    "python": _random_state_to_list(self.python),
+                    "numpy": _numpy_state_to_dict(self.numpy),
+                    "ranks": [r.to_dict() for r in self.ranks]},
+            "world_size": self.world_size,
+        }
+
+    @classmethod
+    def from_dict(cls, d: Dict[str, Any]) -> "TrainingState":
+        """Inverse of :meth:`to_dict`; a damaged dict raises one of :data:`DAMAGE`."""
+        sched, rng = d["schedule"], d["rng"]
+        schedule = Schedule(epoch=sched["epoch"], position=sched["position"], step=sched["step"],
+                            val_history=list(sched["val_history"]), best_loss=sched["best_loss"],
+                            best_epoch=sched["best_epoch"], averaging_since=sched["averaging_since"],
+                            epoch_time=sched.get("epoch_time", 0.0))
+        return cls(config=TrainConfig.from_dict(d["config"]), corpus=CorpusSpec.from_dict(d["corpus"]),
+                   preset=d.get("preset"), init_from=d.get("init_from"), fingerprint=d.get("fingerprint"),
+                   optimizer=d["optimizer"], raw_state_dict=d.get("raw_state_dict"), schedule=schedule,
+                   averaged_steps=sched["averaged_steps"], jitter=_random_state_from_list(rng["jitter"]),
+                   python=_random_state_from_list(rng["python"]), numpy=_numpy_state_from_dict(rng["numpy"]),
+                   ranks=[RankState.from_dict(r) for r in rng["ranks"]], world_size=d.get("world_size", 1))
+
+
+def read_state(out: str) -> Tuple[Dict[str, Any], TrainingState]:
+    """The checkpoint ``out/last.pt`` and its training state, for ``--resume``; one-line
+    OnparseErrors when there is none or it is damaged."""
+    path = os.path.join(out, LAST)
+    if not os.path.isfile(path):
+        raise OnparseError(f"nothing to resume in {out}: {LAST} not found")
+    blob = load_checkpoint(path)
+    if not isinstance(blob.get("training"), dict):
+        raise OnparseError(f"{path} holds no training state; it cannot be resumed")
+    try:
+        return blob, TrainingState.from_dict(blob["training"])
+    except DAMAGE as err:
+        raise unreadable(path, err) from None
+
+
+def unreadable(path: str, err: BaseException) -> OnparseError:
+    """The one-line error of a training state that cannot be used."""
+    return OnparseError(f"{path}: unreadable training state ({type(err).__name__}: {str(err)[:120]})")
+
+
+def fingerprint(ids) -> str:
+    """SHA-1 of a training id sequence (a 1-d tensor): resuming on a different text is refused."""
+    import numpy as np
+
+    return hashlib.sha1(ids.numpy().astype(np.int64).tobytes()).hexdigest()
+
+
+def to_cpu(x):
+    """A copy of ``x`` (tensors, possibly inside dicts, lists and tuples; tuples become lists)
+    with every tensor on the CPU."""
+    import torch
+
+    if isinstance(x, torch.Tensor):
+        return x.detach().to("cpu", copy=True)
+    if isinstance(x, dict):
+        return {k: to_cpu(v) for k, v in x.items()}
+    if isinstance(x, (list, tuple)):
+        return [to_cpu(v) for v in x]
+    return x
+
+
+def _random_state_to_list(state) -> list:
+    version, internal, gauss = state
+    return [version, list(internal), gauss]
+
+
+def _random_state_from_list(saved) -> tuple:
+    version, internal, gauss = saved
+    return version, tuple(internal), gauss
+
+
+def _numpy_state_to_dict(state) -> Dict[str, Any]:
+    import numpy as np
+    import torch
+
+    name, keys, pos, has_gauss, cached = state
+    return {"name": name, "keys": torch.from_numpy(keys.astype(np.int64)), "pos": int(pos),
+            "has_gauss": int(has_gauss), "cached_gaussian": float(cached)}
+
+
+def _numpy_state_from_dict(d) -> tuple:
+    import numpy as np
+
+    return d["name"], d["keys"].numpy().astype(np.uint32), d["pos"], d["has_gauss"], d["cached_gaussian"]

@@ -1,0 +1,83 @@
+"""One device rule and one thread setting for every command and the API."""
+import pytest
+import torch
+
+import onparse
+from onparse.checkpoint import save_checkpoint
+from onparse.corpora import make_spec
+from onparse.devices import resolve_device, torch_threads
+from onparse.errors import OnparseError
+from onparse.model import ModelConfig, ONLSTMLanguageModel
+from onparse.perplexity import measure
+from onparse.train import PRESETS, RunOptions, train
+from onparse.vocab import Vocabulary
+
+
+@pytest.fixture(scope="module")
+def model_and_text(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("devices")
+    vocab = Vocabulary.build([["the", "cat", "sat"]])
+    config = ModelConfig(vocab_size=len(vocab), embedding_size=8, hidden_size=8, n_layers=2, chunk_size=4)
+    path = folder / "m.pt"
+    save_checkpoint(str(path), config=config.to_dict(), vocab=vocab, state_dict=ONLSTMLanguageModel(config).state_dict())
+    text = folder / "t.txt"
+    text.write_text("the cat sat\n" * 40, encoding="utf-8")
+    return str(path), str(text)
+
+
+def device_errors(name, model, text, tmp_path):
+    """The message of each entry point that takes a device, for the device ``name``."""
+    messages = []
+    for attempt in (lambda: resolve_device(name),
+                    lambda: onparse.load(model, name),
+                    lambda: measure(model, text, device=name),
+                    lambda: train(PRESETS["tiny"], make_spec(text), RunOptions(out=str(tmp_path / "o"), device=name))):
+        with pytest.raises(OnparseError) as caught:
+            attempt()
+        messages.append(str(caught.value))
+    return messages
+
+
+@pytest.mark.parametrize("name", ["meta", "mps", "tpu-ish"])
+def test_an_unknown_device_has_one_message_everywhere(model_and_text, tmp_path, name):
+    messages = device_errors(name, *model_and_text, tmp_path)
+    assert messages == [f"unknown device {name!r}: onparse runs on auto, cpu, cuda, cuda:N"] * 4
+    assert not (tmp_path / "o").exists()           # refused before anything was written
+
+
+@pytest.mark.skipif(torch.cuda.is_available(), reason="a GPU is present")
+@pytest.mark.parametrize("name", ["cuda", "cuda:1"])
+def test_a_missing_gpu_has_one_message_everywhere(model_and_text, tmp_path, name):
+    messages = device_errors(name, *model_and_text, tmp_path)
+    assert messages == [f"--device {name}: this torch sees no CUDA device (use --device cpu or auto)"] * 4
+
+
+def test_cpu_and_auto():
+    assert resolve_device("cpu") == torch.device("cpu")
+    assert resolve_device("auto") == torch.device("cuda" if torch.cuda.is_available() else "cpu")
+
+
+def test_torch_threads_sets_and_restores():
+    before = torch.get_num_threads()
+    other = 2 if before == 1 else 1
+    with torch_threads(other):
+        assert torch.get_num_threads() == other
+    assert torch.get_num_threads() == before
+    with pytest.raises(RuntimeError, match="boom"):
+        with torch_threads(other):
+            raise RuntimeError("boom")
+    assert torch.get_num_threads() == before
+    with torch_threads(None):
+        assert torch.get_num_threads() == before
+    with pytest.raises(OnparseError, match="threads must be at least 1, got 0"):
+        with torch_threads(0):
+            pass
+
+
+def test_training_gives_its_threads_back_even_when_it_fails(model_and_text, tmp_path):
+    _, text = model_and_text
+    before = torch.get_num_threads()
+    other = 2 if before == 1 else 1
+    with pytest.raises(OnparseError, match="unknown device"):
+        train(PRESETS["tiny"], make_spec(text), RunOptions(out=str(tmp_path / "o"), device="meta", threads=other))
+    assert torch.get_num_threads() == before

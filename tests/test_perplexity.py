@@ -1,0 +1,125 @@
+"""Perplexity of loaded models, files and bundles: ``perplexity.measure_model`` against a
+direct computation, ``Parser.perplexity`` (one result per model), and ``onparse perplexity``
+with ``-m``, a bundle, and the bundled model by default."""
+import json
+import math
+
+import pytest
+import torch
+from click.testing import CliRunner
+
+import onparse
+from onparse.bundle import Member, save_bundle
+from onparse.checkpoint import load_checkpoint, load_model, save_checkpoint
+from onparse.cli import main
+from onparse.corpora import make_spec
+from onparse.model import ModelConfig, ONLSTMLanguageModel
+from onparse.perplexity import measure, measure_model
+from onparse.pretrained import default_model_path
+from onparse.vocab import Vocabulary
+
+pytestmark = pytest.mark.usefixtures("one_thread")
+
+WORDS = "the cat sat on a mat dog barked at it".split()
+TEXT = "the cat sat on a mat .\nthe dog barked at the cat\na zebra sat on it\n"
+
+
+def write_model(path, seed, n_layers=2, corpus=None):
+    """An untrained checkpoint (perplexity needs no training) recording ``corpus`` (a spec dict)."""
+    torch.manual_seed(seed)
+    vocab = Vocabulary.build([WORDS])
+    config = ModelConfig(vocab_size=len(vocab), embedding_size=8, hidden_size=8, n_layers=n_layers, chunk_size=4)
+    meta = {"corpus": corpus} if corpus else {}
+    save_checkpoint(str(path), config=config.to_dict(), vocab=vocab,
+                    state_dict=ONLSTMLanguageModel(config).state_dict(), metadata=meta)
+    return str(path)
+
+
+@pytest.fixture(scope="module")
+def files(tmp_path_factory):
+    """Two models recording a corpus whose test part is ``test.txt``, their bundle, and a text."""
+    folder = tmp_path_factory.mktemp("ppl")
+    (folder / "train.txt").write_text("the cat sat\n" * 30, encoding="utf-8")
+    (folder / "valid.txt").write_text("a dog barked\n", encoding="utf-8")
+    (folder / "test.txt").write_text(TEXT, encoding="utf-8")
+    spec = make_spec(str(folder / "train.txt"), "auto", str(folder / "valid.txt"), str(folder / "test.txt"))
+    one = write_model(folder / "one.pt", 1, corpus=spec.to_dict())
+    two = write_model(folder / "two.pt", 2, corpus=spec.to_dict())
+    bundle = folder / "bundle.pt"
+    save_bundle(str(bundle), [load_checkpoint(one), load_checkpoint(two)],
+                [Member(0, 2, "onlstm"), Member(1, 2, "onlstm")], weights="float32")
+    text = folder / "text.txt"
+    text.write_text(TEXT, encoding="utf-8")
+    return {"one": one, "two": two, "bundle": str(bundle), "text": str(text)}
+
+
+def invoke(*args):
+    return CliRunner().invoke(main, [str(a) for a in args])
+
+
+def test_measure_model_is_the_mean_cross_entropy_of_the_stream(files):
+    loaded = load_model(files["one"])
+    result = measure_model(loaded, files["text"], batch_size=1, bptt=1000)
+    # One stream read in one window: the words and <eos> of every sentence, each predicted
+    # from those before it ("." is dropped, "zebra" is <unk>).
+    sentences = [line.replace(" .", "").split() for line in TEXT.splitlines()]
+    ids = torch.tensor([i for s in sentences for i in loaded.vocab.encode(s) + [loaded.vocab.eos_id]])
+    with torch.no_grad():
+        out = loaded.model(ids[:-1, None], loaded.model.init_state(1))
+        expected = torch.nn.functional.cross_entropy(loaded.model.logits(out.output).reshape(len(ids) - 1, -1),
+                                                     ids[1:]).item()
+    assert result.tokens == len(ids) - 1 and result.sentences == 3 and result.corpus == "text.txt"
+    assert result.loss == pytest.approx(expected, rel=1e-5)
+    assert result.perplexity == pytest.approx(math.exp(expected), rel=1e-5)
+    # measure(path) is measure_model over the loaded file.
+    by_path, described = measure(files["one"], files["text"], batch_size=1, bptt=1000, device="cpu")
+    assert described == "text.txt" and by_path == result
+
+
+def test_parser_perplexity_gives_one_result_per_model(files):
+    single = [measure(files[k], device="cpu")[0] for k in ("one", "two")]
+    # The recorded corpus's test part: test.txt, named after the corpus (train.txt).
+    assert single[0].corpus == "train.txt test" and single[0].sentences == 3
+    assert single[0].loss != single[1].loss
+    parser = onparse.load(files["bundle"], "cpu")
+    assert parser.perplexity() == single                              # each model's recorded corpus
+    on_text = parser.perplexity(files["text"], batch_size=2)
+    assert [r.corpus for r in on_text] == ["text.txt", "text.txt"]
+    assert on_text == [measure(files[k], files["text"], batch_size=2, device="cpu")[0] for k in ("one", "two")]
+    assert onparse.load(files["one"], "cpu").perplexity(files["text"], batch_size=2) == on_text[:1]
+
+
+def test_cli_takes_m_and_reports_each_model_of_a_bundle(files):
+    single = [json.loads(invoke("perplexity", "-m", files[k], "--corpus", files["text"], "--json").stdout)
+              for k in ("one", "two")]
+    assert single[0]["corpus"] == "text.txt" and single[0]["loss"] != single[1]["loss"]
+    both = invoke("perplexity", "-m", files["bundle"], "--corpus", files["text"], "--json")
+    assert both.exit_code == 0, both.output
+    listed = json.loads(both.stdout)
+    assert [r.pop("model") for r in listed] == [f"{files['bundle']} [1]", f"{files['bundle']} [2]"]
+    assert listed == single
+    lines = invoke("perplexity", "-m", files["bundle"], "--corpus", files["text"]).stdout.splitlines()
+    assert len(lines) == 2
+    for i, (line, record) in enumerate(zip(lines, single)):
+        assert line.startswith(f"{files['bundle']} [{i + 1}]: text.txt: perplexity {record['perplexity']:.2f} (")
+
+
+def test_cli_perplexity_takes_one_model(files):
+    result = invoke("perplexity", "-m", files["one"], "-m", files["two"], "--corpus", files["text"])
+    assert result.exit_code == 2 and "Usage:" in result.output
+    assert "one model or bundle; --model was given 2 times" in result.output
+
+
+def test_cli_perplexity_of_a_one_layer_model(files, tmp_path):
+    path = write_model(tmp_path / "flat.pt", 3, n_layers=1)
+    result = invoke("perplexity", "-m", path, "--corpus", files["text"])
+    assert result.exit_code == 0, result.output
+    assert result.stdout.startswith("text.txt: perplexity ")
+
+
+@pytest.mark.skipif(default_model_path() is None, reason="this installation has no bundled model")
+def test_cli_perplexity_defaults_to_the_bundled_model(files):
+    default = invoke("perplexity", "--corpus", files["text"], "--json")
+    assert default.exit_code == 0, default.output
+    assert json.loads(default.stdout) == json.loads(
+        invoke("perplexity", "-m", default_model_path(), "--corpus", files["text"], "--json").stdout)
