@@ -201,8 +201,6 @@ def eval_command(ctx, gold, ptb_root, as_json, per_sentence, plots, model_paths,
     onparse eval --gold wsj                  # the bundled model
     onparse eval --gold wsj -m s1/best.pt -m s2/best.pt -m s3/best.pt --layer 2,3
     """
-    from ..treebank import load_gold
-
     model_only = [f"--{name}" for name in ("layer", "decode", "device")
                   if ctx.get_parameter_source("decoder" if name == "decode" else name)
                   == click.core.ParameterSource.COMMANDLINE]
@@ -291,7 +289,6 @@ def baseline_command(gold, ptb_root, kind, seed, score, fmt, as_json, per_senten
     """
     from ..baselines import baseline_trees
     from ..metrics import evaluate
-    from ..treebank import load_gold
     from ..trees import to_brackets, to_ptb
 
     if (as_json or per_sentence) and not score:
