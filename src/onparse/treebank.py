@@ -231,7 +231,7 @@ def _preterminals(sexpr) -> int:
     return count
 
 
-def tag_counts(sexprs) -> "Counter[str]":
+def tag_counts(sexprs) -> dict:
     """How often each pre-terminal tag occurs in labelled trees (nested lists)."""
     from collections import Counter
 
