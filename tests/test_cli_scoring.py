@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
+from conftest import save_tiny_checkpoint
 from onparse.cli import main
 from onparse.treebank import PTB_ROOT_ENV
 
@@ -193,19 +194,10 @@ def test_real_subprocess_error_is_one_line():
 def model_path(tmp_path_factory):
     """An untrained 3-layer model whose vocabulary holds every WSJ10 word (its trees are
     arbitrary but fixed, which is all these tests need)."""
-    import torch
-
-    from onparse.checkpoint import save_checkpoint
-    from onparse.model import ModelConfig, ONLSTMLanguageModel
     from onparse.treebank import load_gold
-    from onparse.vocab import Vocabulary
 
-    torch.manual_seed(0)
-    vocab = Vocabulary.build([list(s.tokens) for s in load_gold("wsj10")])  # normalised, as training makes it
-    config = ModelConfig(vocab_size=len(vocab), embedding_size=16, hidden_size=24, n_layers=3, chunk_size=4)
-    path = tmp_path_factory.mktemp("model") / "m.pt"
-    save_checkpoint(str(path), config=config.to_dict(), vocab=vocab, state_dict=ONLSTMLanguageModel(config).state_dict())
-    return str(path)
+    words = [token for s in load_gold("wsj10") for token in s.tokens]  # normalised, as training makes them
+    return save_tiny_checkpoint(tmp_path_factory.mktemp("model") / "m.pt", words)[2]
 
 
 def test_eval_model_equals_induce_then_eval(run, model_path, tmp_path):

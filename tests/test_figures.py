@@ -18,6 +18,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
+from conftest import save_tiny_checkpoint
 from onparse.cli import main
 from onparse.errors import OnparseError
 from onparse.figures import (MISSING_MATPLOTLIB, TrainingLog, check_output_path, f1_by_length, length_bins,
@@ -145,19 +146,8 @@ def test_format_from_extension_or_explicit(mpl, tmp_path):
 
 @pytest.fixture(scope="module")
 def tiny_model(tmp_path_factory):
-    import torch
-
-    from onparse.checkpoint import save_checkpoint
-    from onparse.model import ModelConfig, ONLSTMLanguageModel
-    from onparse.vocab import Vocabulary
-
-    torch.manual_seed(7)
-    vocab = Vocabulary.build([["the", "cat", "sat", "on", "a", "mat", "dog"]])
-    config = ModelConfig(vocab_size=len(vocab), embedding_size=8, hidden_size=12, n_layers=2, chunk_size=4)
-    path = tmp_path_factory.mktemp("model") / "tiny.pt"
-    save_checkpoint(str(path), config=config.to_dict(), vocab=vocab,
-                    state_dict=ONLSTMLanguageModel(config).state_dict())
-    return str(path)
+    return save_tiny_checkpoint(tmp_path_factory.mktemp("model") / "tiny.pt", "the cat sat on a mat dog".split(),
+                                seed=7, embedding_size=8, hidden_size=12, n_layers=2)[2]
 
 
 def test_cli_show_figures(mpl, tiny_model, tmp_path):

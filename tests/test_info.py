@@ -2,28 +2,21 @@
 import json
 
 import pytest
-import torch
 from click.testing import CliRunner
 
-from onparse.checkpoint import save_checkpoint
+from conftest import save_tiny_checkpoint
 from onparse.cli import main
-from onparse.model import ModelConfig, ONLSTMLanguageModel
-from onparse.vocab import Vocabulary
 
 WORDS = "the cat sat on a mat and dog barked".split()
 
 
 @pytest.fixture()
 def checkpoint(tmp_path):
-    torch.manual_seed(0)
-    vocab = Vocabulary.build([WORDS])
-    config = ModelConfig(vocab_size=len(vocab), embedding_size=16, hidden_size=24, n_layers=3, chunk_size=4)
     path = tmp_path / "best.pt"
-    save_checkpoint(str(path), config=config.to_dict(), vocab=vocab, state_dict=ONLSTMLanguageModel(config).state_dict(),
-                    metadata={"onparse_version": "0.1.0", "preset": "tiny", "corpus": {"source": "wsj"},
-                              "train_config": {"seed": 7}, "epoch": 12, "step": 3456, "valid_ppl": 123.456,
-                              "averaged": True},
-                    training={"optimizer": {"state": {}}})
+    save_tiny_checkpoint(path, WORDS, metadata={"onparse_version": "0.1.0", "preset": "tiny", "corpus": {"source": "wsj"},
+                                                "train_config": {"seed": 7}, "epoch": 12, "step": 3456,
+                                                "valid_ppl": 123.456, "averaged": True},
+                         training={"optimizer": {"state": {}}})
     return path
 
 

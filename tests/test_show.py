@@ -11,23 +11,20 @@ import sys
 from pathlib import Path
 
 import pytest
-import torch
 from click.testing import CliRunner
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from onparse.checkpoint import save_checkpoint
+from conftest import save_tiny_checkpoint
 from onparse.cli import main
 from onparse.decode import decode
 from onparse.errors import OnparseError
 from onparse.api import Parser
 from onparse.bundle import Member
 from onparse.induce import induce_lines
-from onparse.model import ModelConfig, ONLSTMLanguageModel
 from onparse.show import (_bar_block, bar_levels, draw_bars, draw_tree, leaf_columns,
                           make_view, read_gold, render_view, to_nltk, views_from_lines)
 from onparse.trees import leaves, spans_to_tree, to_brackets
-from onparse.vocab import Vocabulary
 
 pytestmark = pytest.mark.usefixtures("one_thread")
 
@@ -239,13 +236,8 @@ WORDS = "the cat sat on a mat dog barked N times".split()
 
 @pytest.fixture(scope="module")
 def tiny(tmp_path_factory):
-    torch.manual_seed(5)
-    vocab = Vocabulary.build([WORDS])
-    config = ModelConfig(vocab_size=len(vocab), embedding_size=16, hidden_size=24, n_layers=3, chunk_size=4)
-    model = ONLSTMLanguageModel(config).eval()
-    path = tmp_path_factory.mktemp("model") / "tiny.pt"
-    save_checkpoint(str(path), config=config.to_dict(), vocab=vocab, state_dict=model.state_dict())
-    return model, vocab, str(path)
+    """(model, vocabulary, checkpoint path) of an untrained 3-layer model."""
+    return save_tiny_checkpoint(tmp_path_factory.mktemp("model") / "tiny.pt", WORDS, seed=5)
 
 
 def test_views_agree_with_induce(tiny):
