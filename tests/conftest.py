@@ -4,10 +4,17 @@ Tests that need an NLTK package use the ``nltk_treebank`` / ``nltk_conll2000`` /
 fixtures: they skip on a developer machine without the data but FAIL when the CI variable is set,
 so CI can never pass by skipping the gold-set tests.
 
+The ``slow`` marker is set here, by one rule, on every test that builds the wheel, starts
+distributed workers or runs real processes (its body or one of its fixtures calls ``subprocess``,
+``mp.spawn``, ``torchrun`` or ``venv``): ``make test`` runs them all, ``pytest -m "not slow"``
+leaves them out, ``pytest -m slow --collect-only -q`` lists them.
+
 Helpers that several test modules use live at the end of this file; import them with
 ``from conftest import write_corpus`` (pytest puts this folder on ``sys.path``).
 """
+import inspect
 import os
+import re
 from pathlib import Path
 
 import pytest
@@ -26,6 +33,32 @@ def _need(package):
         if os.environ.get("CI"):
             pytest.fail(message)
         pytest.skip(message)
+
+
+#: What makes a test slow: a wheel build, distributed workers, or a process of its own.
+_SLOW_CALLS = re.compile(r"\bsubprocess\.(run|Popen|check_output|check_call|call)\(|\bmp\.spawn\("
+                         r"|\btorchrun\b|\bvenv\.create\(")
+
+
+def _spawns_processes(item) -> bool:
+    """True when the test's function or one of its fixtures starts processes (``_SLOW_CALLS``)."""
+    functions = [getattr(item, "function", None)]
+    info = getattr(item, "_fixtureinfo", None)
+    if info is not None:
+        functions += [d.func for defs in info.name2fixturedefs.values() for d in defs]
+    for function in functions:
+        try:
+            if function is not None and _SLOW_CALLS.search(inspect.getsource(function)):
+                return True
+        except (OSError, TypeError):  # built-in fixtures and the like have no source to read
+            continue
+    return False
+
+
+def pytest_collection_modifyitems(config, items):
+    for item in items:
+        if _spawns_processes(item):
+            item.add_marker(pytest.mark.slow)
 
 
 @pytest.fixture(scope="session")
