@@ -82,6 +82,24 @@ def test_eval_per_sentence(right_wsj10, run, tmp_path):
     assert sum(r["f1"] for r in records) / 555 == pytest.approx(0.586, abs=5e-4)
 
 
+@pytest.mark.parametrize("kind", ["right", "random"])
+def test_evalb_on_ptb_output_equals_the_evalb_style_f1(run, kind):
+    """EVALB-style corpus F1 is what EVALB (unlabelled) reports for `--format ptb` trees against
+    the gold collapsed to word spans, written the same way; one-word sentences (13 in wsj10)
+    carry no bracket on either side."""
+    from naive import naive_evalb
+    from onparse.treebank import load_gold
+    from onparse.trees import to_ptb
+
+    gold = load_gold("wsj10")
+    assert sum(len(s) == 1 for s in gold) == 13
+    ptb = run("baseline", "--gold", "wsj10", "--kind", kind, "--format", "ptb").stdout.splitlines()
+    assert sum(line.startswith("(W ") for line in ptb) == 13  # one-word sentences: no bracket
+    evalb = json.loads(run("baseline", "--gold", "wsj10", "--kind", kind, "--score", "--json").stdout)["corpus_f1_evalb"]
+    assert naive_evalb(ptb, [to_ptb(s.tree) for s in gold]) == pytest.approx(
+        (evalb["precision"], evalb["recall"], evalb["f1"]), abs=1e-12)
+
+
 def test_eval_accepts_labelled_trees_with_surface_words(run, tmp_path):
     gold = tmp_path / "gold.mrg"
     gold.write_text("( (S (NP (DT The) (NN cat)) (VP (VBD sat) (PP (IN on) (NP (DT the) (NN mat)))) (. .)) )\n")

@@ -192,7 +192,8 @@ def eval_command(ctx, gold, ptb_root, as_json, per_sentence, plots, model_paths,
 
     Reports sentence F1 (ON-LSTM and Kim et al. conventions), corpus F1 and EVALB-style
     corpus F1 with their precision and recall, recall per gold label, average depths and
-    sentence counts.
+    sentence counts.  EVALB-style is what EVALB (unlabelled) reports for --format ptb trees
+    against the gold collapsed to word spans: corpus F1 with the whole-sentence spans counted.
 
     \b
     onparse eval --gold wsj10 trees.txt
@@ -275,7 +276,8 @@ def _eval_model(gold_set, model_paths, layer, decoder, device, as_json, per_sent
     type=click.Choice(["brackets", "ptb"]),
     default="brackets",
     show_default=True,
-    help="How trees are printed: ((the cat) sat), or PTB with placeholder labels (X, W) for EVALB/nltk.",
+    help="How trees are printed: ((the cat) sat), or PTB with placeholder labels (X, W) for EVALB/nltk "
+    "(a one-word sentence is (W word), with no bracket for EVALB to count).",
 )
 @report_options
 def baseline_command(gold, ptb_root, kind, seed, score, fmt, as_json, per_sentence):
