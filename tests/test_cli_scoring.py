@@ -11,7 +11,7 @@ from click.testing import CliRunner
 
 from conftest import save_tiny_checkpoint
 from onparse.cli import main
-from onparse.treebank import PTB_ROOT_ENV
+from onparse.treebank import GOLD_NAMES, PTB_ROOT_ENV
 
 pytestmark = pytest.mark.usefixtures("nltk_treebank")
 
@@ -73,6 +73,8 @@ def test_eval_file_and_stdin_agree(right_wsj10, run, tmp_path):
 
 
 def test_eval_per_sentence(right_wsj10, run, tmp_path):
+    from onparse.show import read_gold
+
     out = tmp_path / "per.jsonl"
     result = run("eval", "--per-sentence", str(out), "-", input=right_wsj10)
     assert result.exit_code == 0
@@ -80,6 +82,20 @@ def test_eval_per_sentence(right_wsj10, run, tmp_path):
     assert len(records) == 555
     assert records[0]["pred"] == right_wsj10.splitlines()[0]
     assert sum(r["f1"] for r in records) / 555 == pytest.approx(0.586, abs=5e-4)
+    # One base for sentence numbers: record "index" I is what `onparse show --gold wsj10:I` shows.
+    assert [r["index"] for r in records] == list(range(1, 556))
+    for record in (records[0], records[41], records[-1]):
+        (shown,) = read_gold(f"wsj10:{record['index']}")
+        assert shown.source.endswith(record["source"]) and f"sentence {record['index']}," in shown.source
+
+
+def test_eval_reads_stdin_without_click_binary_streams(right_wsj10, run, monkeypatch):
+    import click
+
+    monkeypatch.delattr(click, "get_binary_stream")  # deprecated, gone in Click 9
+    result = run("eval", "--gold", "wsj10", "-", "--json", input=right_wsj10.replace("\n", "\r\n"))
+    assert result.exit_code == 0, result.output
+    assert round(100 * json.loads(result.stdout)["sentence_f1_onlstm"]["f1"], 1) == 58.6
 
 
 @pytest.mark.parametrize("kind", ["right", "random"])
@@ -148,7 +164,8 @@ def test_wrong_count_names_both_counts(run):
 def test_usage_errors_exit_2(run, tmp_path):
     result = run("eval", "--gold", "wsj11", "-", input="(a b)\n")
     assert result.exit_code == 2
-    assert "'wsj11' is neither a gold set (wsj10, wsj, wsj-test, wsj-valid) nor an existing file or folder" in result.stderr
+    assert f"'wsj11' is neither a gold set ({', '.join(GOLD_NAMES)}) nor an existing file or folder" in result.stderr
+    assert "wsj10, wsj, wsj-test, wsj-valid, " in result.stderr
     assert run("baseline", "--gold", "nope", "--kind", "right").exit_code == 2
     assert run("baseline", "--kind", "sideways").exit_code == 2
     assert run("baseline", "--kind", "right", "--json").exit_code == 2  # --json goes with --score

@@ -326,6 +326,7 @@ def test_per_sentence_records(small_gold):
     first = records[0]
     assert first["sentence"] == "pierre vinken will join the board"
     assert first["source"] == "small.mrg:1" and first["length"] == 6
+    assert [r["index"] for r in records] == [1, 2, 3]  # sentence numbers are 1-based everywhere
     assert first["pred"] == "(pierre (vinken (will (join (the board)))))"
     assert first["gold"] == "((pierre vinken) (will (join (the board))))"
     # gold {(0,2),(2,6),(3,6),(4,6)}, pred {(1,6),(2,6),(3,6),(4,6)}
