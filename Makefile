@@ -1,7 +1,7 @@
 PYTHON ?= python
 NLTK_PACKAGES = treebank conll2000 abc brown alpino cess_esp floresta
 
-.PHONY: install data test quickstart bench figures model results multilingual progress clean
+.PHONY: install installed data test quickstart bench figures model results multilingual progress clean
 
 install:  ## editable install with the test extras
 	$(PYTHON) -m pip install -e '.[dev]'
@@ -12,7 +12,13 @@ data:  ## NLTK data packages, each skipped when NLTK already finds it
 test:  ## the whole test suite (what CI runs)
 	$(PYTHON) -m pytest -q
 
-quickstart: install data  ## end to end on the embedded data: a baseline and the bundled model, scored
+installed:  ## install, unless `onparse` already runs this checkout (then nothing to do)
+	@if $(PYTHON) -c 'import os, sys, onparse; sys.exit(os.path.dirname(os.path.abspath(onparse.__file__)) != os.path.abspath("src/onparse"))' 2>/dev/null \
+		&& command -v onparse >/dev/null; then \
+		echo "onparse is installed from this checkout: install skipped (make install forces it)"; \
+	else $(MAKE) install; fi
+
+quickstart: installed data  ## end to end on the embedded data: a baseline and the bundled model, scored
 	onparse baseline --gold wsj10 --kind right > right.wsj10.txt
 	onparse eval --gold wsj10 right.wsj10.txt
 	onparse eval --gold wsj10 --layer all --decode all

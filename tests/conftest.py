@@ -1,10 +1,20 @@
-"""Shared fixtures.  NLTK data comes from NLTK_DATA (or ../shared/nltk_data beside the checkout).
+"""Shared fixtures and helpers.  NLTK data comes from NLTK_DATA (or ../shared/nltk_data beside the checkout).
 
 Tests that need an NLTK package use the ``nltk_treebank`` / ``nltk_conll2000`` / ``nltk_brown``
 fixtures: they skip on a developer machine without the data but FAIL when the CI variable is set,
 so CI can never pass by skipping the gold-set tests.
+
+The ``slow`` marker is set here, by one rule, on every test that builds the wheel, starts
+distributed workers or runs real processes (its body or one of its fixtures calls ``subprocess``,
+``mp.spawn``, ``torchrun`` or ``venv``): ``make test`` runs them all, ``pytest -m "not slow"``
+leaves them out, ``pytest -m slow --collect-only -q`` lists them.
+
+Helpers that several test modules use live at the end of this file; import them with
+``from conftest import write_corpus`` (pytest puts this folder on ``sys.path``).
 """
+import inspect
 import os
+import re
 from pathlib import Path
 
 import pytest
@@ -23,6 +33,32 @@ def _need(package):
         if os.environ.get("CI"):
             pytest.fail(message)
         pytest.skip(message)
+
+
+#: What makes a test slow: a wheel build, distributed workers, or a process of its own.
+_SLOW_CALLS = re.compile(r"\bsubprocess\.(run|Popen|check_output|check_call|call)\(|\bmp\.spawn\("
+                         r"|\btorchrun\b|\bvenv\.create\(")
+
+
+def _spawns_processes(item) -> bool:
+    """True when the test's function or one of its fixtures starts processes (``_SLOW_CALLS``)."""
+    functions = [getattr(item, "function", None)]
+    info = getattr(item, "_fixtureinfo", None)
+    if info is not None:
+        functions += [d.func for defs in info.name2fixturedefs.values() for d in defs]
+    for function in functions:
+        try:
+            if function is not None and _SLOW_CALLS.search(inspect.getsource(function)):
+                return True
+        except (OSError, TypeError):  # built-in fixtures and the like have no source to read
+            continue
+    return False
+
+
+def pytest_collection_modifyitems(config, items):
+    for item in items:
+        if _spawns_processes(item):
+            item.add_marker(pytest.mark.slow)
 
 
 @pytest.fixture(scope="session")
@@ -50,3 +86,115 @@ def one_thread():
     torch.set_num_threads(1)
     yield
     torch.set_num_threads(before)
+
+
+# --------------------------------------------------------------------------------------------
+# Helpers shared by several test modules: `from conftest import write_corpus` (pytest puts this
+# folder on sys.path).  torch is imported inside them, so tests without torch stay fast.
+# --------------------------------------------------------------------------------------------
+
+NOUNS = "cat dog bird man woman child teacher farmer".split()
+VERBS = "saw liked chased found heard helped".split()
+ADJS = "big small red old young happy".split()
+DETS = "the a every some".split()
+PREPS = "with near behind under".split()
+
+
+def write_corpus(path, n_sentences=300, seed=0):
+    """A toy language with structure an LM can learn (det adj? noun (prep NP)? verb NP), with
+    punctuation that the reader must drop.  Returns the path as a string."""
+    import random
+
+    rng = random.Random(seed)
+
+    def noun_phrase(depth=0):
+        words = [rng.choice(DETS)] + ([rng.choice(ADJS)] if rng.random() < 0.4 else []) + [rng.choice(NOUNS)]
+        if depth < 2 and rng.random() < 0.25:
+            words += [rng.choice(PREPS)] + noun_phrase(depth + 1)
+        return words
+
+    lines = []
+    for _ in range(n_sentences):
+        words = noun_phrase() + [rng.choice(VERBS)] + noun_phrase()
+        if rng.random() < 0.3:
+            words = ["Yesterday", ","] + words
+        lines.append(" ".join(words) + " .")
+    with open(path, "w", encoding="utf-8") as handle:
+        handle.write("\n".join(lines) + "\n")
+    return str(path)
+
+
+def save_tiny_checkpoint(path, words, seed=0, *, embedding_size=16, hidden_size=24, n_layers=3, chunk_size=4,
+                         **extra):
+    """An untrained checkpoint at ``path`` (no training needed to test reading one): a model of
+    the given size, seeded with ``seed``, whose vocabulary holds ``words``; ``extra`` goes to
+    :func:`onparse.checkpoint.save_checkpoint` (``metadata=``, ``training=``).  Returns
+    ``(model, vocabulary, path as a string)``."""
+    import torch
+
+    from onparse.checkpoint import save_checkpoint
+    from onparse.model import ModelConfig, ONLSTMLanguageModel
+    from onparse.vocab import Vocabulary
+
+    torch.manual_seed(seed)
+    vocab = Vocabulary.build([list(words)])
+    config = ModelConfig(vocab_size=len(vocab), embedding_size=embedding_size, hidden_size=hidden_size,
+                         n_layers=n_layers, chunk_size=chunk_size)
+    model = ONLSTMLanguageModel(config).eval()
+    save_checkpoint(str(path), config=config.to_dict(), vocab=vocab, state_dict=model.state_dict(), **extra)
+    return model, vocab, str(path)
+
+
+#: The model of the cell and fast-path tests: three small layers of different sizes.
+TINY = dict(vocab_size=23, embedding_size=12, hidden_size=18, n_layers=3, chunk_size=3)
+#: Every dropout off (model configuration overrides).
+NO_DROPOUT = dict(dropout_word=0.0, dropout_input=0.0, dropout_hidden=0.0, dropout_output=0.0,
+                  dropconnect=0.0)
+
+
+def tiny_model(dtype=None, seed=0, **overrides):
+    """A :data:`TINY` language model (float64 unless ``dtype``), seeded, with ``overrides``."""
+    import torch
+
+    from onparse.model import ModelConfig, ONLSTMLanguageModel
+
+    torch.manual_seed(seed)
+    return ONLSTMLanguageModel(ModelConfig(**{**TINY, **overrides})).to(dtype or torch.float64)
+
+
+def random_tokens(steps, batch, vocab=TINY["vocab_size"], seed=1):
+    """Token ids of shape (steps, batch) from their own generator."""
+    import torch
+
+    g = torch.Generator().manual_seed(seed)
+    return torch.randint(0, vocab, (steps, batch), generator=g)
+
+
+def run_both(model, tokens, targets, train, state_seed=None):
+    """Forward + backward with both implementations (reference, fast) from the same RNG seed:
+    ``(output, parameter gradients, initial-state gradients, loss)`` of each."""
+    import torch
+
+    results = {}
+    for impl in ("reference", "fast"):
+        model.implementation = impl
+        model.train(train)
+        model.zero_grad()
+        torch.manual_seed(7)
+        state = None
+        if state_seed is not None:
+            g = torch.Generator().manual_seed(state_seed)
+            state = [(torch.randn(h.shape, generator=g, dtype=h.dtype).requires_grad_(),
+                      torch.randn(c.shape, generator=g, dtype=c.dtype).requires_grad_())
+                     for h, c in model.init_state(tokens.shape[1])]
+        out = model(tokens, state)
+        # loss touching every output: CE, AR, TAR, and the final states
+        loss = (model.loss(out.output, targets) + 2 * out.output.pow(2).mean()
+                + (out.raw_last[1:] - out.raw_last[:-1]).pow(2).mean()
+                + sum((h * 0.3).sum() + (c * c).sum() * 0.1 for h, c in out.state))
+        loss.backward()
+        grads = {name: p.grad.clone() for name, p in model.named_parameters()}
+        state_grads = [] if state is None else [(h.grad, c.grad) for h, c in state]
+        results[impl] = (out, grads, state_grads, loss.detach())
+    model.implementation = "fast"
+    return results["reference"], results["fast"]

@@ -1,4 +1,5 @@
-"""onparse.baselines, and the reference table of onlstm.md section 6 on the NLTK sample."""
+"""onparse.baselines, and the reference table of onlstm.md section 6 on the NLTK sample (each
+builder against brute force: tests/test_algorithms.py)."""
 import random
 
 import pytest
@@ -25,14 +26,6 @@ def test_hand_cases():
     assert random_tree(["x"], random.Random(0)) == "x"
 
 
-def _reference_random(words, rng):
-    """The recursive definition: split uniformly, build left then right."""
-    if len(words) == 1:
-        return words[0]
-    k = rng.randint(1, len(words) - 1)
-    return (_reference_random(words[:k], rng), _reference_random(words[k:], rng))
-
-
 @settings(max_examples=200, deadline=None)
 @given(st.lists(st.sampled_from("abcdef"), min_size=1, max_size=25), st.integers(0, 2**32))
 def test_builders_give_binary_trees_over_the_words(words, seed):
@@ -43,7 +36,7 @@ def test_builders_give_binary_trees_over_the_words(words, seed):
     n = len(words)
     assert depth(trees[0]) == depth(trees[1]) == n - 1
     assert depth(trees[2]) == (n - 1).bit_length()  # ceil(log2 n)
-    assert random_tree(words, random.Random(seed)) == _reference_random(words, random.Random(seed))
+    # (each builder's tree against brute force: tests/test_algorithms.py)
 
 
 def test_random_trees_are_seeded_and_cover_every_split():

@@ -8,11 +8,9 @@ import pytest
 import torch
 from click.testing import CliRunner
 
-from onparse.checkpoint import save_checkpoint
+from conftest import save_tiny_checkpoint
 from onparse.cli import main
-from onparse.model import ModelConfig, ONLSTMLanguageModel
 from onparse.trees import leaves, parse_brackets
-from onparse.vocab import Vocabulary
 
 pytestmark = pytest.mark.usefixtures("one_thread")
 
@@ -22,13 +20,7 @@ TEXT = "The cat sat down .\n\n, .\ndog\nthe dog barked 3 times\nand then it was 
 
 @pytest.fixture(scope="module")
 def model_path(tmp_path_factory):
-    torch.manual_seed(3)
-    vocab = Vocabulary.build([WORDS])
-    config = ModelConfig(vocab_size=len(vocab), embedding_size=16, hidden_size=24, n_layers=3, chunk_size=4)
-    path = tmp_path_factory.mktemp("model") / "tiny.pt"
-    save_checkpoint(str(path), config=config.to_dict(), vocab=vocab,
-                    state_dict=ONLSTMLanguageModel(config).state_dict(), metadata={"test": True})
-    return str(path)
+    return save_tiny_checkpoint(tmp_path_factory.mktemp("model") / "tiny.pt", WORDS, seed=3, metadata={"test": True})[2]
 
 
 def invoke(args, input=None):
@@ -50,7 +42,7 @@ def test_induce_file_formats_and_decoders(model_path, tmp_path):
     path.write_text(TEXT)
     ptb = invoke(["induce", str(path), "-m", model_path, "--format", "ptb", "--decode", "split", "--layer", "1"])
     assert ptb.exit_code == 0, ptb.output
-    assert ptb.stdout.splitlines()[3] == "(X (W dog))"
+    assert ptb.stdout.splitlines()[3] == "(W dog)"
     # `json` is an alias of `jsonl`; the old --tokenize / --keep-punct flags (now the defaults) still parse.
     js = invoke(["induce", str(path), "-m", model_path, "--format", "json", "--tokenize", "--keep-punct"])
     records = [json.loads(line) for line in js.stdout.splitlines()]

@@ -9,8 +9,9 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
+from conftest import save_tiny_checkpoint
 from onparse.cli import main
-from onparse.treebank import PTB_ROOT_ENV
+from onparse.treebank import GOLD_NAMES, PTB_ROOT_ENV
 
 pytestmark = pytest.mark.usefixtures("nltk_treebank")
 
@@ -72,6 +73,8 @@ def test_eval_file_and_stdin_agree(right_wsj10, run, tmp_path):
 
 
 def test_eval_per_sentence(right_wsj10, run, tmp_path):
+    from onparse.show import read_gold
+
     out = tmp_path / "per.jsonl"
     result = run("eval", "--per-sentence", str(out), "-", input=right_wsj10)
     assert result.exit_code == 0
@@ -79,6 +82,38 @@ def test_eval_per_sentence(right_wsj10, run, tmp_path):
     assert len(records) == 555
     assert records[0]["pred"] == right_wsj10.splitlines()[0]
     assert sum(r["f1"] for r in records) / 555 == pytest.approx(0.586, abs=5e-4)
+    # One base for sentence numbers: record "index" I is what `onparse show --gold wsj10:I` shows.
+    assert [r["index"] for r in records] == list(range(1, 556))
+    for record in (records[0], records[41], records[-1]):
+        (shown,) = read_gold(f"wsj10:{record['index']}")
+        assert shown.source.endswith(record["source"]) and f"sentence {record['index']}," in shown.source
+
+
+def test_eval_reads_stdin_without_click_binary_streams(right_wsj10, run, monkeypatch):
+    import click
+
+    monkeypatch.delattr(click, "get_binary_stream")  # deprecated, gone in Click 9
+    result = run("eval", "--gold", "wsj10", "-", "--json", input=right_wsj10.replace("\n", "\r\n"))
+    assert result.exit_code == 0, result.output
+    assert round(100 * json.loads(result.stdout)["sentence_f1_onlstm"]["f1"], 1) == 58.6
+
+
+@pytest.mark.parametrize("kind", ["right", "random"])
+def test_evalb_on_ptb_output_equals_the_evalb_style_f1(run, kind):
+    """EVALB-style corpus F1 is what EVALB (unlabelled) reports for `--format ptb` trees against
+    the gold collapsed to word spans, written the same way; one-word sentences (13 in wsj10)
+    carry no bracket on either side."""
+    from naive import naive_evalb
+    from onparse.treebank import load_gold
+    from onparse.trees import to_ptb
+
+    gold = load_gold("wsj10")
+    assert sum(len(s) == 1 for s in gold) == 13
+    ptb = run("baseline", "--gold", "wsj10", "--kind", kind, "--format", "ptb").stdout.splitlines()
+    assert sum(line.startswith("(W ") for line in ptb) == 13  # one-word sentences: no bracket
+    evalb = json.loads(run("baseline", "--gold", "wsj10", "--kind", kind, "--score", "--json").stdout)["corpus_f1_evalb"]
+    assert naive_evalb(ptb, [to_ptb(s.tree) for s in gold]) == pytest.approx(
+        (evalb["precision"], evalb["recall"], evalb["f1"]), abs=1e-12)
 
 
 def test_eval_accepts_labelled_trees_with_surface_words(run, tmp_path):
@@ -129,7 +164,8 @@ def test_wrong_count_names_both_counts(run):
 def test_usage_errors_exit_2(run, tmp_path):
     result = run("eval", "--gold", "wsj11", "-", input="(a b)\n")
     assert result.exit_code == 2
-    assert "'wsj11' is neither a gold set (wsj10, wsj, wsj-test, wsj-valid) nor an existing file or folder" in result.stderr
+    assert f"'wsj11' is neither a gold set ({', '.join(GOLD_NAMES)}) nor an existing file or folder" in result.stderr
+    assert "wsj10, wsj, wsj-test, wsj-valid, " in result.stderr
     assert run("baseline", "--gold", "nope", "--kind", "right").exit_code == 2
     assert run("baseline", "--kind", "sideways").exit_code == 2
     assert run("baseline", "--kind", "right", "--json").exit_code == 2  # --json goes with --score
@@ -193,19 +229,10 @@ def test_real_subprocess_error_is_one_line():
 def model_path(tmp_path_factory):
     """An untrained 3-layer model whose vocabulary holds every WSJ10 word (its trees are
     arbitrary but fixed, which is all these tests need)."""
-    import torch
-
-    from onparse.checkpoint import save_checkpoint
-    from onparse.model import ModelConfig, ONLSTMLanguageModel
     from onparse.treebank import load_gold
-    from onparse.vocab import Vocabulary
 
-    torch.manual_seed(0)
-    vocab = Vocabulary.build([list(s.tokens) for s in load_gold("wsj10")])  # normalised, as training makes it
-    config = ModelConfig(vocab_size=len(vocab), embedding_size=16, hidden_size=24, n_layers=3, chunk_size=4)
-    path = tmp_path_factory.mktemp("model") / "m.pt"
-    save_checkpoint(str(path), config=config.to_dict(), vocab=vocab, state_dict=ONLSTMLanguageModel(config).state_dict())
-    return str(path)
+    words = [token for s in load_gold("wsj10") for token in s.tokens]  # normalised, as training makes them
+    return save_tiny_checkpoint(tmp_path_factory.mktemp("model") / "m.pt", words)[2]
 
 
 def test_eval_model_equals_induce_then_eval(run, model_path, tmp_path):

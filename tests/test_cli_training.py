@@ -10,7 +10,7 @@ from click.testing import CliRunner
 
 from onparse.cli import main
 from onparse.cli.training import parse_duration
-from test_train import write_corpus
+from conftest import write_corpus
 
 TINY = ["--preset", "tiny", "--threads", "1", "--no-progress"]
 

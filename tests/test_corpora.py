@@ -185,21 +185,6 @@ def test_wsj_plus_brown_trains_on_both_and_holds_out_wsj(nltk_treebank, nltk_con
     assert len(brown) > 50000
 
 
-def test_docstring_examples():
-    import doctest
-
-    import onparse.cli.training
-    import onparse.corpora
-    import onparse.train
-
-    attempted = 0
-    for module in (onparse.corpora, onparse.train, onparse.cli.training):
-        result = doctest.testmod(module)
-        assert result.failed == 0, module.__name__
-        attempted += result.attempted
-    assert attempted >= 5
-
-
 # -- the held-out protocol -------------------------------------------------------------------
 def _occurrences(needles, haystack, n=5):
     """Needles (word tuples of >= n words) that occur as contiguous runs in a haystack sentence."""

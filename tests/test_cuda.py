@@ -8,9 +8,8 @@ import pytest
 import torch
 from click.testing import CliRunner
 
+from conftest import NO_DROPOUT, random_tokens, run_both, tiny_model, write_corpus
 from onparse.cli import main
-from test_model import NO_DROPOUT, random_tokens, run_both, tiny_model
-from test_train import write_corpus
 
 pytestmark = pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device")
 CUDA = torch.device("cuda")

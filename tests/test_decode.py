@@ -1,4 +1,5 @@
-"""Decoders against the recursive definitions of onlstm.md section 3, plus tree invariants."""
+"""Decoders against the recursive definitions of onlstm.md section 3, plus tree invariants (and
+against brute force over every binary tree: tests/test_algorithms.py)."""
 import sys
 
 import pytest

@@ -19,8 +19,8 @@ import torch
 from click.testing import CliRunner
 
 import onparse.train as train_module
-from onparse.checkpoint import (DIGEST_KEY, load_checkpoint, load_model, remove_stale_temp_files, save_checkpoint,
-                                weights_digest)
+from conftest import save_tiny_checkpoint, write_corpus
+from onparse.checkpoint import (DIGEST_KEY, load_checkpoint, load_model, remove_stale_temp_files, weights_digest)
 from onparse.cli import main
 from onparse.distances import resolve_device, sentence_distances
 from onparse.errors import OnparseError
@@ -28,8 +28,6 @@ from onparse.induce import read_lines
 from onparse.model import ModelConfig, ONLSTMLanguageModel
 from onparse.safeio import dumps, format_ppl
 from onparse.train import FolderLock, truncate_log
-from onparse.vocab import Vocabulary
-from test_train import write_corpus
 
 pytestmark = pytest.mark.usefixtures("one_thread")
 
@@ -63,11 +61,7 @@ def strict_json(text):
 def make_model_file(path, metadata=None, mutate=None):
     """A small untrained checkpoint (no training needed to test loading); ``mutate(blob)``
     may edit the dict before it is written with plain torch.save."""
-    torch.manual_seed(0)
-    vocab = Vocabulary.build([WORDS])
-    config = ModelConfig(vocab_size=len(vocab), embedding_size=8, hidden_size=8, n_layers=2, chunk_size=4)
-    save_checkpoint(str(path), config=config.to_dict(), vocab=vocab,
-                    state_dict=ONLSTMLanguageModel(config).state_dict(), metadata=metadata or {})
+    save_tiny_checkpoint(path, WORDS, embedding_size=8, hidden_size=8, n_layers=2, metadata=metadata or {})
     if mutate is not None:
         blob = torch.load(str(path), weights_only=True)
         mutate(blob)
@@ -243,7 +237,7 @@ def test_perplexity_json_writes_null_for_an_overflow(tmp_path, monkeypatch):
 
     text = tmp_path / "t.txt"
     text.write_text("the cat sat down on a mat\n" * 5)
-    monkeypatch.setattr(perplexity, "_safe_exp", lambda loss: float("inf"))
+    monkeypatch.setattr(perplexity, "perplexity_of", lambda loss: float("inf"))
     result = invoke("perplexity", "--model", make_model_file(tmp_path / "m.pt"), "--corpus", text, "--json")
     assert result.exit_code == 0, result.output
     assert strict_json(result.stdout)["perplexity"] is None

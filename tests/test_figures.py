@@ -18,6 +18,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
+from conftest import save_tiny_checkpoint
 from onparse.cli import main
 from onparse.errors import OnparseError
 from onparse.figures import (MISSING_MATPLOTLIB, TrainingLog, check_output_path, f1_by_length, length_bins,
@@ -145,19 +146,8 @@ def test_format_from_extension_or_explicit(mpl, tmp_path):
 
 @pytest.fixture(scope="module")
 def tiny_model(tmp_path_factory):
-    import torch
-
-    from onparse.checkpoint import save_checkpoint
-    from onparse.model import ModelConfig, ONLSTMLanguageModel
-    from onparse.vocab import Vocabulary
-
-    torch.manual_seed(7)
-    vocab = Vocabulary.build([["the", "cat", "sat", "on", "a", "mat", "dog"]])
-    config = ModelConfig(vocab_size=len(vocab), embedding_size=8, hidden_size=12, n_layers=2, chunk_size=4)
-    path = tmp_path_factory.mktemp("model") / "tiny.pt"
-    save_checkpoint(str(path), config=config.to_dict(), vocab=vocab,
-                    state_dict=ONLSTMLanguageModel(config).state_dict())
-    return str(path)
+    return save_tiny_checkpoint(tmp_path_factory.mktemp("model") / "tiny.pt", "the cat sat on a mat dog".split(),
+                                seed=7, embedding_size=8, hidden_size=12, n_layers=2)[2]
 
 
 def test_cli_show_figures(mpl, tiny_model, tmp_path):
@@ -253,6 +243,82 @@ def test_cli_eval_plots(mpl, nltk_treebank, tmp_path):
     for stem in ("f1_by_length", "label_recall"):
         check_png(str(plots / f"{stem}.png"))
         check_svg(str(plots / f"{stem}.svg"), must_contain=["balanced.txt", "gold: wsj10 (555 sentences)"])
+
+
+@pytest.fixture
+def saved_figures(monkeypatch):
+    """The Figure objects the plotting functions save, for inspection after the files are written."""
+    import onparse.figures as figures
+
+    saved, save = [], figures.save_figure
+
+    def keep(fig, path, fmt=None):
+        saved.append(fig)
+        return save(fig, path, fmt)
+
+    monkeypatch.setattr(figures, "save_figure", keep)
+    return saved
+
+
+def texts_outside(fig):
+    """The texts of a laid-out figure that reach past its edges (what a saved file clips)."""
+    from matplotlib.text import Text
+
+    from onparse.figures import _layout
+
+    _layout(fig)
+    width, height = fig.bbox.width, fig.bbox.height
+    outside = []
+    for text in fig.findobj(Text):
+        if text.get_visible() and text.get_text().strip():
+            box = text.get_window_extent()
+            if box.x0 < -1 or box.y0 < -1 or box.x1 > width + 1 or box.y1 > height + 1:
+                outside.append(text.get_text())
+    return outside
+
+
+def left_title(ax):
+    """The Text artist of an axes' left-aligned title."""
+    from matplotlib.text import Text
+
+    return next(t for t in ax.findobj(Text) if t.get_text() and t.get_text() == ax.get_title(loc="left"))
+
+
+LONG_MODEL = "/home/someone/experiments/onlstm/runs/seed-3/checkpoints/best.pt (average of 6 members)"
+
+
+def test_sentence_figure_titles_stay_in_their_panels(mpl, tmp_path, saved_figures):
+    # A short sentence makes narrow panels; a long gold source and decoder name made the titles
+    # run off the figure or into the gold panel.
+    gold = read_gold("(S (NP (DT the) (NN cat)) (VP (VBD sat)))")[0]
+    gold = type(gold)(gold.tree, gold.labels, "wsj10 sentence 143, wsj_0123.mrg:4567")
+    view = make_view("the cat sat".split(), [[0.2, 0.5, 0.1], [0.3, 0.6, 0.2]], 2, "average of 6 members",
+                     gold, tree=(("the", "cat"), "sat"))
+    check_png(plot_sentence(view, str(tmp_path / "s.png"), caption=f"model: {LONG_MODEL}  ·  gold: wsj10:143"))
+    (fig,) = saved_figures
+    assert texts_outside(fig) == []
+    tree_ax, gold_ax = fig.axes[0], next(ax for ax in fig.axes if ax.get_title(loc="left").startswith("gold tree"))
+    assert left_title(tree_ax).get_window_extent().x1 < gold_ax.get_window_extent().x0  # not into the gold panel
+    gold_title = left_title(gold_ax).get_text()
+    assert "\n" in gold_title and gold_title.replace("\n", " ").endswith("(wsj10 sentence 143, wsj_0123.mrg:4567)")
+    plot_sentence(make_view(["Hello"], [[0.4]], 1), str(tmp_path / "one.png"))
+    assert texts_outside(saved_figures[-1]) == []
+
+
+def test_eval_figures_fit_a_long_model_name(mpl, tmp_path, saved_figures, recwarn):
+    from onparse.baselines import baseline_trees
+    from onparse.treebank import Gold, GoldSentence
+    from onparse.trees import leaves
+
+    gold = Gold("six", tuple(GoldSentence.from_tree(t) for t in _small_gold()))
+    result = evaluate(baseline_trees([leaves(t) for t in _small_gold()], "balanced"), gold)
+    plot_eval_with_baselines(result, gold, str(tmp_path), LONG_MODEL, formats=("png",))
+    assert len(saved_figures) == 2
+    for fig in saved_figures:
+        assert texts_outside(fig) == []
+        (ax_main,) = [ax for ax in fig.axes if ax.get_legend() is not None]
+        assert ax_main.get_position().width > 0.4  # the legend did not squeeze the plot away
+    assert not [w for w in recwarn if "constrained_layout" in str(w.message)]
 
 
 # --- training log -----------------------------------------------------------------------------

@@ -196,8 +196,8 @@ def test_every_format_reads_back_with_nltk(model, vocab, fmt):
         tree = nltk.Tree.fromstring(text, node_pattern=r"(?!)") if fmt != "ptb" else nltk.Tree.fromstring(text)
         words = tree.leaves()
         assert [w.replace("-LRB-", "(").replace("-RRB-", ")") for w in words] == expected
-        if fmt == "ptb":  # n - 1 binary X nodes (one for a single word) over n W pre-terminals
-            assert len(list(tree.subtrees())) == max(1, len(expected) - 1) + len(expected)
+        if fmt == "ptb":  # n - 1 binary X nodes over n W pre-terminals (no X over a single word)
+            assert len(list(tree.subtrees())) == len(expected) - 1 + len(expected)
             assert all(len(t) == 2 for t in tree.subtrees(lambda t: t.label() == "X" and len(expected) > 1))
         else:
             assert len(list(tree.subtrees())) == max(1, len(expected) - 1)  # binary: n - 1 nodes

@@ -9,21 +9,23 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import onparse
-from onparse.baselines import random_tree, right_branching
+from naive import differences, naive_scores, scores_of
+from onparse.baselines import baseline_trees, random_tree, right_branching
 from onparse.errors import OnparseError
 from onparse.metrics import (
+    CONVENTIONS,
+    SpanMetric,
     corpus_prf,
     evaluate,
     kim_prf,
     read_predictions,
     score_text,
     sentence_prf,
-    span_set,
     token_mismatch,
     write_per_sentence,
 )
 from onparse.treebank import GoldSentence, read_gold_text
-from onparse.trees import leaves, to_brackets, tree_spans
+from onparse.trees import spans_to_tree, to_brackets, tree_spans
 
 # ---------------------------------------------------------------- per-sentence rules
 
@@ -51,12 +53,6 @@ def test_corpus_prf():
     assert corpus_prf(0, 0, 0) == (1.0, 1.0, 1.0)
     assert corpus_prf(0, 5, 0) == (0.0, 0.0, 0.0)
     assert corpus_prf(0, 0, 5) == (0.0, 0.0, 0.0)
-
-
-def test_span_set_matches_tree_spans():
-    tree = (("a", "b"), ("c", ("d", "e")))
-    assert span_set(tree) == set(tree_spans(tree)) == {(0, 5), (0, 2), (2, 5), (3, 5)}
-    assert span_set("a") == set()
 
 
 # ---------------------------------------------------------------- a hand-computed corpus
@@ -168,61 +164,7 @@ def test_token_mismatch_messages():
     assert token_mismatch(["a", "b"], ["a", "b", "c"]) == "2 words, gold has 3; first difference at word 3: end of sentence, gold 'c'"
 
 
-# ---------------------------------------------------------------- brute-force reference
-
-def naive_spans(tree):
-    """All internal-node spans as a list, by a plain recursive walk (reference)."""
-    out = []
-
-    def walk(node, start):
-        if isinstance(node, str):
-            return start + 1
-        pos = start
-        for child in node:
-            pos = walk(child, pos)
-        if pos - start >= 2 and (start, pos) not in out:
-            out.append((start, pos))
-        return pos
-
-    walk(tree, 0)
-    return out
-
-
-def naive_scores(preds, golds):
-    """Reference implementation of the four conventions straight from onlstm.md section 5."""
-    f1s, kims = [], []
-    tp = np_ = ng = whole = 0
-    for p, g in zip(preds, golds):
-        n = len(leaves(g))
-        ps = [s for s in naive_spans(p) if s != (0, n)]
-        gs = [s for s in naive_spans(g) if s != (0, n)]
-        m = len([s for s in ps if s in gs])
-        if gs:
-            prec = m / len(ps) if ps else 0.0
-            rec = m / len(gs)
-        else:
-            rec = 1.0
-            prec = 1.0 if not ps else m / len(ps)
-        f1s.append(2 * prec * rec / (prec + rec) if prec + rec else 0.0)
-        if n > 1 and ps and gs:
-            kp, kr = m / len(ps), m / len(gs)
-            kims.append(2 * kp * kr / (kp + kr) if kp + kr else 0.0)
-        tp, np_, ng = tp + m, np_ + len(ps), ng + len(gs)
-        whole += n >= 2
-
-    def f(t, a, b):
-        if a == b == 0:  # nothing to find and nothing found
-            return 1.0
-        pr, re = (t / a if a else 0.0), (t / b if b else 0.0)
-        return 2 * pr * re / (pr + re) if pr + re else 0.0
-
-    return (
-        sum(f1s) / len(f1s),
-        sum(kims) / len(kims) if kims else 0.0,
-        f(tp, np_, ng),
-        f(tp + whole, np_ + whole, ng + whole),
-    )
-
+# ---------------------------------------------------------------- the naive scorer (tests/naive.py)
 
 NARY_WORDS = st.lists(st.sampled_from(list("abcdefgh")), min_size=1, max_size=14)
 
@@ -236,8 +178,6 @@ def tree_pairs(draw):
         rng = random.Random(draw(st.integers(0, 10**6)))
         pred = random_tree(words, rng)
         full = random_tree(words, rng)
-        from onparse.trees import spans_to_tree
-
         gold = spans_to_tree(words, [s for s in tree_spans(full) if draw(st.booleans())])
         if draw(st.booleans()):  # sometimes an n-ary prediction too
             pred = spans_to_tree(words, [s for s in tree_spans(pred) if draw(st.booleans())])
@@ -247,12 +187,58 @@ def tree_pairs(draw):
 
 @settings(max_examples=200, deadline=None)
 @given(tree_pairs())
-def test_evaluate_matches_the_brute_force_reference(pairs):
+def test_evaluate_matches_the_naive_scorer(pairs):
     preds, golds = zip(*pairs)
-    r = evaluate(list(preds), list(golds))
-    expected = naive_scores(preds, golds)
-    got = (r.sentence_f1.f1, r.kim_f1.f1, r.corpus_f1.f1, r.evalb_f1.f1)
-    assert got == pytest.approx(expected, abs=1e-12)
+    got, want = scores_of(evaluate(list(preds), list(golds))), naive_scores(preds, golds)
+    assert not differences(got, want), (got, want)
+
+
+@settings(max_examples=100, deadline=None)
+@given(tree_pairs(), st.data())
+def test_metric_added_in_parts_and_merged_equals_one_pass(pairs, data):
+    preds = [pred for pred, _ in pairs]
+    golds = [GoldSentence.from_tree(gold, f"g{i}") for i, (_, gold) in enumerate(pairs)]
+    whole = evaluate(preds, golds)
+    cut = data.draw(st.integers(0, len(pairs)))
+    first = SpanMetric()(preds[:cut], golds[:cut])
+    second = SpanMetric()
+    for pred, gold in zip(preds[cut:], golds[cut:]):
+        second.update(pred, gold)
+    merged = first + second
+    assert not differences(scores_of(merged), scores_of(whole))  # sums in another order: to 1e-12
+    counts = ("n_sentences", "n_kim", "n_words", "n_matched", "n_pred_spans", "n_gold_spans")
+    assert [getattr(merged, k) for k in counts] == [getattr(whole, k) for k in counts]
+    assert merged.sentences == whole.sentences  # numbered 1.. across the merge
+    assert [s.index for s in merged.sentences] == list(range(1, len(pairs) + 1))
+
+
+def test_reference_scorer_agrees_on_labelled_gold(nltk_treebank):
+    from onparse.treebank import load_gold
+
+    gold = load_gold("wsj10")
+    for kind in ("right", "random"):
+        preds = baseline_trees(gold.tokens, kind)
+        got, want = scores_of(evaluate(preds, gold)), naive_scores(preds, gold)
+        assert not differences(got, want), kind
+        assert all(want["label_recall"][label] for label in ("NP", "VP", "PP", "S"))  # labels were seen
+
+
+def test_each_convention_is_reported_once_everywhere():
+    r = evaluate(HAND_PRED, HAND_GOLD)
+    d, table = r.to_dict(), r.format_table()
+    for c in CONVENTIONS:
+        prf = getattr(r, c.name)
+        assert prf == r.score(c.name) and d[c.key] == prf.to_dict()
+        assert sum(line.startswith(c.title + " ") for line in table.splitlines()) == 1
+    with pytest.raises(KeyError, match="no convention 'f2'"):
+        r.score("f2")
+
+
+def test_evaluate_takes_gold_objects_not_names():
+    with pytest.raises(TypeError, match="load_gold"):
+        evaluate(["a"], "wsj10")
+    with pytest.raises(TypeError, match="load_gold"):
+        SpanMetric()(["a"], "a")
 
 
 @settings(max_examples=150, deadline=None)
@@ -340,6 +326,7 @@ def test_per_sentence_records(small_gold):
     first = records[0]
     assert first["sentence"] == "pierre vinken will join the board"
     assert first["source"] == "small.mrg:1" and first["length"] == 6
+    assert [r["index"] for r in records] == [1, 2, 3]  # sentence numbers are 1-based everywhere
     assert first["pred"] == "(pierre (vinken (will (join (the board)))))"
     assert first["gold"] == "((pierre vinken) (will (join (the board))))"
     # gold {(0,2),(2,6),(3,6),(4,6)}, pred {(1,6),(2,6),(3,6),(4,6)}

@@ -7,31 +7,14 @@ import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from conftest import NO_DROPOUT, TINY, random_tokens, run_both, tiny_model
 from onparse import cell
 from onparse.model import (LMOutput, ModelConfig, ONLSTMLanguageModel, cumax, reference_cell,
                            reference_recurrence)
 
-@pytest.fixture(autouse=True, scope="module")
-def one_thread():
-    # Tiny tensors gain nothing from threads, and on a busy machine a parallel region on a few
-    # hundred numbers can wait a whole scheduler slice.
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(before)
-
-
-TINY = dict(vocab_size=23, embedding_size=12, hidden_size=18, n_layers=3, chunk_size=3)
-
-
-def tiny_model(dtype=torch.float64, seed=0, **overrides):
-    torch.manual_seed(seed)
-    return ONLSTMLanguageModel(ModelConfig(**{**TINY, **overrides})).to(dtype)
-
-
-def random_tokens(steps, batch, vocab=TINY["vocab_size"], seed=1):
-    g = torch.Generator().manual_seed(seed)
-    return torch.randint(0, vocab, (steps, batch), generator=g)
+# Tiny tensors gain nothing from threads, and on a busy machine a parallel region on a few
+# hundred numbers can wait a whole scheduler slice.
+pytestmark = pytest.mark.usefixtures("one_thread")
 
 
 # --- configuration --------------------------------------------------------------------------
@@ -157,37 +140,6 @@ def test_distances_lie_in_unit_interval_and_agree_with_master_gates():
 
 
 # --- fast path == reference path -----------------------------------------------------------
-
-def run_both(model, tokens, targets, train, state_seed=None):
-    """Forward + backward with both implementations from the same RNG seed."""
-    results = {}
-    for impl in ("reference", "fast"):
-        model.implementation = impl
-        model.train(train)
-        model.zero_grad()
-        torch.manual_seed(7)
-        state = None
-        if state_seed is not None:
-            g = torch.Generator().manual_seed(state_seed)
-            state = [(torch.randn(h.shape, generator=g, dtype=h.dtype).requires_grad_(),
-                      torch.randn(c.shape, generator=g, dtype=c.dtype).requires_grad_())
-                     for h, c in model.init_state(tokens.shape[1])]
-        out = model(tokens, state)
-        # loss touching every output: CE, AR, TAR, and the final states
-        loss = (model.loss(out.output, targets) + 2 * out.output.pow(2).mean()
-                + (out.raw_last[1:] - out.raw_last[:-1]).pow(2).mean()
-                + sum((h * 0.3).sum() + (c * c).sum() * 0.1 for h, c in out.state))
-        loss.backward()
-        grads = {name: p.grad.clone() for name, p in model.named_parameters()}
-        state_grads = [] if state is None else [(h.grad, c.grad) for h, c in state]
-        results[impl] = (out, grads, state_grads, loss.detach())
-    model.implementation = "fast"
-    return results["reference"], results["fast"]
-
-
-NO_DROPOUT = dict(dropout_word=0.0, dropout_input=0.0, dropout_hidden=0.0, dropout_output=0.0,
-                  dropconnect=0.0)
-
 
 @pytest.mark.parametrize("dtype,tol", [(torch.float64, 1e-10), (torch.float32, 2e-5)])
 @pytest.mark.parametrize("train", [True, False])

@@ -11,23 +11,20 @@ import sys
 from pathlib import Path
 
 import pytest
-import torch
 from click.testing import CliRunner
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from onparse.checkpoint import save_checkpoint
+from conftest import save_tiny_checkpoint
 from onparse.cli import main
 from onparse.decode import decode
 from onparse.errors import OnparseError
 from onparse.api import Parser
 from onparse.bundle import Member
 from onparse.induce import induce_lines
-from onparse.model import ModelConfig, ONLSTMLanguageModel
 from onparse.show import (_bar_block, bar_levels, draw_bars, draw_tree, leaf_columns,
                           make_view, read_gold, render_view, to_nltk, views_from_lines)
 from onparse.trees import leaves, spans_to_tree, to_brackets
-from onparse.vocab import Vocabulary
 
 pytestmark = pytest.mark.usefixtures("one_thread")
 
@@ -38,6 +35,12 @@ CAT_GOLD = "(S (NP (DT The) (NN cat)) (VP (VBD sat) (PP (IN on) (NP (DT the) (NN
 
 # Hand-given distances (no model, so the drawings cannot drift with torch); no value sits on a
 # rounding boundary of the bar quantisation.
+LONG_WORDS = ("The company said its quarterly earnings rose sharply to a record as strong sales of "
+              "its new products in Asia and Europe offset the higher costs of raw materials while the "
+              "firm kept cutting jobs at two of older plants").split()
+LONG_GOLD = ("((The company) (said ((its quarterly earnings) (rose sharply (to (a record)) (as ((strong sales "
+             "(of (its new products)) (in (Asia and Europe))) (offset ((the higher costs) (of (raw materials))) "
+             "(while ((the firm) (kept (cutting jobs (at (two (of (older plants)))))))))))))))")
 CASES = {
     "unicode_gold": dict(
         words="The cat sat on the mat".split(),
@@ -57,13 +60,20 @@ CASES = {
         scale="unit"),
     "one_word": dict(words=["Hello"], distances=[[0.3], [0.7]], layer=1, decoder="onlstm", gold=None,
                      unicode=True, height=1, scale="layer"),
+    # 40 words drawn for an 80-column terminal: the compact form.
+    "compact_40_words": dict(
+        words=LONG_WORDS,
+        distances=[[round((i * 37 % 101) / 101 + 0.0003, 4) for i in range(40)],
+                   [round((i * 53 % 97) / 97 + 0.0003, 4) for i in range(40)]],
+        layer=2, decoder="split", gold=LONG_GOLD, unicode=True, height=1, scale="layer", width=80),
 }
 
 
 def _render(case):
     gold = read_gold(case["gold"])[0] if case["gold"] else None
     view = make_view(case["words"], case["distances"], case["layer"], case["decoder"], gold)
-    return render_view(view, unicode=case["unicode"], height=case["height"], scale=case["scale"])
+    return render_view(view, unicode=case["unicode"], height=case["height"], scale=case["scale"],
+                       width=case.get("width"))
 
 
 @pytest.mark.parametrize("name", sorted(CASES))
@@ -75,11 +85,6 @@ def test_golden_drawings(name):
         path.write_text(text, encoding="utf-8")
     assert path.exists(), f"missing golden file {path}: run with ONPARSE_REGEN_GOLDEN=1"
     assert text == path.read_text(encoding="utf-8")
-
-
-def test_golden_drawing_is_deterministic():
-    case = CASES["unicode_gold"]
-    assert _render(case) == _render(case)
 
 
 def test_golden_content_makes_sense():
@@ -95,6 +100,45 @@ def test_golden_content_makes_sense():
     # Gold labels are drawn; the punctuation of the gold tree was dropped.
     assert " S" in text and "VP" in text and "PP" in text
     assert "." not in lines[-2]
+
+
+def test_a_drawing_wider_than_the_terminal_gives_way_to_the_compact_form():
+    case = CASES["compact_40_words"]
+    gold = read_gold(case["gold"])[0]
+    view = make_view(case["words"], case["distances"], 2, "split", gold)
+    full = render_view(view)
+    assert max(len(line) for line in full.split("\n")) > 300  # what an 80-column terminal got
+    assert render_view(view, width=1000) == full
+    for width in (80, 60):
+        for unicode in (True, False):
+            lines = render_view(view, unicode=unicode, width=width).split("\n")
+            assert max(len(line) for line in lines) <= width
+            # the trees, wrapped at spaces: joined again they are the brackets
+            blank = lines.index("")
+            assert " ".join(lines[1:blank]) == to_brackets(view.tree)
+            gold_at = lines.index("gold tree:")
+            f1_at = next(i for i, line in enumerate(lines) if line.startswith("sentence F1 against gold"))
+            assert " ".join(lines[gold_at + 1:f1_at]) == to_brackets(gold.tree)
+            # one line per word, with the word's d_f in every layer
+            head = next(i for i, line in enumerate(lines) if line.split()[:2] == ["layer", "1"])
+            rows = lines[head + 1:head + 41]
+            assert [row.split()[0] for row in rows] == case["words"] and lines[head + 41].startswith("(bar ranges")
+            for row, d1, d2 in zip(rows, *case["distances"]):
+                assert f"{d1:.3f}" in row and f"{d2:.3f}" in row
+    # a sentence that fits is drawn as before, the text around the drawing wrapped at the width
+    short = make_view("the cat sat".split(), [[0.1, 0.5, 0.2]], 1)
+    narrow = render_view(short, width=80)
+    assert max(len(line) for line in narrow.split("\n")) <= 80
+    assert draw_tree(short.tree) in narrow and " ".join(narrow.split("\n")[-2:]) == render_view(short).split("\n")[-1]
+
+
+def test_labelled_brackets():
+    from onparse.show import labelled_brackets
+
+    gold = read_gold(CAT_GOLD)[0]
+    assert labelled_brackets(gold.tree, gold.labels) == "(S (NP The cat) (VP sat (PP on (NP the mat))))"
+    assert labelled_brackets(gold.tree, {}) == to_brackets(gold.tree)
+    assert labelled_brackets("yes", {}) == "yes"
 
 
 # --- trees ------------------------------------------------------------------------------------
@@ -239,13 +283,8 @@ WORDS = "the cat sat on a mat dog barked N times".split()
 
 @pytest.fixture(scope="module")
 def tiny(tmp_path_factory):
-    torch.manual_seed(5)
-    vocab = Vocabulary.build([WORDS])
-    config = ModelConfig(vocab_size=len(vocab), embedding_size=16, hidden_size=24, n_layers=3, chunk_size=4)
-    model = ONLSTMLanguageModel(config).eval()
-    path = tmp_path_factory.mktemp("model") / "tiny.pt"
-    save_checkpoint(str(path), config=config.to_dict(), vocab=vocab, state_dict=model.state_dict())
-    return model, vocab, str(path)
+    """(model, vocabulary, checkpoint path) of an untrained 3-layer model."""
+    return save_tiny_checkpoint(tmp_path_factory.mktemp("model") / "tiny.pt", WORDS, seed=5)
 
 
 def test_views_agree_with_induce(tiny):
@@ -287,6 +326,18 @@ def test_cli_show_sentence(tiny):
     assert lines[1] == induced
     assert sum("layer" in line and "–" in line for line in lines) == 3
     assert any("layer 3 *" in line for line in lines) and not any("layer 2 *" in line for line in lines)
+
+
+def test_cli_show_keeps_a_long_sentence_within_the_terminal(tiny, monkeypatch):
+    monkeypatch.delenv("COLUMNS", raising=False)
+    args = ["show", " ".join(LONG_WORDS), "--model", tiny[2]]
+    piped = invoke(args)  # not a terminal, no $COLUMNS: the whole drawing
+    assert piped.exit_code == 0, piped.output
+    assert max(len(line) for line in piped.output.splitlines()) > 200
+    narrow = CliRunner().invoke(main, args, env={"COLUMNS": "80"})
+    assert narrow.exit_code == 0, narrow.output
+    assert max(len(line) for line in narrow.output.splitlines()) <= 80
+    assert "one line per word" in narrow.output and "the terminal has 80" in narrow.output
 
 
 def test_cli_show_stdin_gold_and_ascii(tiny):

@@ -14,6 +14,8 @@ from collections import Counter
 import pytest
 import torch
 
+from conftest import write_corpus
+
 from onparse.checkpoint import load_checkpoint, load_model
 from onparse.corpora import load_corpus, make_spec
 from onparse.errors import OnparseError
@@ -22,33 +24,6 @@ from onparse.train import (
     window_length,
 )
 
-NOUNS = "cat dog bird man woman child teacher farmer".split()
-VERBS = "saw liked chased found heard helped".split()
-ADJS = "big small red old young happy".split()
-DETS = "the a every some".split()
-PREPS = "with near behind under".split()
-
-
-def write_corpus(path, n_sentences=300, seed=0):
-    """A toy language with structure an LM can learn (det adj? noun (prep NP)? verb NP), with
-    punctuation that the reader must drop.  Returns the path as a string."""
-    rng = random.Random(seed)
-
-    def noun_phrase(depth=0):
-        words = [rng.choice(DETS)] + ([rng.choice(ADJS)] if rng.random() < 0.4 else []) + [rng.choice(NOUNS)]
-        if depth < 2 and rng.random() < 0.25:
-            words += [rng.choice(PREPS)] + noun_phrase(depth + 1)
-        return words
-
-    lines = []
-    for _ in range(n_sentences):
-        words = noun_phrase() + [rng.choice(VERBS)] + noun_phrase()
-        if rng.random() < 0.3:
-            words = ["Yesterday", ","] + words
-        lines.append(" ".join(words) + " .")
-    with open(path, "w", encoding="utf-8") as handle:
-        handle.write("\n".join(lines) + "\n")
-    return str(path)
 
 
 def tiny(**overrides):

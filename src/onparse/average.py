@@ -28,7 +28,7 @@ length, so a corpus costs about ``max length`` NumPy steps per distinct length.
 from __future__ import annotations
 
 from collections import defaultdict
-from typing import Dict, List, Sequence, Tuple
+from typing import Dict, List, Sequence
 
 import numpy as np
 
@@ -80,21 +80,6 @@ def _spans_from_splits(split: np.ndarray, n: int) -> List[Span]:
     return spans
 
 
-def average_spans(n: int, member_spans: Sequence[Sequence[Span]]) -> List[Span]:
-    """Spans (``j - i >= 2``, whole sentence included) of the average of K trees over ``n``
-    words, each member given by its spans (e.g. :func:`onparse.trees.tree_spans`)."""
-    if n < 1:
-        raise ValueError("cannot average trees over an empty sentence")
-    if not member_spans:
-        raise ValueError("no member trees to average")
-    if n > MAX_WORDS:
-        raise ValueError(f"sentence of {n} words is too long to average (at most {MAX_WORDS})")
-    if n < 3:
-        return [(0, n)] if n == 2 else []
-    split = _best_splits(_weights(n, member_spans)[None])[0]
-    return _spans_from_splits(split, n)
-
-
 def average_trees(members: Sequence[Tree]) -> Tree:
     """The average (module docstring) of binary trees over the same words, as a binary tree
     over the first member's leaves.  Raises ValueError when the members' words differ."""
@@ -133,11 +118,3 @@ def average_trees_batch(sentences: Sequence[Sequence[Tree]]) -> List[Tree]:
             for row, index in enumerate(group):
                 out[index] = spans_to_tree(words[index], _spans_from_splits(split[row], n))
     return out
-
-
-def agreement(tree: Tree, members: Sequence[Tree]) -> Tuple[int, int]:
-    """``(shared, possible)``: spans of ``tree`` summed over the members that hold them, and
-    the most any tree could share (members x spans per tree); the average maximises ``shared``."""
-    mine = set(tree_spans(tree))
-    shared = sum(len(mine & set(tree_spans(m))) for m in members)
-    return shared, len(members) * len(mine)

@@ -296,16 +296,3 @@ def model_from_blob(blob: Dict[str, Any], path, device="cpu") -> LoadedModel:
         raise OnparseError(f"{path}: checkpoint does not match this onparse version's model ({_first_line(err)})")
     model.to(device).eval()
     return LoadedModel(model, Vocabulary(blob["vocab"]), blob.get("metadata", {}))
-
-
-def export_checkpoint(source, target, *, half: bool = True, metadata: Optional[Dict[str, Any]] = None) -> Dict[str, Any]:
-    """Write a slim copy of checkpoint ``source`` to ``target`` for distribution: the weights
-    (in float16 when ``half``; :func:`load_model` reads them back into float32), the config and
-    vocabulary, and the metadata updated with ``metadata``.  The training state that
-    ``--resume`` needs is left out.  Returns the metadata written."""
-    blob = load_checkpoint(source)
-    weights = {name: (t.half() if half and t.is_floating_point() else t) for name, t in blob["state_dict"].items()}
-    merged = {**blob.get("metadata", {}), **(metadata or {}), "weights": "float16" if half else "float32",
-              DIGEST_KEY: weights_digest(weights)}          # what save_checkpoint records
-    save_checkpoint(target, config=blob["config"], vocab=blob["vocab"], state_dict=weights, metadata=merged)
-    return merged

@@ -22,9 +22,10 @@ from __future__ import annotations
 import json
 import math
 import os
+import textwrap
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Dict, Iterable, List, Mapping, Optional, Sequence, Tuple
+from typing import Callable, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple
 
 from .errors import OnparseError
 from .run_folder import METRICS
@@ -131,9 +132,71 @@ def _renumber_svg_ids(path: str) -> None:
             handle.write(text)
 
 
-def _caption(fig, text: Optional[str]) -> None:
+def _caption(fig, text: Optional[str]):
+    """The caption line at the bottom (a Text artist, or None without text)."""
     if text:
-        fig.supxlabel(text, fontsize=8, color="#555555")
+        return fig.supxlabel(text, fontsize=8, color="#555555")
+    return None
+
+
+#: Room kept between a text and the figure's edge or the next panel, in inches.
+_PAD = 0.1
+#: Longest legend entry, in characters, before it wraps (long model paths).
+LEGEND_CHARS = 30
+
+
+def _layout(fig) -> None:
+    """Lay the figure out (constrained layout runs at draw time) so that texts can be measured."""
+    if hasattr(fig, "draw_without_rendering"):
+        fig.draw_without_rendering()
+    else:  # matplotlib < 3.6
+        from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+        FigureCanvasAgg(fig).draw()
+
+
+def _right_of(fig, ax, right: Optional[Callable[[], float]] = None) -> Callable[[], float]:
+    """Room, in pixels, for a left-aligned title of ``ax``: from the axes' left edge to
+    ``right()`` (a figure fraction: where the next panel starts) or to the figure's right edge."""
+    def room() -> float:
+        width = fig.bbox.width
+        stop = width * (1.0 if right is None else right()) - _PAD * fig.dpi
+        return stop - ax.get_position().x0 * width
+    return room
+
+
+def _around_centre(fig, ax: Optional = None) -> Callable[[], float]:
+    """Room, in pixels, for a text centred under ``ax`` (or under the whole figure)."""
+    def room() -> float:
+        width = fig.bbox.width
+        if ax is None:
+            return width - 2 * _PAD * fig.dpi
+        box = ax.get_position()
+        centre = width * (box.x0 + box.x1) / 2
+        return 2 * (min(centre, width - centre) - _PAD * fig.dpi)
+    return room
+
+
+def fit_texts(fig, fits) -> None:
+    """Wrap texts onto more lines until each fits its room, so that nothing is clipped at the
+    figure's edge or runs into the next panel.  ``fits``: ``(text artist, room)`` pairs,
+    ``room()`` the width in pixels the text may take under the current layout (re-measured
+    after every pass, since wrapping changes the layout).  Words are kept whole when they fit."""
+    fits = [(text, room) for text, room in fits if text is not None and text.get_text()]
+    originals = {id(text): text.get_text() for text, _ in fits}
+    for _ in range(4):
+        _layout(fig)
+        changed = False
+        for text, room in fits:
+            width, allowed = text.get_window_extent().width, room()
+            longest = max(len(line) for line in text.get_text().split("\n"))
+            if width <= allowed or longest <= 8:
+                continue
+            chars = max(8, min(longest - 1, int(longest * allowed / width)))
+            text.set_text(textwrap.fill(originals[id(text)], chars, break_on_hyphens=False))
+            changed = True
+        if not changed:
+            return
 
 
 # --------------------------------------------------------------------------------------
@@ -245,7 +308,8 @@ def plot_sentence(view, path: str, caption: Optional[str] = None, fmt: Optional[
         ax_tree = fig.add_subplot(grid[0, 0])
         draw_tree(ax_tree, view.tree, words, colour=_MODEL, word_rotation=rotation, show_words=True)
         ax_tree.set_ylim(-0.4 if not rotation else -1.5, tree_rows + 0.3)
-        ax_tree.set_title(f"induced tree (layer {view.layer}, decoder {view.decoder})", loc="left")
+        tree_title = ax_tree.set_title(f"induced tree (layer {view.layer}, decoder {view.decoder})", loc="left")
+        bars_title = None
         first = None
         for k in range(1, layers + 1):
             ax = fig.add_subplot(grid[k, 0], sharex=first) if first else fig.add_subplot(grid[k, 0])
@@ -263,20 +327,21 @@ def plot_sentence(view, path: str, caption: Optional[str] = None, fmt: Optional[
             ax.set_xticks(range(n))
             if k == 1:
                 note = " (each panel zoomed to its layer's range)" if scale == "layer" else ""
-                ax.set_title("master-forget distance $d_f$" + note, loc="left", fontsize=10)
+                bars_title = ax.set_title("master-forget distance $d_f$" + note, loc="left", fontsize=10)
             if k < layers:
                 ax.tick_params(axis="x", labelbottom=False)
             else:
                 ax.set_xticklabels(words, rotation=rotation, ha="right" if rotation else "center",
                                    rotation_mode="anchor")
+        fits = []
         if view.gold is not None:
             ax_gold = fig.add_subplot(grid[0, 1])
             gold_words = [w for w in _leaves(view.gold.tree)]
             draw_tree(ax_gold, view.gold.tree, gold_words, view.gold.labels, colour=_GOLD,
                       word_rotation=rotation, show_words=True)
             ax_gold.set_ylim(-0.4 if not rotation else -1.5, tree_rows + 0.3)
-            ax_gold.set_title("gold tree" + (f" ({view.gold.source})" if view.gold.source else ""),
-                              loc="left")
+            gold_title = ax_gold.set_title("gold tree" + (f" ({view.gold.source})" if view.gold.source else ""),
+                                           loc="left")
             ax_note = fig.add_subplot(grid[1:, 1])
             ax_note.axis("off")
             precision, recall, f1 = view.gold_prf()
@@ -284,7 +349,14 @@ def plot_sentence(view, path: str, caption: Optional[str] = None, fmt: Optional[
                                     f"precision {100 * precision:.1f}, recall {100 * recall:.1f}\n"
                                     "(whole-sentence span excluded)",
                          transform=ax_note.transAxes, va="top", fontsize=10)
-        _caption(fig, caption)
+            # Each title stays within its column: the left ones stop where the right ones start.
+            fits += [(tree_title, _right_of(fig, ax_tree, lambda: ax_gold.get_position().x0)),
+                     (bars_title, _right_of(fig, first, lambda: ax_note.get_position().x0)),
+                     (gold_title, _right_of(fig, ax_gold))]
+        else:
+            fits += [(tree_title, _right_of(fig, ax_tree)), (bars_title, _right_of(fig, first))]
+        fits.append((_caption(fig, caption), _around_centre(fig)))
+        fit_texts(fig, fits)
         return save_figure(fig, path, fmt)
 
 
@@ -400,7 +472,7 @@ def _f1_by_length_figure(results, names, colours, caption):
         overall = 100 * results[name].sentence_f1.f1
         ax.plot([p[0] for p in pts], [p[1] for p in pts], marker="o", ms=4 if i else 5,
                 lw=2.2 if i == 0 else 1.3, ls="-" if i == 0 else "--", color=colours[name],
-                label=f"{name} ({overall:.1f})", zorder=3 if i == 0 else 2)
+                label=_legend_label(f"{name} ({overall:.1f})"), zorder=3 if i == 0 else 2)
     _, counts = f1_by_length(first, bins)
     ax.set_ylim(0, 100)
     ax.set_ylabel("sentence F1 (%)\nON-LSTM convention")
@@ -413,8 +485,9 @@ def _f1_by_length_figure(results, names, colours, caption):
     ax_n.set_ylabel("sentences")
     ax_n.set_xticks(xs)
     ax_n.set_xticklabels([b[2] for b in bins])
-    ax_n.set_xlabel(f"sentence length in words (from {MIN_PLOT_LENGTH}: shorter ones have no constituent to find)")
-    _caption(fig, caption)
+    xlabel = ax_n.set_xlabel(f"sentence length in words\n(from {MIN_PLOT_LENGTH}: shorter ones have no "
+                             "constituent to find)")
+    fit_texts(fig, [(xlabel, _around_centre(fig, ax_n)), (_caption(fig, caption), _around_centre(fig))])
     return fig
 
 
@@ -427,18 +500,24 @@ def _label_recall_figure(results, names, colours, first, caption):
         recall = results[name].label_recall
         values = [100 * (recall[lab].recall or 0.0) for lab in labels]
         offsets = [j - 0.4 + width * (i + 0.5) for j in range(len(labels))]
-        ax.bar(offsets, values, width=width * 0.92, color=colours[name], label=name)
+        ax.bar(offsets, values, width=width * 0.92, color=colours[name], label=_legend_label(name))
     ax.set_xticks(range(len(labels)))
     ax.set_xticklabels([f"{lab}\n{first.label_recall[lab].total:,}" for lab in labels])
-    ax.set_xlabel("gold label (and number of gold constituents; whole-sentence span excluded)")
+    xlabel = ax.set_xlabel("gold label, and number of gold constituents\n(whole-sentence span excluded)")
     ax.set_ylim(0, 100)
     ax.set_ylabel("recall (%)")
     ax.grid(axis="y", color="#e5e5e5", lw=0.6)
     ax.set_axisbelow(True)
     ax.set_title("recall by gold label", loc="left")
     ax.legend(loc="upper left", bbox_to_anchor=(1.0, 1.0), frameon=False)
-    _caption(fig, caption)
+    fit_texts(fig, [(xlabel, _around_centre(fig, ax)), (_caption(fig, caption), _around_centre(fig))])
     return fig
+
+
+def _legend_label(text: str) -> str:
+    """A legend entry wrapped at :data:`LEGEND_CHARS` (a long model path would squeeze the plot
+    beside the legend to nothing)."""
+    return textwrap.fill(text, LEGEND_CHARS, break_on_hyphens=False)
 
 
 def eval_caption(model_name: str, gold_name: str, n_sentences: int) -> str:

@@ -10,18 +10,30 @@ constituents of >= 2 words without the whole-sentence span; duplicates collapse.
 2. **Sentence F1, Kim et al. 2019 convention**: the same sets, but sentences of one word and
    sentences whose predicted or gold set is empty are left out of the mean.
 3. **Corpus F1**: matched, predicted and gold spans pooled over the corpus, then P, R, F1.
-   **EVALB-style** corpus F1 also counts the whole-sentence span of every sentence of >= 2 words.
+   **EVALB-style** corpus F1 also counts the whole-sentence span of every sentence of >= 2
+   words: it is what EVALB (unlabelled) reports for the trees written by ``--format ptb``
+   (:func:`onparse.trees.to_ptb`) against the gold collapsed to word spans, that is the gold
+   trees onparse scores (punctuation and empty elements dropped, unary chains collapsed)
+   written the same way.  A one-word sentence has no bracket there, so it counts in neither.
+
+Each convention is defined once, as a :class:`Convention` of :data:`CONVENTIONS`: the rule that
+reads one sentence's span counts, and how the rule's values add up over a corpus (a mean of
+per-sentence scores, or pooled counts).  :class:`SpanMetric` accumulates sentences under every
+convention at once (``metric(preds, golds)`` adds sentences, ``a + b`` merges two), and
+:func:`evaluate` is one metric over a whole gold set.
 
 Precision and recall of each convention are reported beside F1 (sentence conventions: the
 means of the per-sentence P and R).  Also: recall per gold label (over the same spans, so the
 whole-sentence span is not counted), average tree depth (:func:`onparse.trees.depth`), counts.
-All scores are fractions in [0, 1]; the table shows them as percentages.
+All scores are fractions in [0, 1]; the table shows them as percentages.  Sentence numbers
+(:attr:`SentenceScore.index`, ``"index"`` of ``--per-sentence``) are 1-based, as in
+``onparse show --gold wsj10:I``.
 """
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
-from typing import Dict, List, Optional, Sequence, Set, Tuple
+from dataclasses import dataclass, replace
+from typing import Callable, Dict, Iterable, List, NamedTuple, Optional, Sequence, Set, Tuple
 
 from .errors import OnparseError
 from .text import is_punct, normalize_word
@@ -32,16 +44,8 @@ REPORT_LABELS = ("NP", "VP", "PP", "SBAR", "ADJP", "ADVP", "S")
 
 
 # --------------------------------------------------------------------------------------
-# Span sets and per-sentence scores
+# One sentence: span sets and counts
 # --------------------------------------------------------------------------------------
-
-
-def span_set(tree: Tree) -> Set[Span]:
-    """Constituent spans of ``tree`` covering >= 2 words, whole sentence included.
-
-    Same set as ``set(onparse.trees.tree_spans(tree))``, by the scorer's one-pass walk.
-    """
-    return _scan_tree(tree)[0]
 
 
 def _scan(node: tuple, start: int, spans: Set[Span], words: List[str]) -> Tuple[int, int]:
@@ -63,7 +67,10 @@ def _scan(node: tuple, start: int, spans: Set[Span], words: List[str]) -> Tuple[
 
 
 def _scan_tree(tree: Tree) -> Tuple[Set[Span], List[str], int]:
-    """``(span set, words, depth)`` of a tree in one pass (iterative fallback for deep trees)."""
+    """``(span set, words, depth)`` of a tree in one pass (iterative fallback for deep trees).
+
+    The span set is ``set(onparse.trees.tree_spans(tree))``: whole sentence included.
+    """
     if tree.__class__ is str:
         return set(), [tree], 0
     spans: Set[Span] = set()
@@ -73,6 +80,26 @@ def _scan_tree(tree: Tree) -> Tuple[Set[Span], List[str], int]:
         return spans, words, tree_depth
     except RecursionError:  # deeper than the recursion limit: the iterative walks
         return set(tree_spans(tree)), leaves(tree), depth(tree)
+
+
+class SpanCounts(NamedTuple):
+    """What every convention reads of one sentence: its length and its span counts (spans of
+    >= 2 words, whole sentence excluded)."""
+
+    n_words: int
+    n_match: int
+    n_pred: int
+    n_gold: int
+
+
+# --------------------------------------------------------------------------------------
+# The conventions
+# --------------------------------------------------------------------------------------
+
+
+def _f1(precision: float, recall: float) -> float:
+    total = precision + recall
+    return 2 * precision * recall / total if total > 0 else 0.0
 
 
 def sentence_prf(n_match: int, n_pred: int, n_gold: int) -> Tuple[float, float, float]:
@@ -97,6 +124,9 @@ def kim_prf(n_match: int, n_pred: int, n_gold: int) -> Optional[Tuple[float, flo
 
     A sentence is scored only when both span sets are non-empty (this also leaves out every
     sentence of one or two words).
+
+    >>> kim_prf(1, 2, 1), kim_prf(0, 0, 3)
+    ((0.5, 1.0, 0.6666666666666666), None)
     """
     if n_pred == 0 or n_gold == 0:
         return None
@@ -105,7 +135,11 @@ def kim_prf(n_match: int, n_pred: int, n_gold: int) -> Optional[Tuple[float, flo
 
 
 def corpus_prf(n_match: int, n_pred: int, n_gold: int) -> Tuple[float, float, float]:
-    """P, R, F1 from pooled counts; an empty denominator gives 0 (1 when both are empty)."""
+    """P, R, F1 from pooled counts; an empty denominator gives 0 (1 when both are empty).
+
+    >>> corpus_prf(1, 4, 2), corpus_prf(0, 0, 0)
+    ((0.25, 0.5, 0.3333333333333333), (1.0, 1.0, 1.0))
+    """
     if n_pred == 0 and n_gold == 0:
         return 1.0, 1.0, 1.0
     precision = n_match / n_pred if n_pred else 0.0
@@ -113,9 +147,54 @@ def corpus_prf(n_match: int, n_pred: int, n_gold: int) -> Tuple[float, float, fl
     return precision, recall, _f1(precision, recall)
 
 
-def _f1(precision: float, recall: float) -> float:
-    total = precision + recall
-    return 2 * precision * recall / total if total > 0 else 0.0
+def evalb_counts(counts: SpanCounts) -> Tuple[int, int, int]:
+    """One sentence's (matched, predicted, gold) brackets as EVALB counts them (module doc):
+    the spans plus the whole-sentence span, which both trees have once a sentence has 2 words.
+
+    >>> evalb_counts(SpanCounts(n_words=5, n_match=1, n_pred=3, n_gold=2)), evalb_counts(SpanCounts(1, 0, 0, 0))
+    ((2, 4, 3), (0, 0, 0))
+    """
+    whole = 1 if counts.n_words >= 2 else 0
+    return counts.n_match + whole, counts.n_pred + whole, counts.n_gold + whole
+
+
+@dataclass(frozen=True)
+class Convention:
+    """One way of scoring: ``rule`` reads a sentence's :class:`SpanCounts` and gives either
+    its P, R, F1 (``pooled=False``: the corpus score is their mean over the sentences where the
+    rule gives a value, None leaving a sentence out) or the (matched, predicted, gold) counts
+    it contributes (``pooled=True``: the corpus score is :func:`corpus_prf` of their sums).
+
+    ``name`` is the attribute of :class:`SpanMetric` (``metric.kim_f1``), ``key`` the JSON key,
+    ``title`` the report row and ``note`` its remark, formatted with ``count`` (sentences
+    counted) and ``gold`` (the pooled gold count); ``column`` heads its column, on two lines,
+    where results are compared side by side.
+    """
+
+    name: str
+    key: str
+    title: str
+    rule: Callable[[SpanCounts], Optional[Tuple[float, float, float]]]
+    pooled: bool
+    note: str
+    column: Tuple[str, str]
+
+
+#: Every convention, in report order (module doc, items 1-3).
+CONVENTIONS = (
+    Convention("sentence_f1", "sentence_f1_onlstm", "sentence F1, ON-LSTM conv.",
+               lambda c: sentence_prf(c.n_match, c.n_pred, c.n_gold), False, "{count:,} sentences",
+               ("sentence F1", "ON-LSTM")),
+    Convention("kim_f1", "sentence_f1_kim", "sentence F1, Kim et al. conv.",
+               lambda c: kim_prf(c.n_match, c.n_pred, c.n_gold), False, "{count:,} sentences",
+               ("sentence F1", "Kim et al.")),
+    Convention("corpus_f1", "corpus_f1", "corpus F1",
+               lambda c: (c.n_match, c.n_pred, c.n_gold), True, "{gold:,} gold spans", ("corpus", "F1")),
+    Convention("evalb_f1", "corpus_f1_evalb", "corpus F1, EVALB-style",
+               evalb_counts, True, "whole-sentence spans counted", ("EVALB", "F1")),
+)
+
+_ONLSTM, _KIM = ([c.name for c in CONVENTIONS].index(name) for name in ("sentence_f1", "kim_f1"))
 
 
 # --------------------------------------------------------------------------------------
@@ -138,7 +217,10 @@ class PRF:
 @dataclass(frozen=True)
 class SentenceScore:
     """One sentence's scores: span counts (whole sentence excluded), ON-LSTM-convention P/R/F1,
-    Kim-convention F1 (None when the sentence is left out of that mean), depths, trees."""
+    Kim-convention F1 (None when the sentence is left out of that mean), depths, trees.
+
+    ``index``: the sentence's number in the gold set, 1-based (``onparse show --gold wsj10:I``
+    shows sentence ``I``)."""
 
     index: int
     tokens: Tuple[str, ...]
@@ -188,31 +270,207 @@ class LabelRecall:
         return self.found / self.total if self.total else None
 
 
-@dataclass(frozen=True)
-class EvalResult:
-    """Everything :func:`evaluate` measures.  ``to_dict()`` for JSON, ``format_table()`` for people.
+class _Total:
+    """The running sums of one convention: three numbers and how many sentences gave them."""
+
+    __slots__ = ("sums", "count")
+
+    def __init__(self, sums=(0, 0, 0), count: int = 0):
+        self.sums = list(sums)
+        self.count = count
+
+    def add(self, values: Optional[Tuple[float, float, float]]) -> Optional[Tuple[float, float, float]]:
+        """Add one sentence's values (None: the sentence is left out); returns them."""
+        if values is not None:
+            a, b, c = values
+            sums = self.sums
+            sums[0] += a
+            sums[1] += b
+            sums[2] += c
+            self.count += 1
+        return values
+
+    def __add__(self, other: "_Total") -> "_Total":
+        return _Total([a + b for a, b in zip(self.sums, other.sums)], self.count + other.count)
+
+
+class SpanMetric:
+    """Scores accumulated over sentences, under every convention of :data:`CONVENTIONS` at once.
+
+    As SuPar's ``SpanMetric``: ``metric(pred_trees, gold_sentences)`` adds sentences and
+    returns the metric, :meth:`update` adds one, ``a + b`` merges two metrics (b's sentences
+    numbered after a's), and each score is a property: ``sentence_f1``, ``kim_f1``,
+    ``corpus_f1``, ``evalb_f1`` (:class:`PRF`), ``label_recall``, ``pred_depth``,
+    ``gold_depth``, counts.  ``to_dict()`` for JSON, ``format_table()`` for people.
 
     ``sentence_f1`` is the ON-LSTM/PRPN convention over all ``n_sentences``; ``kim_f1`` the Kim
     et al. convention over ``n_kim`` sentences; ``corpus_f1`` pooled; ``evalb_f1`` pooled with
     the whole-sentence spans.  Span counts exclude the whole-sentence span.
+
+    >>> metric = SpanMetric()
+    >>> metric([("a", ("b", "c")), "d"], [(("a", "b"), "c"), "d"]).n_sentences
+    2
+    >>> metric.sentence_f1.f1, metric.kim_f1.f1, metric.n_kim, metric.evalb_f1.f1
+    (0.5, 0.0, 1, 0.5)
+    >>> (metric + SpanMetric()([("a", "b")], [("a", "b")])).sentence_f1.f1
+    0.6666666666666666
+
+    Cost: one pass over each tree plus a set intersection per sentence, O(words).
     """
 
-    gold_name: str
-    n_sentences: int
-    n_kim: int
-    n_words: int
-    n_pred_spans: int
-    n_gold_spans: int
-    n_matched: int
-    sentence_f1: PRF
-    kim_f1: PRF
-    corpus_f1: PRF
-    evalb_f1: PRF
-    label_recall: Dict[str, LabelRecall]
-    pred_depth: float
-    gold_depth: float
-    sentences: Tuple[SentenceScore, ...]
+    def __init__(self, gold_name: str = "trees"):
+        self.gold_name = gold_name
+        self.n_words = 0
+        self._set_totals({c.name: _Total() for c in CONVENTIONS})
+        self._found = dict.fromkeys(REPORT_LABELS, 0)
+        self._labelled = dict.fromkeys(REPORT_LABELS, 0)
+        self._depths = [0, 0]  # predicted, gold
+        self._sentences: List[SentenceScore] = []
 
+    def _set_totals(self, totals: Dict[str, _Total]) -> None:
+        self._totals = totals
+        self._steps = [(totals[c.name].add, c.rule) for c in CONVENTIONS]
+
+    # -- adding sentences ----------------------------------------------------------------
+    def __call__(self, pred_trees: Iterable[Tree], gold, check_tokens: bool = True) -> "SpanMetric":
+        """Add one predicted tree per gold sentence, in order (``gold``: a
+        :class:`onparse.treebank.Gold` or a sequence of gold sentences or plain trees; see
+        :meth:`update`); returns the metric.  OnparseError when the counts differ."""
+        gold = _as_gold(gold)
+        pred_trees = list(pred_trees)
+        if len(pred_trees) != len(gold):
+            raise OnparseError(f"{len(pred_trees)} predicted trees but gold {gold.name} has {len(gold)} sentences")
+        for tree, sentence in zip(pred_trees, gold):
+            self._add(tree, sentence, check_tokens)
+        return self
+
+    def update(self, tree: Tree, gold, check_tokens: bool = True) -> SentenceScore:
+        """Score one predicted ``tree`` against ``gold`` (an :class:`onparse.treebank.GoldSentence`
+        or a plain tree), add it and return its :class:`SentenceScore`.
+
+        With ``check_tokens``, the tree's words, normalised (lowercase, digits -> ``N``), must
+        equal the gold tokens; without, only the lengths must agree.  OnparseError otherwise.
+        """
+        return self._add(tree, _as_gold_sentence(gold, len(self._sentences) + 1), check_tokens)
+
+    def _add(self, tree: Tree, sentence, check_tokens: bool) -> SentenceScore:
+        index = len(self._sentences) + 1
+        n = len(sentence.tokens)
+        pred, words, pred_depth = _scan_tree(tree)
+        if check_tokens and tuple(words) != sentence.tokens and tuple(words) != sentence.words:
+            problem = token_mismatch(words, sentence.tokens)
+            if problem:
+                raise OnparseError(f"tree {index} ({sentence.source}): {problem}")
+        elif len(words) != n:
+            raise OnparseError(f"tree {index} ({sentence.source}): {len(words)} words, gold has {n}")
+        whole = (0, n)
+        pred.discard(whole)
+        gold_spans = sentence.spans - {whole} if whole in sentence.spans else sentence.spans
+        counts = SpanCounts(n, len(pred & gold_spans), len(pred), len(gold_spans))
+        values = [add(rule(counts)) for add, rule in self._steps]  # every convention, in order
+        onlstm, kim = values[_ONLSTM], values[_KIM]
+        for label, span in sentence.labelled:
+            if label in self._labelled and span != whole:
+                self._labelled[label] += 1
+                self._found[label] += span in pred
+        self.n_words += n
+        self._depths[0] += pred_depth
+        self._depths[1] += sentence.depth
+        score = SentenceScore(index, sentence.tokens, counts.n_pred, counts.n_gold, counts.n_match, *onlstm,
+                              None if kim is None else kim[2], pred_depth, sentence.depth, tree,
+                              sentence.tree, sentence.source)
+        self._sentences.append(score)
+        return score
+
+    def __add__(self, other: "SpanMetric") -> "SpanMetric":
+        """Both metrics' sentences in one, ``other``'s numbered after this one's."""
+        names = self.gold_name if other.gold_name == self.gold_name else f"{self.gold_name}+{other.gold_name}"
+        merged = SpanMetric(names)
+        merged.n_words = self.n_words + other.n_words
+        merged._set_totals({name: total + other._totals[name] for name, total in self._totals.items()})
+        merged._found = {k: v + other._found[k] for k, v in self._found.items()}
+        merged._labelled = {k: v + other._labelled[k] for k, v in self._labelled.items()}
+        merged._depths = [a + b for a, b in zip(self._depths, other._depths)]
+        offset = len(self._sentences)
+        merged._sentences = self._sentences + [replace(s, index=s.index + offset) for s in other._sentences]
+        return merged
+
+    # -- scores --------------------------------------------------------------------------
+    def score(self, name: str) -> PRF:
+        """P, R, F1 of the convention called ``name`` (:data:`CONVENTIONS`)."""
+        convention = next((c for c in CONVENTIONS if c.name == name), None)
+        if convention is None:
+            raise KeyError(f"no convention {name!r}; choose from {', '.join(c.name for c in CONVENTIONS)}")
+        total = self._totals[name]
+        if convention.pooled:
+            return PRF(*corpus_prf(*total.sums))
+        return PRF(*(s / total.count if total.count else 0.0 for s in total.sums))
+
+    @property
+    def sentence_f1(self) -> PRF:
+        """Sentence F1, ON-LSTM/PRPN convention (module doc, 1)."""
+        return self.score("sentence_f1")
+
+    @property
+    def kim_f1(self) -> PRF:
+        """Sentence F1, Kim et al. convention (module doc, 2)."""
+        return self.score("kim_f1")
+
+    @property
+    def corpus_f1(self) -> PRF:
+        """Corpus F1 (module doc, 3)."""
+        return self.score("corpus_f1")
+
+    @property
+    def evalb_f1(self) -> PRF:
+        """EVALB-style corpus F1 (module doc, 3)."""
+        return self.score("evalb_f1")
+
+    @property
+    def sentences(self) -> Tuple[SentenceScore, ...]:
+        """Every sentence's :class:`SentenceScore`, in order."""
+        return tuple(self._sentences)
+
+    @property
+    def n_sentences(self) -> int:
+        return len(self._sentences)
+
+    @property
+    def n_kim(self) -> int:
+        """Sentences in the Kim et al. mean."""
+        return self._totals["kim_f1"].count
+
+    @property
+    def n_matched(self) -> int:
+        """Matched spans, whole sentence excluded."""
+        return self._totals["corpus_f1"].sums[0]
+
+    @property
+    def n_pred_spans(self) -> int:
+        """Predicted spans, whole sentence excluded."""
+        return self._totals["corpus_f1"].sums[1]
+
+    @property
+    def n_gold_spans(self) -> int:
+        """Gold spans, whole sentence excluded."""
+        return self._totals["corpus_f1"].sums[2]
+
+    @property
+    def label_recall(self) -> Dict[str, LabelRecall]:
+        """Recall of each gold label of :data:`REPORT_LABELS` (whole-sentence span excluded)."""
+        return {label: LabelRecall(self._found[label], self._labelled[label]) for label in REPORT_LABELS}
+
+    @property
+    def pred_depth(self) -> float:
+        """Mean depth of the predicted trees."""
+        return self._depths[0] / self.n_sentences if self._sentences else 0.0
+
+    @property
+    def gold_depth(self) -> float:
+        """Mean depth of the gold trees."""
+        return self._depths[1] / self.n_sentences if self._sentences else 0.0
+
+    # -- output --------------------------------------------------------------------------
     def to_dict(self) -> dict:
         """Summary as plain JSON-ready values (per-sentence records are not included)."""
         return {
@@ -223,10 +481,7 @@ class EvalResult:
             "pred_spans": self.n_pred_spans,
             "gold_spans": self.n_gold_spans,
             "matched_spans": self.n_matched,
-            "sentence_f1_onlstm": self.sentence_f1.to_dict(),
-            "sentence_f1_kim": self.kim_f1.to_dict(),
-            "corpus_f1": self.corpus_f1.to_dict(),
-            "corpus_f1_evalb": self.evalb_f1.to_dict(),
+            **{c.key: self.score(c.name).to_dict() for c in CONVENTIONS},
             "label_recall": {
                 label: {"recall": r.recall, "found": r.found, "total": r.total}
                 for label, r in self.label_recall.items()
@@ -236,61 +491,57 @@ class EvalResult:
         }
 
     def format_table(self) -> str:
-        """A human-readable report (percentages with one decimal)."""
-        return format_table(self)
+        """A human-readable report (percentages with one decimal), as ``onparse eval`` prints it."""
+        lines = [
+            f"gold {self.gold_name}: {self.n_sentences:,} sentences, {self.n_words:,} words",
+            "",
+            f"{'':31}{'prec':>6}{'recall':>8}{'F1':>7}",
+        ]
+        for c in CONVENTIONS:
+            prf, total = self.score(c.name), self._totals[c.name]
+            note = c.note.format(count=total.count, gold=total.sums[2])
+            lines.append(f"{c.title:31}{_pct(prf.precision):>6}{_pct(prf.recall):>8}{_pct(prf.f1):>7}   {note}")
+        lines += ["", "recall by gold label (whole-sentence span excluded):"]
+        for label, rec in self.label_recall.items():
+            lines.append(f"  {label:6}{_pct(rec.recall):>6}   {rec.found:,} of {rec.total:,}")
+        lines += [
+            "",
+            f"average depth: predicted {self.pred_depth:.2f}, gold {self.gold_depth:.2f}",
+            f"spans (whole sentence excluded): predicted {self.n_pred_spans:,}, "
+            f"gold {self.n_gold_spans:,}, matched {self.n_matched:,}",
+        ]
+        return "\n".join(lines)
+
+    def __repr__(self) -> str:
+        return (f"SpanMetric({self.gold_name!r}: {self.n_sentences} sentences, "
+                + ", ".join(f"{c.name} {100 * self.score(c.name).f1:.1f}" for c in CONVENTIONS) + ")")
+
+
+#: What :func:`evaluate` returns: a :class:`SpanMetric` holding a whole gold set.
+EvalResult = SpanMetric
 
 
 def _pct(value: Optional[float]) -> str:
     return "   -" if value is None else f"{100 * value:5.1f}"
 
 
-def format_table(result: EvalResult) -> str:
-    """Render an :class:`EvalResult` as an aligned text table (see ``onparse eval``)."""
-    rows = [
-        ("sentence F1, ON-LSTM conv.", result.sentence_f1, f"{result.n_sentences:,} sentences"),
-        ("sentence F1, Kim et al. conv.", result.kim_f1, f"{result.n_kim:,} sentences"),
-        ("corpus F1", result.corpus_f1, f"{result.n_gold_spans:,} gold spans"),
-        (
-            "corpus F1, EVALB-style",
-            result.evalb_f1,
-            "whole-sentence spans counted",
-        ),
-    ]
-    lines = [
-        f"gold {result.gold_name}: {result.n_sentences:,} sentences, {result.n_words:,} words",
-        "",
-        f"{'':31}{'prec':>6}{'recall':>8}{'F1':>7}",
-    ]
-    for name, prf, note in rows:
-        lines.append(f"{name:31}{_pct(prf.precision):>6}{_pct(prf.recall):>8}{_pct(prf.f1):>7}   {note}")
-    lines += ["", "recall by gold label (whole-sentence span excluded):"]
-    for label, rec in result.label_recall.items():
-        lines.append(f"  {label:6}{_pct(rec.recall):>6}   {rec.found:,} of {rec.total:,}")
-    lines += [
-        "",
-        f"average depth: predicted {result.pred_depth:.2f}, gold {result.gold_depth:.2f}",
-        f"spans (whole sentence excluded): predicted {result.n_pred_spans:,}, "
-        f"gold {result.n_gold_spans:,}, matched {result.n_matched:,}",
-    ]
-    return "\n".join(lines)
-
-
-def format_comparison(rows: Sequence[Tuple[str, EvalResult]]) -> str:
+def format_comparison(rows: Sequence[Tuple[str, SpanMetric]]) -> str:
     """Several results side by side, one line each: ``rows`` are ``(name, result)`` pairs
     (for example one per layer and decoder), all over the same gold set."""
     if not rows:
         return ""
     first = rows[0][1]
     width = max(12, max(len(name) for name, _ in rows) + 2)
+    columns = [max(8, len(c.column[0]) + 2) for c in CONVENTIONS]
     lines = [
         f"gold {first.gold_name}: {first.n_sentences:,} sentences, {first.n_words:,} words",
         "",
-        f"{'':{width}}{'sentence F1':>13}{'sentence F1':>13}{'corpus':>8}{'EVALB':>8}{'depth':>7}",
-        f"{'':{width}}{'ON-LSTM':>13}{'Kim et al.':>13}{'F1':>8}{'F1':>8}{'':>7}",
+        f"{'':{width}}" + "".join(f"{c.column[0]:>{w}}" for c, w in zip(CONVENTIONS, columns)) + f"{'depth':>7}",
+        f"{'':{width}}" + "".join(f"{c.column[1]:>{w}}" for c, w in zip(CONVENTIONS, columns)),
     ]
     for name, r in rows:
-        lines.append(f"{name:{width}}{_pct(r.sentence_f1.f1):>13}{_pct(r.kim_f1.f1):>13}"
-                     f"{_pct(r.corpus_f1.f1):>8}{_pct(r.evalb_f1.f1):>8}{r.pred_depth:>7.2f}")
+        lines.append(f"{name:{width}}" + "".join(f"{_pct(r.score(c.name).f1):>{w}}" for c, w in zip(CONVENTIONS, columns))
+                     + f"{r.pred_depth:>7.2f}")
     lines.append(f"(gold depth {first.gold_depth:.2f}; Kim et al. convention over {first.n_kim:,} sentences)")
     return "\n".join(lines)
 
@@ -300,19 +551,23 @@ def format_comparison(rows: Sequence[Tuple[str, EvalResult]]) -> str:
 # --------------------------------------------------------------------------------------
 
 
+def _as_gold_sentence(item, number: int):
+    from .treebank import GoldSentence
+
+    return item if isinstance(item, GoldSentence) else GoldSentence.from_tree(item, f"tree {number}")
+
+
 def _as_gold(gold):
-    # Accept a Gold, a name/path, or a sequence of GoldSentence or plain trees.
-    from .treebank import Gold, GoldSentence, load_gold
+    """A :class:`onparse.treebank.Gold` from a Gold or a sequence of gold sentences or plain
+    trees.  A name or path is a TypeError: load it first (:func:`onparse.treebank.load_gold`)."""
+    from .treebank import Gold
 
     if isinstance(gold, Gold):
         return gold
-    if isinstance(gold, str):
-        return load_gold(gold)
-    sentences = tuple(
-        item if isinstance(item, GoldSentence) else GoldSentence.from_tree(item, f"tree {i + 1}")
-        for i, item in enumerate(gold)
-    )
-    return Gold("trees", sentences)
+    if isinstance(gold, (str, bytes)) or hasattr(gold, "__fspath__"):
+        raise TypeError(f"gold must be gold sentences, not the name or path {gold!r}: "
+                        "read it first with onparse.treebank.load_gold")
+    return Gold("trees", tuple(_as_gold_sentence(item, i + 1) for i, item in enumerate(gold)))
 
 
 def match_key(token: str) -> str:
@@ -367,110 +622,17 @@ def evaluate(pred_trees: Sequence[Tree], gold, check_tokens: bool = True) -> Eva
     """Score predicted unlabelled trees against gold sentences, in order.
 
     ``pred_trees``: one tree per gold sentence (see :mod:`onparse.trees`), over the gold
-    tokens or the surface words.  ``gold``: a :class:`onparse.treebank.Gold`, a gold name or
-    path for :func:`onparse.treebank.load_gold`, or a sequence of gold sentences or trees.
-    With ``check_tokens``, each tree's words, normalised (lowercase, digits -> ``N``), must
-    equal the gold tokens.  Raises OnparseError for a count or token mismatch.
+    tokens or the surface words.  ``gold``: a :class:`onparse.treebank.Gold` or a sequence of
+    gold sentences or trees; a gold set named by a name or path is read by the caller
+    (:func:`onparse.treebank.load_gold`): nothing here opens a file.  With ``check_tokens``,
+    each tree's words, normalised (lowercase, digits -> ``N``), must equal the gold tokens.
+    Raises OnparseError for a count or token mismatch.
 
     Cost: one pass over each tree plus set intersections, O(total words); 0.1-0.2 s for the
     3,914-sentence NLTK sample on one core (``benchmarks/bench_eval.py``).
     """
     gold = _as_gold(gold)
-    pred_trees = list(pred_trees)
-    if len(pred_trees) != len(gold):
-        raise OnparseError(
-            f"{len(pred_trees)} predicted trees but gold {gold.name} has {len(gold)} sentences"
-        )
-    label_found = {label: 0 for label in REPORT_LABELS}
-    label_total = {label: 0 for label in REPORT_LABELS}
-    sums = [0.0, 0.0, 0.0]  # ON-LSTM P, R, F1
-    kim_sums = [0.0, 0.0, 0.0]
-    n_kim = n_match_all = n_pred_all = n_gold_all = n_whole = n_words = 0
-    pred_depth_sum = gold_depth_sum = 0
-    scores: List[SentenceScore] = []
-
-    for index, (tree, sentence) in enumerate(zip(pred_trees, gold)):
-        n = len(sentence.tokens)
-        pred, words, pred_depth = _scan_tree(tree)
-        if check_tokens and tuple(words) != sentence.tokens and tuple(words) != sentence.words:
-            problem = token_mismatch(words, sentence.tokens)
-            if problem:
-                raise OnparseError(f"tree {index + 1} ({sentence.source}): {problem}")
-        elif len(words) != n:
-            raise OnparseError(
-                f"tree {index + 1} ({sentence.source}): {len(words)} words, gold has {n}"
-            )
-        whole = (0, n)
-        pred.discard(whole)
-        gold_spans = sentence.spans - {whole} if whole in sentence.spans else sentence.spans
-        n_match = len(pred & gold_spans) if pred and gold_spans else 0
-        n_pred, n_gold = len(pred), len(gold_spans)
-
-        precision, recall, f1 = sentence_prf(n_match, n_pred, n_gold)
-        sums[0] += precision
-        sums[1] += recall
-        sums[2] += f1
-        kim = kim_prf(n_match, n_pred, n_gold) if n > 1 else None
-        if kim is not None:
-            n_kim += 1
-            kim_sums[0] += kim[0]
-            kim_sums[1] += kim[1]
-            kim_sums[2] += kim[2]
-        n_match_all += n_match
-        n_pred_all += n_pred
-        n_gold_all += n_gold
-        n_words += n
-        if n >= 2:
-            n_whole += 1
-        for label, span in sentence.labelled:
-            if label in label_total and span != whole:
-                label_total[label] += 1
-                if span in pred:
-                    label_found[label] += 1
-        gold_depth = sentence.depth
-        pred_depth_sum += pred_depth
-        gold_depth_sum += gold_depth
-        scores.append(
-            SentenceScore(
-                index=index,
-                tokens=sentence.tokens,
-                n_pred=n_pred,
-                n_gold=n_gold,
-                n_match=n_match,
-                precision=precision,
-                recall=recall,
-                f1=f1,
-                kim_f1=None if kim is None else kim[2],
-                pred_depth=pred_depth,
-                gold_depth=gold_depth,
-                pred_tree=tree,
-                gold_tree=sentence.tree,
-                source=sentence.source,
-            )
-        )
-
-    count = len(gold)
-
-    def mean(total: float, k: int) -> float:
-        return total / k if k else 0.0
-
-    return EvalResult(
-        gold_name=gold.name,
-        n_sentences=count,
-        n_kim=n_kim,
-        n_words=n_words,
-        n_pred_spans=n_pred_all,
-        n_gold_spans=n_gold_all,
-        n_matched=n_match_all,
-        sentence_f1=PRF(*(mean(s, count) for s in sums)),
-        kim_f1=PRF(*(mean(s, n_kim) for s in kim_sums)),
-        corpus_f1=PRF(*corpus_prf(n_match_all, n_pred_all, n_gold_all)),
-        evalb_f1=PRF(*corpus_prf(n_match_all + n_whole, n_pred_all + n_whole, n_gold_all + n_whole)),
-        label_recall={label: LabelRecall(label_found[label], label_total[label]) for label in REPORT_LABELS},
-        pred_depth=mean(pred_depth_sum, count),
-        gold_depth=mean(gold_depth_sum, count),
-        sentences=tuple(scores),
-    )
+    return SpanMetric(gold.name)(pred_trees, gold, check_tokens)
 
 
 # --------------------------------------------------------------------------------------

@@ -19,11 +19,16 @@ pretty-printer; the bars are aligned under the tree's leaves (``onparse show``):
     ▁▁▁     ▃▃▃ ███  ▂▂     ▅▅▅     ▂▂▂   layer 1    0.120–0.810
     ▁▁▁     ▃▃▃ ███  ▆▆     ▄▄▄     ▁▁▁   layer 2 *  0.120–0.830
 
+A drawing wider than the terminal (``width``: 546 columns for a 40-word sentence) falls back
+to :func:`render_compact`: the trees as bracketed text wrapped at the terminal's width, and one
+line of horizontal bars per word.
+
 Only :func:`views_from_lines` touches the model (through :mod:`onparse.distances`, which
 imports torch when it runs).
 """
 from __future__ import annotations
 
+import textwrap
 import warnings
 from dataclasses import dataclass
 from typing import Dict, Iterable, Iterator, List, Mapping, Optional, Sequence, Tuple
@@ -40,6 +45,12 @@ ASCII_RAMP = " .:#"
 SCALES = ("layer", "unit")
 #: Widest bar, in characters (a bar is as wide as its word, up to this).
 BAR_WIDTH = 3
+#: Horizontal bar cells from empty to full, for the compact form (Unicode eighths, ASCII whole).
+UNICODE_HBAR = " ▏▎▍▌▋▊▉█"
+ASCII_HBAR = " #"
+#: Widest horizontal bar of the compact form, in cells; and the widest word column.
+HBAR_CELLS = 8
+WORD_COLUMN = 16
 
 
 @dataclass(frozen=True)
@@ -282,37 +293,123 @@ def _pct(x: float) -> str:
     return f"{100 * x:.1f}"
 
 
-def render_view(view: SentenceView, unicode: bool = True, height: int = 1, scale: str = "layer") -> str:
+def render_view(view: SentenceView, unicode: bool = True, height: int = 1, scale: str = "layer",
+                width: Optional[int] = None) -> str:
     """The terminal picture of one sentence: a header, the induced tree in brackets and drawn,
     the d_f bars of every layer under the words, and the gold tree with the sentence's F1 when
-    the view has one.  No trailing newline."""
-    tree_text = draw_tree(view.tree, unicode=unicode)
-    tree_lines = tree_text.split("\n")
+    the view has one.  No trailing newline.
+
+    ``width``: the columns the terminal has (None: no limit).  A drawing wider than that is
+    replaced by :func:`render_compact`, which keeps within it; the lines of text around a
+    drawing that fits are wrapped at ``width``."""
+    tree_lines = draw_tree(view.tree, unicode=unicode).split("\n")
     columns = leaf_columns(tree_lines[-1], view.words)
-    scale_note = ("bars span each layer's smallest..largest value" if scale == "layer"
-                  else "bars span 0..1")
+    bar_lines = draw_bars(view.words, view.distances, columns, view.layer, height, scale, unicode)
+    gold_lines = [] if view.gold is None else draw_tree(view.gold.tree, view.gold.labels, unicode).split("\n")
+    drawn = max(len(line) for line in tree_lines + bar_lines + gold_lines)
+    if width is not None and drawn > width:
+        return render_compact(view, width, unicode, scale, drawn)
+
+    def text(line: str) -> List[str]:
+        return [line] if width is None else _wrap(line, width)
+
     lines = [
-        (f"induced tree: the {view.decoder}; bars: model 1, * = its first member's layer"
-         if view.decoder.startswith("average") else
-         f"induced tree: layer {view.layer} of {view.n_layers}, decoder {view.decoder}"),
-        to_brackets(view.tree),
+        *text(_header(view)),
+        *text(to_brackets(view.tree)),
         "",
         *tree_lines,
-        *draw_bars(view.words, view.distances, columns, view.layer, height, scale, unicode),
-        f"master-forget distance d_f per word ({scale_note}; * = decoded layer)",
+        *bar_lines,
+        *text(f"master-forget distance d_f per word ({_scale_note(scale)}; * = decoded layer)"),
     ]
     if view.gold is not None:
-        precision, recall, f1 = view.gold_prf()
-        lines += [
-            "",
-            "gold tree" + (f" ({view.gold.source})" if view.gold.source else "") + ":",
-            to_brackets(view.gold.tree),
-            "",
-            draw_tree(view.gold.tree, view.gold.labels, unicode),
-            f"sentence F1 against gold: {_pct(f1)} (precision {_pct(precision)}, recall {_pct(recall)}; "
-            "whole-sentence span excluded)",
-        ]
+        lines += ["", *text(_gold_header(view)), *text(to_brackets(view.gold.tree)), "", *gold_lines,
+                  *text(_gold_f1(view))]
     return "\n".join(lines)
+
+
+def render_compact(view: SentenceView, width: int, unicode: bool = True, scale: str = "layer",
+                   drawn: Optional[int] = None) -> str:
+    """The compact form of :func:`render_view`, for a terminal ``width`` columns wide: the trees
+    as bracketed text wrapped at ``width`` (the gold tree with its labels), and one line per word
+    with a horizontal d_f bar and value for every layer.  ``drawn``: the width the drawing would
+    have taken, for the note.  No trailing newline."""
+    ramp = UNICODE_HBAR if unicode else ASCII_HBAR
+    word_width = min(WORD_COLUMN, max(len(w) for w in view.words))
+    # each layer: bar, a space, the value (5 characters), two spaces
+    cells = max(1, min(HBAR_CELLS, (width - word_width - 1) // view.n_layers - 8))
+    per_cell = len(ramp) - 1
+    rows = [bar_levels(row, cells * per_cell, scale) for row in view.distances]
+    why = f"the drawing takes {drawn} columns, " if drawn else ""
+    lines = [_header(view), *_wrap(to_brackets(view.tree), width), "",
+             *_wrap(f"master-forget distance d_f, one line per word ({why}the terminal has {width}; "
+                    f"{_scale_note(scale)}; * = decoded layer):", width)]
+    heads = [f"layer {k}" + (" *" if k == view.layer else "") for k in range(1, view.n_layers + 1)]
+    lines.append(f"{'':{word_width}} " + "".join(f"{h:<{cells + 8}}" for h in heads).rstrip())
+    dash = "–" if unicode else "-"
+    for i, word in enumerate(view.words):
+        shown = word if len(word) <= word_width else word[:word_width - 1] + ("…" if unicode else "~")
+        bars = []
+        for (heights, _, _), row in zip(rows, view.distances):
+            full, part = divmod(heights[i], per_cell)
+            bar = ramp[-1] * full + (ramp[part] if part else "")
+            bars.append(f"{bar:<{cells}} {row[i]:.3f}  ")
+        lines.append(f"{shown:<{word_width}} " + "".join(bars).rstrip())
+    ranges = ", ".join(f"layer {k} {lo:.3f}{dash}{hi:.3f}" for k, (_, lo, hi) in enumerate(rows, 1))
+    lines += _wrap(f"(bar ranges: {ranges})", width)
+    if view.gold is not None:
+        lines += ["", _gold_header(view), *_wrap(labelled_brackets(view.gold.tree, view.gold.labels), width),
+                  *_wrap(_gold_f1(view), width)]
+    return "\n".join(lines)
+
+
+def labelled_brackets(tree: Tree, labels: Mapping[Span, str]) -> str:
+    """The tree in brackets with each span's label after its opening bracket, e.g.
+    ``(S (NP the cat) (VP sat))``; a span without a label is a plain bracket.  Iterative."""
+    if isinstance(tree, str):
+        return tree
+    position = 0
+    frames = [[tree, 0, 0, []]]  # node, next child, start position, the children written so far
+    while True:
+        node, i, start, pieces = frames[-1]
+        if i < len(node):
+            frames[-1][1] += 1
+            if isinstance(node[i], str):
+                pieces.append(node[i])
+                position += 1
+            else:
+                frames.append([node[i], 0, position, []])
+            continue
+        frames.pop()
+        label = labels.get((start, position))
+        text = f"({label} {' '.join(pieces)})" if label else f"({' '.join(pieces)})"
+        if not frames:
+            return text
+        frames[-1][3].append(text)
+
+
+def _wrap(text: str, width: int) -> List[str]:
+    """``text`` over lines of at most ``width`` columns, broken at spaces (a longer word alone)."""
+    return textwrap.wrap(text, max(width, 10), break_long_words=False, break_on_hyphens=False) or [""]
+
+
+def _header(view: SentenceView) -> str:
+    if view.decoder.startswith("average"):
+        return f"induced tree: the {view.decoder}; bars: model 1, * = its first member's layer"
+    return f"induced tree: layer {view.layer} of {view.n_layers}, decoder {view.decoder}"
+
+
+def _scale_note(scale: str) -> str:
+    return "bars span each layer's smallest..largest value" if scale == "layer" else "bars span 0..1"
+
+
+def _gold_header(view: SentenceView) -> str:
+    return "gold tree" + (f" ({view.gold.source})" if view.gold.source else "") + ":"
+
+
+def _gold_f1(view: SentenceView) -> str:
+    precision, recall, f1 = view.gold_prf()
+    return (f"sentence F1 against gold: {_pct(f1)} (precision {_pct(precision)}, recall {_pct(recall)}; "
+            "whole-sentence span excluded)")
 
 
 # --------------------------------------------------------------------------------------

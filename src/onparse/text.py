@@ -118,11 +118,6 @@ def normalize_word(word: str) -> str:
     return _DIGITS.sub("N", lowered)
 
 
-def is_word_tag(tag: str) -> bool:
-    """True when a leaf with this Penn Treebank POS tag is kept (one of :data:`WORD_TAGS`)."""
-    return tag in WORD_TAGS
-
-
 # --------------------------------------------------------------------------------------
 # Tokenisation
 # --------------------------------------------------------------------------------------

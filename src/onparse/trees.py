@@ -275,10 +275,12 @@ def to_ptb(tree: Tree, label: str = "X", tag: str = "W") -> str:
 
     Every internal node gets ``label`` and every word a pre-terminal ``tag``; the output is
     readable by ``nltk.Tree.fromstring`` and by EVALB (score it with unlabelled settings).
-    A one-word tree is ``(X (W word))``.
+    A one-word tree is its pre-terminal alone, ``(W word)``: a tree has no constituent of one
+    word, so EVALB counts no bracket for it, as onparse's EVALB-style F1 counts none
+    (:mod:`onparse.metrics`).
     """
     if isinstance(tree, str):
-        tree = (tree,)
+        return f"({tag} {_escape(tree)})"
     return _write(tree, lambda word: f"({tag} {_escape(word)})", f"({label} ")
 
 

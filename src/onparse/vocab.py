@@ -55,9 +55,6 @@ class Vocabulary:
         get, unk = self.stoi.get, self.unk_id
         return [get(w, unk) for w in words]
 
-    def decode(self, ids: Iterable[int]) -> List[str]:
-        return [self.itos[i] for i in ids]
-
     def to_list(self) -> List[str]:
         """Plain list for checkpoints (``torch.load(weights_only=True)`` reads it back)."""
         return list(self.itos)

@@ -5,6 +5,7 @@ torch and matplotlib are imported only when a command runs.
 """
 import contextlib
 import os
+import shutil
 import sys
 
 import click
@@ -95,6 +96,8 @@ def show_command(sentence, model_paths, layer, decoder, gold_spec, ptb_root, png
     SENTENCE is the words (quoted or not); `-` reads one sentence per line from standard
     input.  With --png/--svg the same picture is saved as a figure (tree, one bar panel per
     layer); with several sentences each gets its own file, numbered: fig-1.png, fig-2.png ...
+    In a terminal (or with $COLUMNS set), a drawing wider than it gives way to a compact
+    form: the trees in brackets, wrapped, and one line of bars per word.
 
     \b
     onparse show "the cat sat on the mat" --model lm.pt
@@ -128,6 +131,7 @@ def show_command(sentence, model_paths, layer, decoder, gold_spec, ptb_root, png
 
     parser = load_parser(model_paths, device, layer, decoder)
     unicode = _wants_unicode(ascii_only)
+    width = _terminal_width()
     caption = f"model: {model_name(model_paths)}" + (f"  ·  gold: {gold_spec}" if gold_spec and len(gold_spec) < 60 else "")
     first = True
     # Gold trees are in the treebank's tokens: read their words as given.
@@ -139,7 +143,7 @@ def show_command(sentence, model_paths, layer, decoder, gold_spec, ptb_root, png
         if not first:
             click.echo("")
         first = False
-        click.echo(render_view(view, unicode=unicode, height=height, scale=scale))
+        click.echo(render_view(view, unicode=unicode, height=height, scale=scale, width=width))
         sys.stdout.flush()
         for path, fmt in ((png_path, "png"), (svg_path, "svg")):
             if path:
@@ -150,6 +154,15 @@ def show_command(sentence, model_paths, layer, decoder, gold_spec, ptb_root, png
                 with _writing(target):
                     plot_sentence(view, target, caption, fmt=fmt, scale=scale)
                 click.echo(f"wrote {target}", err=True)
+
+
+def _terminal_width():
+    """Columns of the terminal the drawing goes to ($COLUMNS first, as shutil reads it), or None
+    (no limit) when standard output is a file or a pipe and $COLUMNS is not set."""
+    isatty = getattr(sys.stdout, "isatty", None)
+    if os.environ.get("COLUMNS") or (isatty is not None and isatty()):
+        return shutil.get_terminal_size().columns
+    return None
 
 
 def _leaves(tree):

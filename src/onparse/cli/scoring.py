@@ -102,7 +102,8 @@ def report_options(func):
         "per_sentence",
         type=click.Path(dir_okay=False, writable=True, allow_dash=True),
         default=None,
-        help="Also write one JSON object per sentence (scores, trees) to this file, for error analysis.",
+        help="Also write one JSON object per sentence (scores, trees) to this file, for error analysis; "
+        "its \"index\" is the sentence number, 1-based, as in `onparse show --gold wsj10:I`.",
     )(func)
     func = click.option(
         "--json", "as_json", is_flag=True, help="Print the report as JSON (scores as fractions in [0, 1])."
@@ -148,18 +149,20 @@ def check_per_sentence(per_sentence: Optional[str], inputs) -> None:
 
 
 def read_input(path: str):
-    """``(source name, text)`` of a file, or of stdin for ``-``; undecodable bytes become U+FFFD.
-    A line longer than ``--max-line-bytes`` is an error naming it (``/dev/zero`` has no end)."""
+    """``(source name, text)`` of a file, or of stdin for ``-``; undecodable bytes become U+FFFD
+    and line endings ``\\r\\n`` and ``\\r`` become ``\\n``.  A line longer than
+    ``--max-line-bytes`` is an error naming it (``/dev/zero`` has no end)."""
     if path == "-":
         if sys.stdin is None:
             raise OnparseError("standard input is closed; pass a FILE instead of -")
-        return "stdin", _read_text(click.get_binary_stream("stdin"), "stdin")
-    try:
-        with open(path, "rb") as handle:
-            text = _read_text(handle, path)
-    except OSError as err:
-        raise OnparseError(f"cannot read {path}: {err.strerror}") from None
-    return path, text.replace("\r\n", "\n").replace("\r", "\n")     # as text mode read files
+        name, text = "stdin", _read_text(sys.stdin.buffer, "stdin")   # bytes, as for files
+    else:
+        try:
+            with open(path, "rb") as handle:
+                name, text = path, _read_text(handle, path)
+        except OSError as err:
+            raise OnparseError(f"cannot read {path}: {err.strerror}") from None
+    return name, text.replace("\r\n", "\n").replace("\r", "\n")     # as text mode reads files
 
 
 def _read_text(handle, name: str) -> str:
@@ -192,7 +195,8 @@ def eval_command(ctx, gold, ptb_root, as_json, per_sentence, plots, model_paths,
 
     Reports sentence F1 (ON-LSTM and Kim et al. conventions), corpus F1 and EVALB-style
     corpus F1 with their precision and recall, recall per gold label, average depths and
-    sentence counts.
+    sentence counts.  EVALB-style is what EVALB (unlabelled) reports for --format ptb trees
+    against the gold collapsed to word spans: corpus F1 with the whole-sentence spans counted.
 
     \b
     onparse eval --gold wsj10 trees.txt
@@ -201,7 +205,6 @@ def eval_command(ctx, gold, ptb_root, as_json, per_sentence, plots, model_paths,
     onparse eval --gold wsj                  # the bundled model
     onparse eval --gold wsj -m s1/best.pt -m s2/best.pt -m s3/best.pt --layer 2,3
     """
-
     model_only = [f"--{name}" for name in ("layer", "decode", "device")
                   if ctx.get_parameter_source("decoder" if name == "decode" else name)
                   == click.core.ParameterSource.COMMANDLINE]
@@ -276,7 +279,8 @@ def _eval_model(gold_set, model_paths, layer, decoder, device, as_json, per_sent
     type=click.Choice(["brackets", "ptb"]),
     default="brackets",
     show_default=True,
-    help="How trees are printed: ((the cat) sat), or PTB with placeholder labels (X, W) for EVALB/nltk.",
+    help="How trees are printed: ((the cat) sat), or PTB with placeholder labels (X, W) for EVALB/nltk "
+    "(a one-word sentence is (W word), with no bracket for EVALB to count).",
 )
 @report_options
 def baseline_command(gold, ptb_root, kind, seed, score, fmt, as_json, per_sentence):
