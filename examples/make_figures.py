@@ -62,14 +62,8 @@ def main(argv=None) -> int:
 
     import torch
 
-    from onparse.checkpoint import load_model
-    from onparse.figures import (
-        plot_eval_with_baselines,
-        plot_log,
-        plot_sentence,
-        read_log,
-    )
-    from onparse.induce import score_model
+    import onparse
+    from onparse.figures import plot_eval_with_baselines, plot_log, plot_sentence, read_log
     from onparse.pretrained import DEFAULT_NAME, default_model_path
     from onparse.show import read_gold, render_view, views_from_lines
     from onparse.treebank import load_gold
@@ -89,14 +83,14 @@ def main(argv=None) -> int:
             name = "tiny LM"
         else:
             name = os.path.basename(os.path.dirname(os.path.abspath(model_path))) + "/" + os.path.basename(model_path)
-        loaded = load_model(model_path, "cpu")
-        layer = min(2, loaded.model.config.n_layers)
+        # A bundle keeps its own members (its trees are averaged); one checkpoint reads layer 2.
+        parser = onparse.load(model_path, device="cpu")
         written = []
 
         # onparse show --gold wsj10:3 --png show.png
         golds = read_gold(args.sentence)
         line = " ".join(leaves(golds[0].tree))
-        (_, view), = views_from_lines([line], loaded.model, loaded.vocab, layer=layer, golds=golds)
+        (_, view), = views_from_lines([line], parser, golds=golds, tokenize=False)
         caption = f"model: {name}  ·  gold: {args.sentence}"
         written.append(plot_sentence(view, os.path.join(args.out, "show.png"), caption))
         with open(os.path.join(args.out, "show.txt"), "w", encoding="utf-8") as handle:
@@ -105,8 +99,10 @@ def main(argv=None) -> int:
 
         # onparse eval --gold wsj10 --plots DIR (the model against the baselines)
         gold = load_gold("wsj10")
-        (result,) = score_model(loaded, gold, layers=[layer]).values()
-        written += plot_eval_with_baselines(result, gold, args.out, f"{name} (layer {layer})", formats=("png",))
+        scores = parser.score(gold)
+        label = (f"{name} (average of {len(parser.members)} members)" if scores.average is not None
+                 else f"{name} (layer {parser.members[0].layer})")
+        written += plot_eval_with_baselines(scores.result, gold, args.out, label, formats=("png",))
 
         # onparse plot-log RUN --out training-curves.png
         if log is not None:

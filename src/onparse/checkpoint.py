@@ -24,6 +24,7 @@ import hashlib
 import os
 import re
 import tempfile
+import textwrap
 from typing import Any, Dict, NamedTuple, Optional
 
 from .errors import OnparseError
@@ -104,7 +105,7 @@ def _write_failure(err: BaseException, folder: str) -> str:
     except OSError:
         pass
     failed = [line for line in str(err).splitlines() if "failed" in line]   # torch: "... file write failed"
-    return failed[-1].strip()[:200] if failed else _first_line(err)
+    return _short(failed[-1].strip()) if failed else _first_line(err)
 
 
 def remove_stale_temp_files(folder: str) -> list:
@@ -193,9 +194,14 @@ def load_checkpoint(path, map_location="cpu", *, bundles: bool = False) -> Dict[
     return blob
 
 
+def _short(line: str, width: int = 200) -> str:
+    """``line`` cut to ``width`` characters at a word boundary, never mid-word."""
+    return textwrap.shorten(line, width, placeholder=" ...")
+
+
 def _first_line(err: BaseException) -> str:
     lines = [line.strip() for line in str(err).splitlines() if line.strip()]
-    return lines[0][:200] if lines else type(err).__name__
+    return _short(lines[0]) if lines else type(err).__name__
 
 
 # Lines of torch's weights-only message that say how to bypass the check, not what failed.
@@ -211,7 +217,7 @@ def _load_failure(err: BaseException) -> str:
         return f"unsupported GLOBAL {match.group(1)}: loading it would run code"
     lines = [line.strip() for line in text.splitlines() if line.strip()]
     useful = [line for line in lines if not any(b in line.lower() for b in _BOILERPLATE)]
-    return ((useful or lines or [type(err).__name__])[0])[:200]
+    return _short((useful or lines or [type(err).__name__])[0])
 
 
 def check_contents(blob: Dict[str, Any], path) -> None:
