@@ -345,3 +345,19 @@ def test_result_to_dict_and_table(small_gold):
     for name in ("sentence F1, ON-LSTM conv.", "sentence F1, Kim et al. conv.", "corpus F1", "EVALB-style", "NP", "SBAR", "average depth"):
         assert name in table
     assert to_brackets(r.sentences[0].gold_tree) == "((pierre vinken) (will (join (the board))))"
+
+
+def test_label_recall_of_a_gold_in_another_tag_set_reports_its_own_labels():
+    # alpino-style lowercase labels: no PTB label occurs, so the gold's own labels are
+    # reported, most frequent first, ties by name (hand-counted: np 3, pp 1, smain 0 below the
+    # whole sentence, which is excluded).
+    from onparse.tagsets import PRESETS
+
+    [gold] = read_gold_text(
+        "(top (smain (np (det de) (noun kat)) (verb zat) (pp (prep op) (np (det de) (noun mat))))"
+        " (punct .))", "g", tagset=PRESETS["alpino"])
+    assert gold.tokens == ("de", "kat", "zat", "op", "de", "mat")
+    r = evaluate([right_branching(list(gold.tokens))], [gold])
+    recall = {label: (v.found, v.total) for label, v in r.label_recall.items()}
+    # right-branching spans: (1,6) (2,6) (3,6) (4,6); gold np (0,2) (4,6), pp (3,6)
+    assert recall == {"np": (1, 2), "pp": (1, 1)}

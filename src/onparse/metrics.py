@@ -32,6 +32,7 @@ All scores are fractions in [0, 1]; the table shows them as percentages.  Senten
 from __future__ import annotations
 
 import json
+from collections import Counter
 from dataclasses import dataclass, replace
 from typing import Callable, Dict, Iterable, List, NamedTuple, Optional, Sequence, Set, Tuple
 
@@ -39,7 +40,9 @@ from .errors import OnparseError
 from .text import is_punct, normalize_word
 from .trees import Span, Tree, depth, is_labelled, iter_sexprs, leaves, read_tree_matching, to_brackets, tree_spans
 
-#: Gold labels whose recall is reported, in report order.
+#: Gold labels whose recall is reported, in report order, when the gold holds any of them (Penn
+#: Treebank).  A gold in another tag set (alpino's ``np``, cess_esp's ``sn`` ...) gets its own
+#: most frequent labels instead, as many as these.
 REPORT_LABELS = ("NP", "VP", "PP", "SBAR", "ADJP", "ADVP", "S")
 
 
@@ -322,8 +325,8 @@ class SpanMetric:
         self.gold_name = gold_name
         self.n_words = 0
         self._set_totals({c.name: _Total() for c in CONVENTIONS})
-        self._found = dict.fromkeys(REPORT_LABELS, 0)
-        self._labelled = dict.fromkeys(REPORT_LABELS, 0)
+        self._found: Counter = Counter()
+        self._labelled: Counter = Counter()
         self._depths = [0, 0]  # predicted, gold
         self._sentences: List[SentenceScore] = []
 
@@ -370,7 +373,7 @@ class SpanMetric:
         values = [add(rule(counts)) for add, rule in self._steps]  # every convention, in order
         onlstm, kim = values[_ONLSTM], values[_KIM]
         for label, span in sentence.labelled:
-            if label in self._labelled and span != whole:
+            if span != whole:
                 self._labelled[label] += 1
                 self._found[label] += span in pred
         self.n_words += n
@@ -388,8 +391,8 @@ class SpanMetric:
         merged = SpanMetric(names)
         merged.n_words = self.n_words + other.n_words
         merged._set_totals({name: total + other._totals[name] for name, total in self._totals.items()})
-        merged._found = {k: v + other._found[k] for k, v in self._found.items()}
-        merged._labelled = {k: v + other._labelled[k] for k, v in self._labelled.items()}
+        merged._found = self._found + other._found
+        merged._labelled = self._labelled + other._labelled
         merged._depths = [a + b for a, b in zip(self._depths, other._depths)]
         offset = len(self._sentences)
         merged._sentences = self._sentences + [replace(s, index=s.index + offset) for s in other._sentences]
@@ -457,8 +460,13 @@ class SpanMetric:
 
     @property
     def label_recall(self) -> Dict[str, LabelRecall]:
-        """Recall of each gold label of :data:`REPORT_LABELS` (whole-sentence span excluded)."""
-        return {label: LabelRecall(self._found[label], self._labelled[label]) for label in REPORT_LABELS}
+        """Recall of each gold label of :data:`REPORT_LABELS` (whole-sentence span excluded), or,
+        when the gold holds none of them, of its own most frequent labels."""
+        labels = REPORT_LABELS
+        if not any(self._labelled[label] for label in REPORT_LABELS) and self._labelled:
+            ranked = sorted(self._labelled.items(), key=lambda item: (-item[1], item[0]))
+            labels = tuple(label for label, _ in ranked[:len(REPORT_LABELS)])
+        return {label: LabelRecall(self._found[label], self._labelled[label]) for label in labels}
 
     @property
     def pred_depth(self) -> float:
