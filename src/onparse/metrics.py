@@ -623,7 +623,8 @@ def token_mismatch(pred_tokens: Sequence[str], gold_tokens: Sequence[str]) -> Op
     got = repr(pred_tokens[k]) if k < len(pred) else "end of sentence"
     want = repr(gold_tokens[k]) if k < len(gold) else "end of sentence"
     size = f"{len(pred)} words, gold has {len(gold)}; " if len(pred) != len(gold) else ""
-    return f"{size}first difference at word {k + 1}: {got}, gold {want}"
+    return (f"{size}first difference at word {k + 1}: {got}, gold {want} (for text from `onparse "
+            "gold-text`, `induce --pretokenized` keeps every gold token as it is)")
 
 
 def evaluate(pred_trees: Sequence[Tree], gold, check_tokens: bool = True) -> EvalResult:
