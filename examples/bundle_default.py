@@ -70,6 +70,7 @@ def main(argv=None) -> int:
     ap.add_argument("checkpoints", nargs="+", help="best.pt of each seed")
     ap.add_argument("--epochs", type=int, required=True, help="the recipe's --epochs (recorded)")
     ap.add_argument("--out", default=TARGET)
+    ap.add_argument("--note", default=None, help="how the runs ended, when not as the recipe says (recorded)")
     args = ap.parse_args(argv)
     from onparse.bundle import save_bundle
     from onparse.checkpoint import load_checkpoint
@@ -112,8 +113,10 @@ def main(argv=None) -> int:
         meta = {"recipe": recipe,
                 "selection": "each seed's epoch of lowest validation perplexity on news; members: " + RULE,
                 "members_rule": RULE, "weights_check": check,
-                "seeds": [{"seed": seeds[p], "valid_ppl": valid[p], "test_ppl": tests[p][0],
+                "seeds": [{"seed": seeds[p], "epoch": blobs[p]["metadata"].get("epoch"), "valid_ppl": valid[p],
+                           "test_ppl": tests[p][0],
                            "test_set": tests[p][1]} for p in kept],
+                **({"note": args.note} if args.note else {}),
                 "scores_gold": "NLTK's treebank sample, held out of news (wsj10: 555 sentences, wsj: 3,914)"}
         draft = os.path.join(tmp, "default.pt")
         save_bundle(draft, [blobs[p] for p in kept], members_for(len(kept)), weights=weights, metadata=meta)

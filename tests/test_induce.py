@@ -283,3 +283,13 @@ def test_score_on_wsj10(nltk_treebank, model, vocab, tmp_path):
     assert one.result.sentence_f1 == scores.members[2][1].sentence_f1
     with pytest.raises(OnparseError, match="the model has 3 layers"):
         load(str(path), "cpu", layers=[5])
+
+
+def test_a_line_of_one_symbol_is_read_as_that_symbol(model, vocab):
+    """WSJ holds the one-word sentence ``@`` (tagged IN): by default a line of one punctuation
+    token gets a tree, so a gold's text reads back line for line; several punctuation tokens
+    alone on a line still give an empty line, and ``--punct drop`` drops even a lone one."""
+    assert run(["@", "- -", "@ @"], model, vocab) == ["(@)", "", ""]
+    from onparse.text import Preprocessor
+
+    assert Preprocessor(vocab)("@").tokens == ["@"] and Preprocessor(vocab, punct="drop")("@").tokens == []

@@ -343,7 +343,7 @@ def test_cli_show_keeps_a_long_sentence_within_the_terminal(tiny, monkeypatch):
 def test_cli_show_stdin_gold_and_ascii(tiny):
     _, _, path = tiny
     result = CliRunner().invoke(main, ["show", "-", "--model", path, "--ascii", "--gold", "((the cat) sat)\n(dog barked)"],
-                                input="the cat sat\n\n. ,\ndog barked\n")
+                                input="the cat sat\n\ndog barked\n")
     assert result.exit_code == 0, result.output
     assert result.output.count("induced tree:") == 2
     assert result.output.count("sentence F1 against gold:") == 2

@@ -184,10 +184,19 @@ def tokenize(text: str) -> List[str]:
 PUNCT_POLICIES = ("vocab", "drop")
 
 
+#: Split off a word's edge, these say nothing about whether a line is raw text: treebank tokens
+#: end in them too (``Dunkin'``, Dutch ``Jenkins'``, Spanish ``'Arteaga'``).
+APOSTROPHES = frozenset("'’‘`")
+
+
 def _edge_punct_split(parts: Sequence[str]) -> bool:
-    """True when NLTK split punctuation off either end of a whitespace chunk (``mat.``,
-    ``(cat``, ``"hi``), as opposed to splitting it into words (``ca n't``) or not at all."""
-    return len(parts) > 1 and (is_punct(parts[0]) or is_punct(parts[-1]))
+    """True when NLTK split punctuation other than apostrophes off either end of a whitespace
+    chunk (``mat.``, ``(cat``, ``"hi``), as opposed to splitting it into words (``ca n't``),
+    splitting off only an apostrophe (``Dunkin'``), or not at all."""
+    def edge(part: str) -> bool:
+        return is_punct(part) and not set(part) <= APOSTROPHES
+
+    return len(parts) > 1 and (edge(parts[0]) or edge(parts[-1]))
 
 
 class Sentence(NamedTuple):
@@ -202,14 +211,15 @@ class Preprocessor:
     """Turns a line of raw text into the words a model reads (a :class:`Sentence`).
 
     ``tokenize``: split with :func:`tokenize` (default) or, when False, on whitespace only
-    (pre-tokenised text).  When tokenising, a line in which no word has punctuation attached
-    at either end (nothing like ``mat.``, ``(cat`` or ``"hi``) is already tokenised and is
+    (pre-tokenised text).  When tokenising, a line in which no word has punctuation other than
+    an apostrophe attached at either end (nothing like ``mat.``, ``(cat`` or ``"hi``) is already tokenised and is
     split on whitespace only (so ``CREATOR'S`` or ``can't`` stay whole there); otherwise a
     whitespace-separated chunk that the vocabulary holds as one word (``U.S.`` or ``Inc.`` at the
     end of a line, ``AT&T``) is kept whole and every other chunk is split by NLTK.  So text in a
     treebank's own tokens (``onparse gold-text``) reads back unchanged.  ``punct``: ``vocab`` (default) drops punctuation tokens (:func:`is_punct`)
     unless the vocabulary holds them as words (``%``, ``&`` and the possessive ``'`` of
-    Penn-tagged training text); ``drop`` drops every punctuation token.  Words are normalised
+    Penn-tagged training text), and keeps the token of a line that holds only one;
+    ``drop`` drops every punctuation token.  Words are normalised
     (:func:`normalize_word`) and looked up; unknown words become ``<unk>``.
     """
 
@@ -255,11 +265,16 @@ class Preprocessor:
     def __call__(self, line: str) -> Sentence:
         tokens, ids = [], []
         index = self.vocab.index
-        for token in self.tokens(line):
+        raw = self.tokens(line)
+        for token in raw:
             word = normalize_word(token)
             if self.keeps(token, word):
                 tokens.append(token)
                 ids.append(index(word))
+        if not tokens and len(raw) == 1 and self.punct == "vocab":
+            # A line of one punctuation token keeps it (policy ``vocab`` only): a treebank's
+            # one-symbol sentence, such as WSJ's ``@`` (tagged IN), reads back as itself.
+            return Sentence(list(raw), [index(normalize_word(raw[0]))])
         return Sentence(tokens, ids)
 
 
