@@ -118,6 +118,7 @@ def test_info_describes_the_bundled_model(blob):
     assert text.startswith(f"model: {pretrained.DEFAULT_NAME}\nfile: {BUNDLED}")
     k = 4 * len(blob["models"])
     assert f"a bundle of {len(blob['models'])} models whose trees are averaged over {k} members" in text
+    assert ("note" not in meta) or f"note: {meta['note']}" in text  # how the runs ended, when recorded
     assert f"recipe: {meta['recipe']}" in text and "members (in tie-breaking order): model 1 layer 2 onlstm;" in text
     row = next(line for line in text.splitlines() if line.split()[:4] == ["wsj10", "average", "of", str(k)])
     assert row.split()[5] == f"{100 * _recorded(blob, 'wsj10', f'average of {k} members')['sentence_f1_onlstm']:.1f}"
