@@ -42,7 +42,7 @@ multilingual:  ## train the Dutch, Spanish and Portuguese models (minutes each) 
 progress:  ## time to quality: every epoch of the recipe's runs, scored (for reading only)
 	$(PYTHON) examples/progress.py runs/news-s1 runs/news-s2 runs/news-s3
 
-figures:  ## README pictures into examples/figures/ (trains a tiny LM, under a minute)
+figures:  ## README pictures into examples/figures/ from the bundled model (a minute; examples/make_figures.py --tiny trains a tiny LM instead)
 	$(PYTHON) examples/make_figures.py
 
 clean:
