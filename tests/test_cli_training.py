@@ -60,6 +60,21 @@ def test_resume_with_more_epochs_and_json(trained, tmp_path):
     assert "cannot change the preset" in one_error_line(other)
 
 
+def test_keep_epochs_survives_a_resume(trained, tmp_path):
+    """--keep-epochs is an option of the invocation, not of last.pt: a resumed run whose folder
+    holds epoch snapshots keeps writing them (found when the recipe's runs were resumed)."""
+    corpus = trained[0]
+    out = tmp_path / "kept"
+    first = invoke("train", *TINY, "--corpus", corpus, "--epochs", 1, "--keep-epochs", "--out", out)
+    assert first.exit_code == 0, first.output
+    assert invoke("train", "--out", out, "--resume", "--epochs", 2, "--threads", 1).exit_code == 0
+    assert sorted(n for n in os.listdir(out) if n.startswith("epoch-")) == ["epoch-001.pt", "epoch-002.pt"]
+    plain = tmp_path / "plain"
+    assert invoke("train", *TINY, "--corpus", corpus, "--epochs", 1, "--out", plain).exit_code == 0
+    assert invoke("train", "--out", plain, "--resume", "--epochs", 2, "--threads", 1).exit_code == 0
+    assert not [n for n in os.listdir(plain) if n.startswith("epoch-")]
+
+
 def test_init_from(trained, tmp_path):
     corpus, run, _ = trained
     result = invoke("train", *TINY, "--corpus", corpus, "--init-from", run / "best.pt", "--max-steps", 2,
