@@ -30,7 +30,7 @@ bench:  ## side-by-side speed comparisons (prints ratios)
 	$(PYTHON) benchmarks/bench_train.py --config paper --rounds 3 --batches 1
 	$(PYTHON) benchmarks/bench_induce.py
 
-model:  ## the bundled model: 3 seeds of the recipe side by side (about 4.5 hours on 2 CPU cores; resumable), bundled by PROTOCOL.md's rule
+model:  ## the bundled model: 3 seeds of the recipe side by side (2.3-3.7 hours on 2 CPU cores; resumable), bundled by PROTOCOL.md's rule
 	bash examples/train_default.sh
 
 results:  ## examples/results.md and the README table, from the bundled model (held-out scores)

@@ -60,8 +60,14 @@ def main(argv=None) -> int:
     rows = []
     for run in args.runs:
         log = epoch_log(run)
-        for path in sorted(glob.glob(os.path.join(run, "epoch-*.pt"))):
-            epoch = int(re.search(r"epoch-(\d+)\.pt", path).group(1))
+        snapshots = {int(re.search(r"epoch-(\d+)\.pt", p).group(1)): p
+                     for p in glob.glob(os.path.join(run, "epoch-*.pt"))}
+        best = os.path.join(run, "best.pt")
+        if os.path.exists(best):  # its epoch too, when no snapshot holds it (a resume without --keep-epochs)
+            from onparse.checkpoint import load_checkpoint
+
+            snapshots.setdefault(load_checkpoint(best)["metadata"]["epoch"], best)
+        for epoch, path in sorted(snapshots.items()):
             print(f"scoring {path}", file=sys.stderr)
             rows.append({"run": os.path.relpath(run, ROOT), "epoch": epoch, **log.get(epoch, {}),
                          "scores": score_snapshot(path, golds)})

@@ -11,7 +11,7 @@
 #   bash examples/train_default.sh                  # the three seeds side by side, then the bundle
 #   SEEDS="2" bash examples/train_default.sh        # one seed (e.g. one per machine); rerun to bundle
 #
-# On two CPU cores the three seeds side by side (one thread each) take about 45 minutes an
+# On two idle CPU cores the three seeds side by side (one thread each) take about 27 minutes an
 # epoch each.  On a GPU add `--device cuda` through EXTRA.  A killed run loses at most 10 minutes:
 # run the script again and every seed continues with --resume, exactly where it stopped.
 set -euo pipefail
