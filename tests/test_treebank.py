@@ -238,3 +238,23 @@ def test_gold_names_are_documented():
     assert {"alpino", "alpino10", "alpino-test", "alpino10-test", "cess_esp10", "floresta-test"} <= set(GOLD_NAMES)
     help_text = " ".join(CliRunner().invoke(main, ["eval", "--help"], terminal_width=400).output.split())
     assert all(name in help_text for name in GOLD_NAMES)
+
+
+def test_normalisation_is_idempotent_on_every_gold_word():
+    """normalize(normalize(w)) == normalize(w) for every word of the WSJ sample, except the
+    documented case: digits glued to letters, also across a period (``A4`` -> ``aN`` -> ``an``,
+    ``Sept.30``)."""
+    import re
+
+    from onparse.text import normalize_word
+
+    pytest.importorskip("nltk")
+    from onparse.data import is_installed
+
+    if not is_installed("treebank"):
+        pytest.skip("no treebank")
+    words = {w for s in load_gold("wsj") for w in s.words}
+    broken = {w for w in words if normalize_word(normalize_word(w)) != normalize_word(w)}
+    glued = re.compile(r"[^\W\d_]\.?\d|\d\.?[^\W\d_]")
+    assert not [w for w in broken if not glued.search(w)]
+    assert len(broken) < 0.01 * len(words)
