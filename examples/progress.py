@@ -63,10 +63,10 @@ def main(argv=None) -> int:
         snapshots = {int(re.search(r"epoch-(\d+)\.pt", p).group(1)): p
                      for p in glob.glob(os.path.join(run, "epoch-*.pt"))}
         best = os.path.join(run, "best.pt")
-        if os.path.exists(best):  # its epoch too, when no snapshot holds it (a resume without --keep-epochs)
-            from onparse.checkpoint import load_checkpoint
-
-            snapshots.setdefault(load_checkpoint(best)["metadata"]["epoch"], best)
+        if os.path.exists(best) and log:
+            # best.pt too, when no snapshot holds its epoch (a resume without --keep-epochs): the
+            # epoch of lowest validation perplexity in the log, the first of equals, as training chose it
+            snapshots.setdefault(min(log, key=lambda epoch: (log[epoch]["valid_ppl"], epoch)), best)
         for epoch, path in sorted(snapshots.items()):
             print(f"scoring {path}", file=sys.stderr)
             rows.append({"run": os.path.relpath(run, ROOT), "epoch": epoch, **log.get(epoch, {}),

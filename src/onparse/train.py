@@ -61,8 +61,8 @@ from .devices import torch_threads
 from .distributed import Dist, all_gather, all_reduce, setup, teardown
 from .errors import OnparseError
 from .recipe import ParameterAverager, objective, should_start_averaging, window_length
-from .run_folder import (BEST, EPOCH_SNAPSHOT, EPOCH_SNAPSHOT_RE, LAST, METRICS, FolderLock, MetricsLog, make_folder, refuse_old_run,
-                         remove_run_files, tidy, truncate_log)
+from .run_folder import (BEST, EPOCH_SNAPSHOT, EPOCH_SNAPSHOT_RE, LAST, METRICS, FolderLock, MetricsLog,
+                         make_folder, refuse_old_run, remove_run_files, run_files, tidy, truncate_log)
 from .safeio import format_ppl, perplexity_of
 from .train_config import PRESETS, RunOptions, TrainConfig, preset
 from .train_state import DAMAGE, RankState, Schedule, TrainingState, fingerprint, read_state, to_cpu, unreadable
@@ -129,7 +129,7 @@ def _train(config, spec, options, preset_name, ctx, device) -> TrainResult:
     resumed = None
     if options.resume:
         resumed = read_state(out)
-        if not options.keep_epochs and any(EPOCH_SNAPSHOT_RE.fullmatch(n) for n in os.listdir(out)):
+        if not options.keep_epochs and any(EPOCH_SNAPSHOT_RE.fullmatch(n) for n in run_files(out)):
             # A run that kept its epochs keeps them after a resume (the flag is not in last.pt).
             options = replace(options, keep_epochs=True)
     else:
