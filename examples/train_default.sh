@@ -22,20 +22,11 @@ SEEDS=${SEEDS:-"1 2 3"}
 RUNS=${RUNS:-runs}
 EXTRA=${EXTRA:---threads 1}
 
-pids=()
+source examples/background_runs.sh
 for seed in $SEEDS; do
-    out="$RUNS/news-s$seed"
-    mkdir -p "$out"
-    if [ -f "$out/last.pt" ]; then
-        onparse train --out "$out" --resume --epochs "$EPOCHS" $EXTRA >>"$out/train.log" 2>&1 &
-    else
-        onparse train --preset paper --embedding-size 300 --hidden-size 600 --corpus news \
-            --epochs "$EPOCHS" --seed "$seed" --keep-epochs --out "$out" $EXTRA >>"$out/train.log" 2>&1 &
-    fi
-    pids+=($!)
+    start_run "$RUNS/news-s$seed" --preset paper --embedding-size 300 --hidden-size 600 --corpus news \
+        --seed "$seed" --keep-epochs
 done
-status=0
-for pid in "${pids[@]}"; do wait "$pid" || status=$?; done
-[ "$status" -eq 0 ] || { echo "a seed failed (see $RUNS/news-s*/train.log)" >&2; exit "$status"; }
+wait_runs "$RUNS/news-s*/train.log"
 
 python examples/bundle_default.py --epochs "$EPOCHS" "$RUNS"/news-s*/best.pt

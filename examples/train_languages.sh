@@ -15,17 +15,9 @@ RUNS=${RUNS:-runs}
 EXTRA=${EXTRA:---threads 1}
 LANGS=${LANGS:-"alpino cess_esp floresta"}
 
-pids=()
+source examples/background_runs.sh
 for lang in $LANGS; do
-    out="$RUNS/lang-$lang"
-    mkdir -p "$out"
-    if [ -f "$out/last.pt" ]; then
-        onparse train --out "$out" --resume --epochs "$EPOCHS" $EXTRA >>"$out/train.log" 2>&1 &
-    else
-        onparse train --preset small --corpus "$lang" --epochs "$EPOCHS" --seed 1 --out "$out" $EXTRA \
-            >>"$out/train.log" 2>&1 &
-    fi
-    pids+=($!)
+    start_run "$RUNS/lang-$lang" --preset small --corpus "$lang" --seed 1
 done
-for pid in "${pids[@]}"; do wait "$pid"; done
+wait_runs "$RUNS/lang-*/train.log"
 python examples/multilingual.py $(for lang in $LANGS; do echo "$RUNS/lang-$lang/best.pt"; done)
