@@ -4,7 +4,9 @@ PROTOCOL.md fixed before the runs finished -- no gold tree is looked at before t
 1. each seed's checkpoint is its run's ``best.pt`` (lowest validation perplexity on news);
 2. the seeds are ordered by that perplexity, lowest first;
 3. members: every seed x layers 2 and 3 x decoders ``onlstm`` and ``split``, in that order
-   (the first member breaks ties of the average);
+   (the first member breaks ties of the average) by rule v1 (``--rule v1``); by rule v2 (the
+   default, PROTOCOL.md rule 11), the half of them that agrees most with the other seeds'
+   members on news' validation sentences, most central first;
 4. weights: int8 when the bundle's trees on news' validation sentences are at least 99%
    identical to the float32 bundle's; otherwise float16, with as many seeds (in perplexity
    order) as fit in 40 MB.
@@ -13,7 +15,7 @@ Then the file's metadata is completed with the recipe, the rule, the test perple
 parsing scores on NLTK's treebank sample (held out of every split of ``news``), measured on the
 written file itself, so that ``onparse info`` shows what the shipped weights do.
 
-    python examples/bundle_default.py --epochs 5 runs/news-s*/best.pt
+    python examples/bundle_default.py --epochs 5 runs/news-s4/best.pt runs/news-s5/best.pt
 """
 import argparse
 import os
@@ -34,6 +36,11 @@ SAME_TREES = 0.99
 MAX_BYTES = 40 * 1000 * 1000
 RULE = ("every seed x layers 2 and 3 x decoders onlstm and split, seeds ordered by validation perplexity "
         "(lowest first); fixed in PROTOCOL.md before the runs finished; no gold trees used")
+#: PROTOCOL.md rule 11 (v2): agreement on the first 2,000 validation sentences of >= 3 words.
+AGREEMENT_SENTENCES = 2000
+RULE_V2 = ("of every seed x layers 2 and 3 x decoders onlstm and split, the half with the highest agreement "
+           "with the other seeds' members on the first 2,000 news validation sentences of >= 3 words, "
+           "most central first (PROTOCOL.md rule 11, v2, fixed before the runs started); no gold trees used")
 
 
 def members_for(n_seeds: int):
@@ -42,10 +49,26 @@ def members_for(n_seeds: int):
     return [Member(m, layer, decoder) for m in range(n_seeds) for layer in LAYERS for decoder in DECODERS]
 
 
-def validation_trees(path: str, sentences):
+def members_by_agreement(path: str, sentences):
+    """PROTOCOL.md rule 11: the candidates of the float32 bundle ``path`` scored by agreement
+    (:meth:`onparse.api.Parser.agreement`), the kept half, most central first; and every score."""
+    from onparse.agreement import select
+    from onparse.text import is_word
+
+    parser = load_parser(path)
+    usable = [s for s in sentences if sum(map(is_word, s)) >= 3][:AGREEMENT_SENTENCES]
+    scored = parser.agreement(usable)
+    return [scored[i][0] for i in select([s for _, s in scored])], scored, len(usable)
+
+
+def load_parser(path: str):
     from onparse.api import load
 
-    return load(path, "cpu").trees(sentences)
+    return load(path, "cpu")
+
+
+def validation_trees(path: str, sentences):
+    return load_parser(path).trees(sentences)
 
 
 def score_rows(path: str) -> list:
@@ -71,6 +94,8 @@ def main(argv=None) -> int:
     ap.add_argument("--epochs", type=int, required=True, help="the recipe's --epochs (recorded)")
     ap.add_argument("--out", default=TARGET)
     ap.add_argument("--note", default=None, help="how the runs ended, when not as the recipe says (recorded)")
+    ap.add_argument("--rule", choices=("v1", "v2"), default="v2",
+                    help="PROTOCOL.md's member rule: v1 (every candidate) or v2 (agreement; default)")
     args = ap.parse_args(argv)
     from onparse.bundle import save_bundle
     from onparse.checkpoint import load_checkpoint
@@ -94,9 +119,20 @@ def main(argv=None) -> int:
 
     with tempfile.TemporaryDirectory() as tmp:
         full = os.path.join(tmp, "float32.pt")
-        save_bundle(full, [blobs[p] for p in order], members_for(len(order)), weights="float32")
+        members, rule, agreement = members_for(len(order)), RULE, None
+        save_bundle(full, [blobs[p] for p in order], members, weights="float32")
+        if args.rule == "v2":
+            print("scoring the candidates by agreement on news validation ...", file=sys.stderr)
+            members, scored, n_used = members_by_agreement(full, sentences)
+            rule = RULE_V2
+            agreement = {"sentences": n_used, "scores": [{"seed": seeds[order[m.model]], "layer": m.layer,
+                                                          "decoder": m.decoder, "agreement": a} for m, a in scored]}
+            for m, a in scored:
+                print(f"  seed {seeds[order[m.model]]} layer {m.layer} {m.decoder}: {a:.4f}"
+                      + (" kept" if m in members else ""), file=sys.stderr)
+            save_bundle(full, [blobs[p] for p in order], members, weights="float32")
         small = os.path.join(tmp, "int8.pt")
-        save_bundle(small, [blobs[p] for p in order], members_for(len(order)), weights="int8")
+        save_bundle(small, [blobs[p] for p in order], members, weights="int8")
         print(f"comparing int8 and float32 trees on {len(sentences):,} validation sentences ...", file=sys.stderr)
         same = sum(a == b for a, b in zip(validation_trees(full, sentences), validation_trees(small, sentences)))
         share = same / len(sentences)
@@ -107,22 +143,25 @@ def main(argv=None) -> int:
             weights = "float16"
             per_seed = os.path.getsize(full) / len(order) / 2
             kept = order[:max(1, int(MAX_BYTES // per_seed))]
+        # Members of seeds left out (by size) go with them; the others keep their order.
+        members = [m for m in members if m.model < len(kept)]
         check = f"int8 trees equal to float32 ones on {100 * share:.2f}% of news' validation sentences"
         recipe = (f"onparse train --preset paper --embedding-size 300 --hidden-size 600 --corpus news --epochs "
                   f"{args.epochs} --seed S, S = {', '.join(str(seeds[p]) for p in order)} (examples/train_default.sh)")
         meta = {"recipe": recipe,
-                "selection": "each seed's epoch of lowest validation perplexity on news; members: " + RULE,
-                "members_rule": RULE, "weights_check": check,
+                "selection": "each seed's epoch of lowest validation perplexity on news; members: " + rule,
+                "members_rule": rule, "weights_check": check,
+                **({"agreement": agreement} if agreement else {}),
                 "seeds": [{"seed": seeds[p], "epoch": blobs[p]["metadata"].get("epoch"), "valid_ppl": valid[p],
                            "test_ppl": tests[p][0],
                            "test_set": tests[p][1]} for p in kept],
                 **({"note": args.note} if args.note else {}),
                 "scores_gold": "NLTK's treebank sample, held out of news (wsj10: 555 sentences, wsj: 3,914)"}
         draft = os.path.join(tmp, "default.pt")
-        save_bundle(draft, [blobs[p] for p in kept], members_for(len(kept)), weights=weights, metadata=meta)
+        save_bundle(draft, [blobs[p] for p in kept], members, weights=weights, metadata=meta)
         print("scoring the bundle on the treebank sample ...", file=sys.stderr)
         meta["scores"] = score_rows(draft)
-        save_bundle(args.out, [blobs[p] for p in kept], members_for(len(kept)), weights=weights, metadata=meta)
+        save_bundle(args.out, [blobs[p] for p in kept], members, weights=weights, metadata=meta)
     log = os.path.join(os.path.dirname(order[0]), "metrics.jsonl")
     if args.out == TARGET and os.path.exists(log):
         shutil.copyfile(log, LOG_COPY)

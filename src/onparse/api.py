@@ -302,6 +302,27 @@ class Parser(ParserI):
             average = evaluate(average_trees_batch(per_sentence), gold)
         return Scores(gold.name, members, average, len(self.models))
 
+    def agreement(self, sentences: Iterable[SentenceInput], *, min_words: int = 3,
+                  limit: Optional[int] = None) -> List[Tuple[Member, float]]:
+        """Each member's agreement score on unlabelled ``sentences`` (:mod:`onparse.agreement`:
+        its mean share of non-trivial spans shared with the members of the other models), in
+        member order.  No gold tree is involved, so the score may choose members.
+
+        Sentences are read as :meth:`tokens` reads them; those of fewer than ``min_words``
+        (at least 3) tokens are skipped, and only the first ``limit`` of the others are used.
+        Cost: the distances and member trees of those sentences, then O(K^2 n) per sentence."""
+        from .agreement import agreement_scores
+
+        if min_words < 3:
+            raise OnparseError("agreement needs sentences of at least 3 words (min_words >= 3)")
+        if len(self.members) < 2:
+            raise OnparseError("agreement needs at least two members (several models, layers or decoders)")
+        tokens = [t for t in self.tokens(sentences) if len(t) >= min_words][:limit]
+        if not tokens:
+            raise OnparseError(f"no sentence of at least {min_words} words to measure agreement on")
+        scores = agreement_scores(self.member_trees(tokens), [m.model for m in self.members])
+        return list(zip(self.members, scores))
+
     # -- language modelling --------------------------------------------------------------------
     def perplexity(self, corpus: Optional[str] = None, split: Optional[str] = None, *, fmt: str = "auto",
                    batch_size: Optional[int] = None, bptt: Optional[int] = None) -> List[Any]:

@@ -124,9 +124,9 @@ def main():
 
 def _register():
     # Each command module adds its commands to `main` (imported here, after `main` exists).
-    from . import figures, info, parsing, scoring, training
+    from . import figures, info, members, parsing, scoring, training
 
-    for module in (scoring, training, parsing, figures, info):
+    for module in (scoring, training, parsing, members, figures, info):
         module.register(main)
 
 

@@ -1,0 +1,96 @@
+"""``onparse agreement``: score members by how much their trees agree on unlabelled text, keep
+the most central ones, and optionally write them as a bundle (:mod:`onparse.agreement`)."""
+import sys
+
+import click
+
+from ..errors import OnparseError
+from .common import check_writable, device_option, line_limit_option, load_parser, members_options, model_option
+
+
+def _model_blobs(model_paths):
+    """The checkpoint dicts behind ``model_paths``, in the parser's model order (a bundle's
+    models in its own order)."""
+    from ..checkpoint import load_checkpoint
+    from ..pretrained import resolve
+
+    blobs = []
+    for path in list(model_paths) or [None]:
+        blob = load_checkpoint(resolve(path), bundles=True)
+        blobs.extend(blob["models"] if "models" in blob else [blob])
+    return blobs
+
+
+@click.command("agreement")
+@click.argument("file", type=click.Path(allow_dash=True, dir_okay=False))
+@model_option
+@members_options
+@click.option("--pretokenized", is_flag=True, help="Split lines on whitespace only (text already tokenised).")
+@click.option("--limit", type=click.IntRange(min=1), default=2000, show_default=True,
+              help="Use the first N lines of at least 3 words.")
+@click.option("--keep", type=click.IntRange(min=1), default=None,
+              help="Members to keep  [default: half of them, rounded up].")
+@click.option("--bundle", "bundle_path", type=click.Path(dir_okay=False), default=None,
+              help="Write the kept members, most central first, and their models as a bundle file.")
+@click.option("--weights", type=click.Choice(["float32", "float16", "int8"]), default="float16", show_default=True,
+              help="How the bundle stores its weights.")
+@device_option
+@line_limit_option
+def agreement_command(file, model_paths, layer, decoder, pretokenized, limit, keep, bundle_path, weights, device):
+    """Choose members without gold trees: score each member (model x layer x decoder) by its
+    trees' agreement with the other models' members on the lines of FILE, raw text that is
+    not evaluation text (e.g. your language model's validation text).
+
+    A member's score is its mean share of non-trivial spans (not one word, not the whole
+    sentence) shared with every member of the other models.  Prints one TSV row per member
+    (member, score, rank among the kept ones or -); --bundle writes the kept ones.
+
+    \b
+    onparse agreement valid.txt -m s1/best.pt -m s2/best.pt --layer 2,3 --decode all
+    onparse agreement valid.txt -m s1/best.pt -m s2/best.pt --layer 2,3 --bundle mine.pt
+    """
+    from ..agreement import select
+    from ..bundle import Member, save_bundle
+    from ..induce import read_lines
+
+    check_writable(bundle_path, "--bundle")
+    parser = load_parser(model_paths, device, layer, decoder)
+    if keep is not None and keep > len(parser.members):
+        raise click.BadParameter(f"cannot keep {keep} of {len(parser.members)} members", param_hint="--keep")
+    prep = parser.preprocessor(tokenize=not pretokenized)
+    sentences = []
+    for line in read_lines(file):
+        tokens = prep(line).tokens
+        if len(tokens) >= 3:
+            sentences.append(tokens)
+            if len(sentences) == limit:
+                break
+    scored = parser.agreement(sentences)
+    kept = select([s for _, s in scored], keep)
+    rank = {index: r + 1 for r, index in enumerate(kept)}
+    n_models = len(parser.models)
+    click.echo("member\tagreement\tkept")
+    for index, (member, score) in enumerate(scored):
+        click.echo(f"{member.label(n_models)}\t{score:.4f}\t{rank.get(index, '-')}")
+    click.echo(f"kept {len(kept)} of {len(scored)} members, measured on {len(sentences):,} sentences", err=True)
+    if bundle_path:
+        members = [scored[i][0] for i in kept]
+        used = sorted({m.model for m in members})
+        renumber = {old: new for new, old in enumerate(used)}
+        blobs = _model_blobs(model_paths)
+        meta = {"members_rule": f"the {len(kept)} of {len(scored)} members of highest agreement on {file} "
+                                f"({len(sentences):,} sentences; onparse agreement)",
+                "agreement": [{**m.to_dict(), "agreement": s} for m, s in scored]}
+        try:
+            save_bundle(bundle_path, [blobs[i] for i in used],
+                        [Member(renumber[m.model], m.layer, m.decoder) for m in members], weights=weights,
+                        metadata=meta)
+        except OSError as err:
+            raise OnparseError(f"cannot write {bundle_path}: {err.strerror}") from None
+        click.echo(f"wrote {bundle_path} ({len(used)} model(s), {len(members)} members, {weights})", err=True)
+    sys.stdout.flush()
+
+
+def register(group: click.Group) -> None:
+    """Add ``agreement`` to the ``onparse`` command group."""
+    group.add_command(agreement_command)

@@ -1,0 +1,189 @@
+"""Member agreement (onparse.agreement): hand-computed cases, a naive reference over random
+trees, Parser.agreement against trees computed member by member, and `onparse agreement`."""
+import math
+import random
+
+import pytest
+import torch
+from click.testing import CliRunner
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from onparse.agreement import agreement_scores, select, tree_agreement
+from onparse.api import load
+from onparse.baselines import balanced, left_branching, random_tree, right_branching
+from onparse.cli import main
+from onparse.decode import decode
+from onparse.errors import OnparseError
+from onparse.text import normalize_word
+from conftest import save_tiny_checkpoint
+
+pytestmark = pytest.mark.usefixtures("one_thread")
+
+WORDS = "the cat sat down on a mat dog barked N times and then it was quiet".split()
+LINES = ["the cat sat down on a mat", "the dog barked N times", "and then it was quiet",
+         "a cat", "the dog sat on the mat and then it barked"]
+
+
+def naive_agreement(a, b, n):
+    """Shared brackets over n - 2, from the bracket sets written out by hand: every span of two
+    or more words, minus the whole sentence."""
+    def brackets(tree):
+        out, pos = set(), [0]
+
+        def walk(node):
+            if isinstance(node, str):
+                pos[0] += 1
+                return
+            start = pos[0]
+            for child in node:
+                walk(child)
+            out.add((start, pos[0]))
+        walk(tree)
+        return {s for s in out if s[1] - s[0] > 1 and s != (0, n)}
+    return len(brackets(a) & brackets(b)) / (n - 2)
+
+
+def test_hand_computed_cases():
+    words = list("abcde")
+    left, right = left_branching(words), right_branching(words)
+    assert tree_agreement(left, left) == 1.0
+    # left: (0,2) (0,3) (0,4); right: (1,5) (2,5) (3,5): nothing shared.
+    assert tree_agreement(left, right) == 0.0
+    # ((a b) c) (d e): (0,3) (0,2) (3,5) shares (0,2) (0,3) with left: 2 of 3.
+    mixed = ((("a", "b"), "c"), ("d", "e"))
+    assert tree_agreement(mixed, left) == pytest.approx(2 / 3)
+    assert tree_agreement(("a", "b"), ("a", "b")) is None          # no non-trivial span
+    with pytest.raises(ValueError, match="same words"):
+        tree_agreement(left, left_branching(list("abcdx")))
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.integers(3, 12), st.integers(0, 10 ** 6))
+def test_agreement_matches_a_naive_count(n, seed):
+    words = [f"w{i}" for i in range(n)]
+    a, b = random_tree(words, random.Random(seed)), random_tree(words, random.Random(seed + 1))
+    assert tree_agreement(a, b) == pytest.approx(naive_agreement(a, b, n))
+    assert tree_agreement(a, b) == tree_agreement(b, a)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.integers(1, 9), min_size=1, max_size=6), st.lists(st.integers(0, 2), min_size=2, max_size=5),
+       st.integers(0, 10 ** 6))
+def test_scores_match_the_definition(lengths, groups, seed):
+    rng = random.Random(seed)
+    sentences = [[random_tree([f"w{i}" for i in range(n)], rng) for _ in groups] for n in lengths]
+    used = [s for s in sentences if n_words(s[0]) >= 3]
+    if not used:
+        with pytest.raises(ValueError, match="3 words"):
+            agreement_scores(sentences, groups)
+        return
+    scores = agreement_scores(sentences, groups)
+    several = len(set(groups)) > 1
+    for i in range(len(groups)):
+        peers = [j for j in range(len(groups)) if j != i and (not several or groups[j] != groups[i])]
+        expected = sum(sum(naive_agreement(s[i], s[j], n_words(s[0])) for j in peers) / len(peers)
+                       for s in used) / len(used)
+        assert scores[i] == pytest.approx(expected)
+
+
+def n_words(tree):
+    return 1 if isinstance(tree, str) else sum(n_words(c) for c in tree)
+
+
+def test_only_other_groups_vote_and_short_sentences_are_skipped():
+    words = list("abcdef")
+    left, right, bal = left_branching(words), right_branching(words), balanced(words)
+    short = [("a", "b")] * 3
+    # Members 0 and 1 (group 0) are identical: they may not vote for each other.
+    assert agreement_scores([[left, left, right], short], groups=[0, 0, 1]) == [0.0, 0.0, 0.0]
+    # One group: every other member votes.
+    assert agreement_scores([[left, left, right]], groups=[0, 0, 0]) == [0.5, 0.5, 0.0]
+    assert agreement_scores([[bal, bal]], groups=[0, 1]) == [1.0, 1.0]
+    with pytest.raises(ValueError, match="3 words"):
+        agreement_scores([short], groups=[0, 1, 2])
+    with pytest.raises(ValueError, match="two members"):
+        agreement_scores([[left]], groups=[0])
+
+
+def test_select_keeps_half_rounded_up_highest_first_ties_in_order():
+    assert select([0.1, 0.3, 0.2, 0.3]) == [1, 3]
+    assert select([0.5, 0.5, 0.5]) == [0, 1]
+    assert select([0.2, 0.9, 0.4, 0.1, 0.3], keep=3) == [1, 2, 4]
+    assert len(select([0.0] * 7)) == math.ceil(7 / 2)
+    with pytest.raises(ValueError):
+        select([0.1, 0.2], keep=3)
+
+
+@pytest.fixture(scope="module")
+def paths(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("agree")
+    return [save_tiny_checkpoint(folder / f"m{seed}.pt", WORDS, seed=seed)[2] for seed in (1, 2)]
+
+
+def member_tree(path, tokens, layer, decoder):
+    from onparse.checkpoint import load_checkpoint, model_from_blob
+
+    loaded = model_from_blob(load_checkpoint(path), path, torch.device("cpu"))
+    vocab = loaded.vocab
+    ids = torch.tensor([vocab.eos_id] + [vocab.index(normalize_word(t)) for t in tokens]).view(-1, 1)
+    return decode(loaded.model.distances(ids)[layer - 1, 0, 1:, 0].numpy(), list(tokens), decoder)
+
+
+def test_parser_agreement_is_the_mean_over_the_other_models_members(paths):
+    parser = load(paths, "cpu", layers=[2, 3], decoders=["onlstm", "split"])
+    scored = parser.agreement(LINES)
+    assert [m for m, _ in scored] == parser.members
+    sentences = [line.split() for line in LINES if len(line.split()) >= 3]
+    trees = {(p, layer, d): [member_tree(path, s, layer, d) for s in sentences]
+             for p, path in enumerate(paths) for layer in (2, 3) for d in ("onlstm", "split")}
+    for member, score in scored:
+        others = [k for k in trees if k[0] != member.model]
+        mine = trees[(member.model, member.layer, member.decoder)]
+        expected = sum(sum(naive_agreement(mine[s], trees[o][s], len(sentences[s])) for o in others) / len(others)
+                       for s in range(len(sentences))) / len(sentences)
+        assert score == pytest.approx(expected)
+    # `limit` takes the first sentences of at least 3 words only.
+    first = parser.agreement(LINES, limit=1)
+    assert first == parser.agreement(LINES[:1])
+    with pytest.raises(OnparseError, match="two members"):
+        load(paths[0], "cpu").agreement(LINES)
+    with pytest.raises(OnparseError, match="at least 3 words"):
+        parser.agreement(["a cat", "the"])
+
+
+def test_cli_prints_scores_and_writes_a_bundle_of_the_kept_members(paths, tmp_path):
+    text = tmp_path / "valid.txt"
+    text.write_text("\n".join(LINES) + "\n")
+    bundle = tmp_path / "kept.pt"
+    args = ["agreement", str(text), "-m", paths[0], "-m", paths[1], "--layer", "2,3", "--decode", "all",
+            "--pretokenized"]
+    result = CliRunner().invoke(main, args + ["--bundle", str(bundle), "--weights", "float32"])
+    assert result.exit_code == 0, result.output
+    rows = [line.split("\t") for line in result.stdout.splitlines()]
+    assert rows[0] == ["member", "agreement", "kept"] and len(rows) == 9
+    expected = load(paths, "cpu", layers=[2, 3], decoders=["onlstm", "split"]).agreement(LINES)
+    assert [float(r[1]) for r in rows[1:]] == [pytest.approx(s, abs=1e-4) for _, s in expected]
+    order = select([s for _, s in expected])
+    kept = [r for r in rows[1:] if r[2] != "-"]
+    assert len(kept) == 4 and sorted(int(r[2]) for r in kept) == [1, 2, 3, 4]
+    # The bundle holds the kept members, most central first, and gives their average.
+    written = load(str(bundle), "cpu")
+    wanted = [expected[i][0] for i in order]
+    used = sorted({m.model for m in wanted})
+    assert [(used[m.model], m.layer, m.decoder) for m in written.members] == \
+        [(m.model, m.layer, m.decoder) for m in wanted]
+    direct = load(paths, "cpu").with_members(wanted)
+    tokens = [line.split() for line in LINES]
+    assert written.trees(tokens) == direct.trees(tokens)
+
+
+def test_cli_errors_are_one_line(paths, tmp_path):
+    text = tmp_path / "valid.txt"
+    text.write_text("a cat\n")
+    result = CliRunner().invoke(main, ["agreement", str(text), "-m", paths[0], "-m", paths[1]])
+    assert result.exit_code == 1 and "at least 3 words" in result.output and "Traceback" not in result.output
+    result = CliRunner().invoke(main, ["agreement", str(text), "-m", paths[0], "--keep", "3"])
+    assert result.exit_code == 2 and "cannot keep 3 of 1" in result.output
+    result = CliRunner().invoke(main, ["agreement", str(text), "-m", paths[0], "--bundle", str(tmp_path)])
+    assert result.exit_code == 2 and "is a directory" in result.output
