@@ -187,3 +187,5 @@ def test_cli_errors_are_one_line(paths, tmp_path):
     assert result.exit_code == 2 and "cannot keep 3 of 1" in result.output
     result = CliRunner().invoke(main, ["agreement", str(text), "-m", paths[0], "--bundle", str(tmp_path)])
     assert result.exit_code == 2 and "is a directory" in result.output
+    result = CliRunner().invoke(main, ["agreement", str(text), "-m", paths[0], "-m", paths[1], "--bundle", paths[1]])
+    assert result.exit_code == 2 and "is the model" in result.output

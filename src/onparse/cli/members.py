@@ -5,7 +5,8 @@ import sys
 import click
 
 from ..errors import OnparseError
-from .common import check_writable, device_option, line_limit_option, load_parser, members_options, model_option
+from .common import (check_writable, device_option, line_limit_option, load_parser, members_options, model_option,
+                     refuse_overwrite)
 
 
 def _model_blobs(model_paths):
@@ -54,6 +55,7 @@ def agreement_command(file, model_paths, layer, decoder, pretokenized, limit, ke
     from ..induce import read_lines
 
     check_writable(bundle_path, "--bundle")
+    refuse_overwrite(bundle_path, "--bundle", [("input", file)] + [("model", p) for p in model_paths])
     parser = load_parser(model_paths, device, layer, decoder)
     if keep is not None and keep > len(parser.members):
         raise click.BadParameter(f"cannot keep {keep} of {len(parser.members)} members", param_hint="--keep")
