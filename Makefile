@@ -40,7 +40,8 @@ multilingual:  ## train the Dutch, Spanish and Portuguese models (minutes each) 
 	bash examples/train_languages.sh
 
 progress:  ## time to quality: every epoch of the recipe's runs, scored (for reading only)
-	$(PYTHON) examples/progress.py runs/news-s1 runs/news-s2 runs/news-s3 runs/news-s4 runs/news-s5
+	$(PYTHON) examples/progress.py runs/news-s1 runs/news-s2 runs/news-s3
+	$(PYTHON) examples/progress.py runs/news-s4 runs/news-s5 --out examples/progress-v2.md --figure examples/figures/time-to-quality-v2.png
 
 figures:  ## README pictures into examples/figures/ from the bundled model (a minute; examples/make_figures.py --tiny trains a tiny LM instead)
 	$(PYTHON) examples/make_figures.py

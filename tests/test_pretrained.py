@@ -13,6 +13,7 @@ import pytest
 from click.testing import CliRunner
 
 from onparse import pretrained
+from onparse.bundle import Member
 from onparse.cli import main
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -33,9 +34,9 @@ def blob():
 
 
 def test_bundled_model_is_a_small_held_out_bundle(blob):
-    """Seeds of the news recipe (three in int8, or as many as fit in float16), every seed x
-    layers 2, 3 x both decoders in PROTOCOL.md's order, at most 40 MB."""
-    from onparse.bundle import Member
+    """Seeds of the news recipe (in int8, or as many as fit in float16), the members PROTOCOL.md's
+    rule 11 keeps by the agreement scores recorded in the file, at most 40 MB."""
+    from onparse.agreement import select
 
     assert pretrained.default_model_path() == str(BUNDLED)
     assert BUNDLED.stat().st_size <= 40 * 1000 * 1000
@@ -45,11 +46,20 @@ def test_bundled_model_is_a_small_held_out_bundle(blob):
         assert key in meta, key
     assert all(m["metadata"]["corpus"]["source"] == "news" for m in models)  # held-out training text
     assert all("training" not in m for m in models)
-    # Seeds ordered by validation perplexity, lowest first; every seed x layers 2, 3 x both decoders.
+    # Seeds ordered by validation perplexity, lowest first.
     ppls = [m["metadata"]["valid_ppl"] for m in models]
     assert ppls == sorted(ppls) and [s["valid_ppl"] for s in meta["seeds"]] == ppls
+    # Members: of every seed x layers 2, 3 x both decoders, the most central half by agreement on
+    # 2,000 news validation sentences, highest first (members of seeds left out by size go too).
+    seeds = [s["seed"] for s in meta["seeds"]]
+    scored = meta["agreement"]["scores"]
+    assert meta["agreement"]["sentences"] == 2000 and len(scored) % 4 == 0
+    kinds = [(2, "onlstm"), (2, "split"), (3, "onlstm"), (3, "split")]
+    assert [(r["layer"], r["decoder"]) for r in scored] == kinds * (len(scored) // 4)
+    chosen = [scored[i] for i in select([r["agreement"] for r in scored])]
     members = [Member.from_dict(m) for m in blob["members"]]
-    assert members == [Member(k, layer, d) for k in range(len(models)) for layer in (2, 3) for d in ("onlstm", "split")]
+    assert [(seeds[m.model], m.layer, m.decoder) for m in members] == \
+        [(r["seed"], r["layer"], r["decoder"]) for r in chosen if r["seed"] in seeds]
     weights = {m["metadata"]["weights"] for m in models}
     assert weights <= {"int8", "float16"} and len(weights) == 1
     share = float(meta["weights_check"].split("% ")[0].split()[-1])
@@ -116,10 +126,11 @@ def test_info_describes_the_bundled_model(blob):
     text = invoke("info").stdout
     meta = blob["metadata"]
     assert text.startswith(f"model: {pretrained.DEFAULT_NAME}\nfile: {BUNDLED}")
-    k = 4 * len(blob["models"])
+    k = len(blob["members"])
     assert f"a bundle of {len(blob['models'])} models whose trees are averaged over {k} members" in text
     assert ("note" not in meta) or f"note: {meta['note']}" in text  # how the runs ended, when recorded
-    assert f"recipe: {meta['recipe']}" in text and "members (in tie-breaking order): model 1 layer 2 onlstm;" in text
+    first = Member.from_dict(blob["members"][0]).label(len(blob["models"]))
+    assert f"recipe: {meta['recipe']}" in text and f"members (in tie-breaking order): {first};" in text
     row = next(line for line in text.splitlines() if line.split()[:4] == ["wsj10", "average", "of", str(k)])
     assert row.split()[5] == f"{100 * _recorded(blob, 'wsj10', f'average of {k} members')['sentence_f1_onlstm']:.1f}"
     as_json = json.loads(invoke("info", "--json").stdout)
