@@ -52,11 +52,11 @@ def members_for(n_seeds: int):
 def members_by_agreement(path: str, sentences):
     """PROTOCOL.md rule 11: the candidates of the float32 bundle ``path`` scored by agreement
     (:meth:`onparse.api.Parser.agreement`), the kept half, most central first; and every score."""
-    from onparse.agreement import select
+    from onparse.agreement import MIN_WORDS, select
     from onparse.text import is_word
 
     parser = load_parser(path)
-    usable = [s for s in sentences if sum(map(is_word, s)) >= 3][:AGREEMENT_SENTENCES]
+    usable = [s for s in sentences if sum(map(is_word, s)) >= MIN_WORDS][:AGREEMENT_SENTENCES]
     scored = parser.agreement(usable)
     return [scored[i][0] for i in select([s for _, s in scored])], scored, len(usable)
 

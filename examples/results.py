@@ -48,9 +48,8 @@ def score_bundle(path: str, golds) -> dict:
     """The bundle's average, each member, and each seed's own 4-member average, per gold set."""
     from onparse.api import load
     from onparse.average import average_trees_batch
-    from onparse.metrics import evaluate
-
     from onparse.bundle import default_members
+    from onparse.metrics import evaluate
 
     parser = load(path, "cpu")
     # Every candidate member is scored, also those the bundle's rule left out.

@@ -145,6 +145,18 @@ def save_tiny_checkpoint(path, words, seed=0, *, embedding_size=16, hidden_size=
     return model, vocab, str(path)
 
 
+
+def expected_tree(model, vocab, tokens, layer=2, decoder="onlstm"):
+    """The tree of ``tokens`` computed the long way: one sentence through ``model`` from a
+    zero state, its master-forget distances at ``layer`` decoded by ``decoder``."""
+    import torch
+
+    from onparse.decode import decode
+    from onparse.text import normalize_word
+
+    ids = torch.tensor([vocab.eos_id] + [vocab.index(normalize_word(t)) for t in tokens]).view(-1, 1)
+    return decode(model.distances(ids)[layer - 1, 0, 1:, 0].numpy(), list(tokens), decoder)
+
 #: The model of the cell and fast-path tests: three small layers of different sizes.
 TINY = dict(vocab_size=23, embedding_size=12, hidden_size=18, n_layers=3, chunk_size=3)
 #: Every dropout off (model configuration overrides).

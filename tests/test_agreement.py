@@ -4,7 +4,6 @@ import math
 import random
 
 import pytest
-import torch
 from click.testing import CliRunner
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -13,10 +12,10 @@ from onparse.agreement import agreement_scores, select, tree_agreement
 from onparse.api import load
 from onparse.baselines import balanced, left_branching, random_tree, right_branching
 from onparse.cli import main
-from onparse.decode import decode
 from onparse.errors import OnparseError
-from onparse.text import normalize_word
-from conftest import save_tiny_checkpoint
+
+from conftest import expected_tree, save_tiny_checkpoint
+from naive import naive_spans, naive_words
 
 pytestmark = pytest.mark.usefixtures("one_thread")
 
@@ -26,21 +25,10 @@ LINES = ["the cat sat down on a mat", "the dog barked N times", "and then it was
 
 
 def naive_agreement(a, b, n):
-    """Shared brackets over n - 2, from the bracket sets written out by hand: every span of two
-    or more words, minus the whole sentence."""
+    """Shared brackets over n - 2, from the naive span lists of tests/naive.py: every span of
+    two or more words, minus the whole sentence."""
     def brackets(tree):
-        out, pos = set(), [0]
-
-        def walk(node):
-            if isinstance(node, str):
-                pos[0] += 1
-                return
-            start = pos[0]
-            for child in node:
-                walk(child)
-            out.add((start, pos[0]))
-        walk(tree)
-        return {s for s in out if s[1] - s[0] > 1 and s != (0, n)}
+        return {s for s in naive_spans(tree) if s != (0, n)}
     return len(brackets(a) & brackets(b)) / (n - 2)
 
 
@@ -73,7 +61,7 @@ def test_agreement_matches_a_naive_count(n, seed):
 def test_scores_match_the_definition(lengths, groups, seed):
     rng = random.Random(seed)
     sentences = [[random_tree([f"w{i}" for i in range(n)], rng) for _ in groups] for n in lengths]
-    used = [s for s in sentences if n_words(s[0]) >= 3]
+    used = [s for s in sentences if len(naive_words(s[0])) >= 3]
     if not used:
         with pytest.raises(ValueError, match="3 words"):
             agreement_scores(sentences, groups)
@@ -82,13 +70,9 @@ def test_scores_match_the_definition(lengths, groups, seed):
     several = len(set(groups)) > 1
     for i in range(len(groups)):
         peers = [j for j in range(len(groups)) if j != i and (not several or groups[j] != groups[i])]
-        expected = sum(sum(naive_agreement(s[i], s[j], n_words(s[0])) for j in peers) / len(peers)
+        expected = sum(sum(naive_agreement(s[i], s[j], len(naive_words(s[0]))) for j in peers) / len(peers)
                        for s in used) / len(used)
         assert scores[i] == pytest.approx(expected)
-
-
-def n_words(tree):
-    return 1 if isinstance(tree, str) else sum(n_words(c) for c in tree)
 
 
 def test_only_other_groups_vote_and_short_sentences_are_skipped():
@@ -116,27 +100,24 @@ def test_select_keeps_half_rounded_up_highest_first_ties_in_order():
 
 
 @pytest.fixture(scope="module")
-def paths(tmp_path_factory):
+def saved(tmp_path_factory):
+    """``(model, vocabulary, path)`` of two untrained tiny models."""
     folder = tmp_path_factory.mktemp("agree")
-    return [save_tiny_checkpoint(folder / f"m{seed}.pt", WORDS, seed=seed)[2] for seed in (1, 2)]
+    return [save_tiny_checkpoint(folder / f"m{seed}.pt", WORDS, seed=seed) for seed in (1, 2)]
 
 
-def member_tree(path, tokens, layer, decoder):
-    from onparse.checkpoint import load_checkpoint, model_from_blob
-
-    loaded = model_from_blob(load_checkpoint(path), path, torch.device("cpu"))
-    vocab = loaded.vocab
-    ids = torch.tensor([vocab.eos_id] + [vocab.index(normalize_word(t)) for t in tokens]).view(-1, 1)
-    return decode(loaded.model.distances(ids)[layer - 1, 0, 1:, 0].numpy(), list(tokens), decoder)
+@pytest.fixture(scope="module")
+def paths(saved):
+    return [path for _, _, path in saved]
 
 
-def test_parser_agreement_is_the_mean_over_the_other_models_members(paths):
+def test_parser_agreement_is_the_mean_over_the_other_models_members(saved, paths):
     parser = load(paths, "cpu", layers=[2, 3], decoders=["onlstm", "split"])
     scored = parser.agreement(LINES)
     assert [m for m, _ in scored] == parser.members
     sentences = [line.split() for line in LINES if len(line.split()) >= 3]
-    trees = {(p, layer, d): [member_tree(path, s, layer, d) for s in sentences]
-             for p, path in enumerate(paths) for layer in (2, 3) for d in ("onlstm", "split")}
+    trees = {(p, layer, d): [expected_tree(model, vocab, s, layer, d) for s in sentences]
+             for p, (model, vocab, _) in enumerate(saved) for layer in (2, 3) for d in ("onlstm", "split")}
     for member, score in scored:
         others = [k for k in trees if k[0] != member.model]
         mine = trees[(member.model, member.layer, member.decoder)]

@@ -9,11 +9,11 @@ from onparse.api import CHUNK, load, to_nltk
 from onparse.average import average_trees
 from onparse.bundle import Member, save_bundle
 from onparse.checkpoint import load_checkpoint, save_checkpoint
-from onparse.decode import decode
 from onparse.errors import OnparseError
 from onparse.model import ModelConfig, ONLSTMLanguageModel
-from onparse.text import normalize_word
 from onparse.vocab import Vocabulary
+
+from conftest import expected_tree
 
 pytestmark = pytest.mark.usefixtures("one_thread")
 
@@ -37,11 +37,6 @@ def paths(tmp_path_factory):
         save_checkpoint(str(path), config=model.config.to_dict(), vocab=vocab, state_dict=model.state_dict())
         out.append(str(path))
     return out
-
-
-def expected_tree(model, vocab, tokens, layer=2, decoder="onlstm"):
-    ids = torch.tensor([vocab.eos_id] + [vocab.index(normalize_word(t)) for t in tokens]).view(-1, 1)
-    return decode(model.distances(ids)[layer - 1, 0, 1:, 0].numpy(), list(tokens), decoder)
 
 
 def test_public_names_and_the_nltk_contract(paths):

@@ -34,6 +34,9 @@ from typing import Hashable, List, Optional, Sequence
 
 from .trees import Tree, leaves, tree_spans
 
+#: The shortest sentence with a non-trivial span (a binary tree of n words has n - 2 of them).
+MIN_WORDS = 3
+
 
 def nontrivial_spans(tree: Tree) -> set:
     """The spans of ``tree`` that cover at least two words but not the whole sentence."""
@@ -49,7 +52,7 @@ def tree_agreement(a: Tree, b: Tree) -> Optional[float]:
     if leaves(b) != words:
         raise ValueError("the trees do not cover the same words")
     n = len(words)
-    if n < 3:
+    if n < MIN_WORDS:
         return None
     return len(nontrivial_spans(a) & nontrivial_spans(b)) / (n - 2)
 
@@ -70,7 +73,7 @@ def agreement_scores(member_trees: Sequence[Sequence[Tree]], groups: Sequence[Ha
     for index, trees in enumerate(member_trees):
         if len(trees) != k:
             raise ValueError(f"sentence {index + 1}: {len(trees)} trees for {k} members")
-        if any(t is None for t in trees) or len(leaves(trees[0])) < 3:
+        if any(t is None for t in trees) or len(leaves(trees[0])) < MIN_WORDS:
             continue
         n = len(leaves(trees[0]))
         spans = []

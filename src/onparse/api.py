@@ -23,6 +23,7 @@ from typing import Any, Dict, Iterable, Iterator, List, Optional, Sequence, Tupl
 
 from nltk.parse.api import ParserI
 
+from .agreement import MIN_WORDS, agreement_scores
 from .bundle import Member, default_members
 from .decode import DECODERS, decode
 from .errors import OnparseError
@@ -302,19 +303,18 @@ class Parser(ParserI):
             average = evaluate(average_trees_batch(per_sentence), gold)
         return Scores(gold.name, members, average, len(self.models))
 
-    def agreement(self, sentences: Iterable[SentenceInput], *, min_words: int = 3,
+    def agreement(self, sentences: Iterable[SentenceInput], *, min_words: int = MIN_WORDS,
                   limit: Optional[int] = None) -> List[Tuple[Member, float]]:
         """Each member's agreement score on unlabelled ``sentences`` (:mod:`onparse.agreement`:
         its mean share of non-trivial spans shared with the members of the other models), in
         member order.  No gold tree is involved, so the score may choose members.
 
         Sentences are read as :meth:`tokens` reads them; those of fewer than ``min_words``
-        (at least 3) tokens are skipped, and only the first ``limit`` of the others are used.
+        (at least :data:`onparse.agreement.MIN_WORDS`, 3) tokens are skipped, and only
+        the first ``limit`` of the others are used.
         Cost: the distances and member trees of those sentences, then O(K^2 n) per sentence."""
-        from .agreement import agreement_scores
-
-        if min_words < 3:
-            raise OnparseError("agreement needs sentences of at least 3 words (min_words >= 3)")
+        if min_words < MIN_WORDS:
+            raise OnparseError(f"agreement needs sentences of at least {MIN_WORDS} words (min_words >= {MIN_WORDS})")
         if len(self.members) < 2:
             raise OnparseError("agreement needs at least two members (several models, layers or decoders)")
         tokens = [t for t in self.tokens(sentences) if len(t) >= min_words][:limit]

@@ -212,15 +212,17 @@ class Preprocessor:
 
     ``tokenize``: split with :func:`tokenize` (default) or, when False, on whitespace only
     (pre-tokenised text).  When tokenising, a line in which no word has punctuation other than
-    an apostrophe attached at either end (nothing like ``mat.``, ``(cat`` or ``"hi``) is already tokenised and is
-    split on whitespace only (so ``CREATOR'S`` or ``can't`` stay whole there); otherwise a
-    whitespace-separated chunk that the vocabulary holds as one word (``U.S.`` or ``Inc.`` at the
-    end of a line, ``AT&T``) is kept whole and every other chunk is split by NLTK.  So text in a
-    treebank's own tokens (``onparse gold-text``) reads back unchanged.  ``punct``: ``vocab`` (default) drops punctuation tokens (:func:`is_punct`)
-    unless the vocabulary holds them as words (``%``, ``&`` and the possessive ``'`` of
-    Penn-tagged training text), and keeps the token of a line that holds only one;
-    ``drop`` drops every punctuation token.  Words are normalised
-    (:func:`normalize_word`) and looked up; unknown words become ``<unk>``.
+    an apostrophe attached at either end (nothing like ``mat.``, ``(cat`` or ``"hi``) is already
+    tokenised and is split on whitespace only (so ``CREATOR'S`` or ``can't`` stay whole there);
+    otherwise a whitespace-separated chunk that the vocabulary holds as one word (``U.S.`` or
+    ``Inc.`` at the end of a line, ``AT&T``) is kept whole and every other chunk is split by NLTK.
+    So text in a treebank's own tokens (``onparse gold-text``) reads back unchanged.
+
+    ``punct``: ``vocab`` (default) drops punctuation tokens (:func:`is_punct`) unless the
+    vocabulary holds them as words (``%``, ``&`` and the possessive ``'`` of Penn-tagged training
+    text), and keeps the token of a line that holds only one; ``drop`` drops every punctuation
+    token.  Words are normalised (:func:`normalize_word`) and looked up; unknown words become
+    ``<unk>``.
     """
 
     vocab: object                  # onparse.vocab.Vocabulary

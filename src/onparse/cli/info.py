@@ -155,7 +155,8 @@ def describe_bundle(blob: dict, name: str, path: str) -> str:
     lines = [f"model: {name}",
              f"file: {path} ({os.path.getsize(path) / 1e6:.1f} MB, {weights} weights): a bundle of "
              f"{len(models)} models whose trees are averaged over {len(members)} members"]
-    for key, title in (("recipe", "recipe"), ("note", "note"), ("selection", "selected by"), ("weights_check", "weights")):
+    for key, title in (("recipe", "recipe"), ("note", "note"), ("selection", "selected by"),
+                       ("weights_check", "weights")):
         if meta.get(key):
             lines.append(f"{title}: {meta[key]}")
     lines += ["", "members (in tie-breaking order): " + "; ".join(m.label(len(models)) for m in members), ""]

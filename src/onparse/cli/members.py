@@ -50,7 +50,7 @@ def agreement_command(file, model_paths, layer, decoder, pretokenized, limit, ke
     onparse agreement valid.txt -m s1/best.pt -m s2/best.pt --layer 2,3 --decode all
     onparse agreement valid.txt -m s1/best.pt -m s2/best.pt --layer 2,3 --bundle mine.pt
     """
-    from ..agreement import select
+    from ..agreement import MIN_WORDS, select
     from ..bundle import Member, save_bundle
     from ..induce import read_lines
 
@@ -63,7 +63,7 @@ def agreement_command(file, model_paths, layer, decoder, pretokenized, limit, ke
     sentences = []
     for line in read_lines(file):
         tokens = prep(line).tokens
-        if len(tokens) >= 3:
+        if len(tokens) >= MIN_WORDS:
             sentences.append(tokens)
             if len(sentences) == limit:
                 break
