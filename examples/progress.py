@@ -36,6 +36,14 @@ def epoch_log(run: str) -> dict:
     return out
 
 
+def previous_scores(path: str) -> dict:
+    """``{(run, epoch): scores}`` of an earlier ``progress.json`` (empty when there is none)."""
+    if not os.path.exists(path):
+        return {}
+    with open(path, encoding="utf-8") as handle:
+        return {(row["run"], row["epoch"]): row["scores"] for row in json.load(handle)}
+
+
 def score_snapshot(path: str, golds) -> dict:
     from onparse.api import load
     from onparse.bundle import Member
@@ -53,10 +61,14 @@ def main(argv=None) -> int:
     ap.add_argument("runs", nargs="+", help="run folders holding epoch-NNN.pt and metrics.jsonl")
     ap.add_argument("--out", default=os.path.join(HERE, "progress.md"))
     ap.add_argument("--figure", default=os.path.join(HERE, "figures", "time-to-quality.png"))
+    ap.add_argument("--reuse", action="store_true",
+                    help="keep the scores of epoch snapshots already in --out's .json (a snapshot's file never "
+                         "changes), scoring only the new ones")
     args = ap.parse_args(argv)
     from onparse.treebank import load_gold
 
     golds = {name: load_gold(name) for name in GOLDS}
+    done = previous_scores(args.out.replace(".md", ".json")) if args.reuse else {}
     rows = []
     for run in args.runs:
         log = epoch_log(run)
@@ -67,10 +79,13 @@ def main(argv=None) -> int:
             # best.pt too, when no snapshot holds its epoch (a resume without --keep-epochs): the
             # epoch of lowest validation perplexity in the log, the first of equals, as training chose it
             snapshots.setdefault(min(log, key=lambda epoch: (log[epoch]["valid_ppl"], epoch)), best)
+        name = os.path.relpath(run, ROOT)
         for epoch, path in sorted(snapshots.items()):
-            print(f"scoring {path}", file=sys.stderr)
-            rows.append({"run": os.path.relpath(run, ROOT), "epoch": epoch, **log.get(epoch, {}),
-                         "scores": score_snapshot(path, golds)})
+            scores = done.get((name, epoch)) if path != best else None
+            if scores is None:
+                print(f"scoring {path}", file=sys.stderr)
+                scores = score_snapshot(path, golds)
+            rows.append({"run": name, "epoch": epoch, **log.get(epoch, {}), "scores": scores})
     with open(args.out.replace(".md", ".json"), "w", encoding="utf-8") as handle:
         json.dump(rows, handle, indent=1)
     table = ["| run | epoch | training hours | valid ppl | WSJ10: L2 onlstm | WSJ10: 4-member avg | "
