@@ -30,7 +30,7 @@ bench:  ## side-by-side speed comparisons (prints ratios)
 	$(PYTHON) benchmarks/bench_train.py --config paper --rounds 3 --batches 1
 	$(PYTHON) benchmarks/bench_induce.py
 
-model:  ## the bundled model: seeds 4 and 5 of the recipe side by side (about 1.5 hours on 2 CPU cores; resumable), bundled by PROTOCOL.md's rule v2
+model:  ## the bundled model: seeds 4 and 5 of the recipe side by side, 11 epochs (about 3.2 hours on 2 CPU cores; resumable), bundled by PROTOCOL.md's rules v2/v3
 	bash examples/train_default.sh
 
 results:  ## examples/results.md and the README table, from the bundled model (held-out scores)
