@@ -68,7 +68,8 @@ def main(argv=None) -> int:
     from onparse.treebank import load_gold
 
     golds = {name: load_gold(name) for name in GOLDS}
-    done = previous_scores(args.out.replace(".md", ".json")) if args.reuse else {}
+    json_path = args.out.replace(".md", ".json")
+    done = previous_scores(json_path) if args.reuse else {}
     rows = []
     for run in args.runs:
         log = epoch_log(run)
@@ -86,7 +87,7 @@ def main(argv=None) -> int:
                 print(f"scoring {path}", file=sys.stderr)
                 scores = score_snapshot(path, golds)
             rows.append({"run": name, "epoch": epoch, **log.get(epoch, {}), "scores": scores})
-    with open(args.out.replace(".md", ".json"), "w", encoding="utf-8") as handle:
+    with open(json_path, "w", encoding="utf-8") as handle:
         json.dump(rows, handle, indent=1)
     table = ["| run | epoch | training hours | valid ppl | WSJ10: L2 onlstm | WSJ10: 4-member avg | "
              "all lengths: L2 onlstm | all lengths: 4-member avg |", "|---|---|---|---|---|---|---|---|"]

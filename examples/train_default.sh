@@ -16,8 +16,9 @@
 #   SEEDS="5" bash examples/train_default.sh        # one seed (e.g. one per machine); rerun to bundle
 #
 # On two idle CPU cores the two seeds side by side (one thread each) take about 17.5 minutes an
-# epoch each (3.2 hours for the 11 epochs; three seeds: 27 minutes an epoch).  On a GPU add `--device cuda` through EXTRA.  A killed run loses at most 10 minutes:
-# run the script again and every seed continues with --resume, exactly where it stopped.
+# epoch each (3.2 hours for the 11 epochs; three seeds: 27 minutes an epoch).  On a GPU add
+# `--device cuda` through EXTRA.  A killed run loses at most 10 minutes: run the script again
+# and every seed continues with --resume, exactly where it stopped.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
