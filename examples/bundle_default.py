@@ -16,6 +16,9 @@ parsing scores on NLTK's treebank sample (held out of every split of ``news``), 
 written file itself, so that ``onparse info`` shows what the shipped weights do.
 
     python examples/bundle_default.py --epochs 5 runs/news-s4/best.pt runs/news-s5/best.pt
+
+``--report PATH`` also writes the float32 bundle of every seed with the rule's members, before
+step 4 leaves seeds out by size, for ``examples/results.py`` to score (PROTOCOL.md rule 22).
 """
 import argparse
 import os
@@ -94,6 +97,9 @@ def main(argv=None) -> int:
     ap.add_argument("--epochs", type=int, required=True, help="the recipe's --epochs (recorded)")
     ap.add_argument("--out", default=TARGET)
     ap.add_argument("--note", default=None, help="how the runs ended, when not as the recipe says (recorded)")
+    ap.add_argument("--report", default=None, metavar="PATH",
+                    help="also write the float32 bundle of every seed with the rule's members, before any seed "
+                         "is left out by size (PROTOCOL.md rule 22: the 3-seed report; not shipped)")
     ap.add_argument("--rule", choices=("v1", "v2"), default="v2",
                     help="PROTOCOL.md's member rule: v1 (every candidate) or v2 (agreement; default)")
     args = ap.parse_args(argv)
@@ -144,19 +150,27 @@ def main(argv=None) -> int:
             per_seed = os.path.getsize(full) / len(order) / 2
             kept = order[:max(1, int(MAX_BYTES // per_seed))]
         # Members of seeds left out (by size) go with them; the others keep their order.
-        members = [m for m in members if m.model < len(kept)]
+        every_member, members = members, [m for m in members if m.model < len(kept)]
         check = f"int8 trees equal to float32 ones on {100 * share:.2f}% of news' validation sentences"
         recipe = (f"onparse train --preset paper --embedding-size 300 --hidden-size 600 --corpus news --epochs "
                   f"{args.epochs} --seed S, S = {', '.join(str(seeds[p]) for p in order)} (examples/train_default.sh)")
-        meta = {"recipe": recipe,
-                "selection": "each seed's epoch of lowest validation perplexity on news; members: " + rule,
-                "members_rule": rule, "weights_check": check,
-                **({"agreement": agreement} if agreement else {}),
-                "seeds": [{"seed": seeds[p], "epoch": blobs[p]["metadata"].get("epoch"), "valid_ppl": valid[p],
-                           "test_ppl": tests[p][0],
-                           "test_set": tests[p][1]} for p in kept],
-                **({"note": args.note} if args.note else {}),
-                "scores_gold": "NLTK's treebank sample, held out of news (wsj10: 555 sentences, wsj: 3,914)"}
+
+        def metadata(paths) -> dict:
+            return {"recipe": recipe,
+                    "selection": "each seed's epoch of lowest validation perplexity on news; members: " + rule,
+                    "members_rule": rule, "weights_check": check,
+                    **({"agreement": agreement} if agreement else {}),
+                    "seeds": [{"seed": seeds[p], "epoch": blobs[p]["metadata"].get("epoch"), "valid_ppl": valid[p],
+                               "test_ppl": tests[p][0], "test_set": tests[p][1]} for p in paths],
+                    **({"note": args.note} if args.note else {}),
+                    "scores_gold": "NLTK's treebank sample, held out of news (wsj10: 555 sentences, wsj: 3,914)"}
+
+        if args.report:
+            # Every seed, float32, with the members the rule chose among all of them.
+            save_bundle(args.report, [blobs[p] for p in order], every_member, weights="float32",
+                        metadata=metadata(order))
+            print(f"wrote {args.report} (float32, {len(order)} seeds, {len(every_member)} members)", file=sys.stderr)
+        meta = metadata(kept)
         draft = os.path.join(tmp, "default.pt")
         save_bundle(draft, [blobs[p] for p in kept], members, weights=weights, metadata=meta)
         print("scoring the bundle on the treebank sample ...", file=sys.stderr)

@@ -1,0 +1,73 @@
+"""examples/results.py: the tables it writes from scores, and the README blocks it rewrites.
+
+The scores here are made up (no model is loaded), so every cell can be checked by hand.
+"""
+import importlib.util
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+SPEC = importlib.util.spec_from_file_location("results_script", ROOT / "examples" / "results.py")
+results = importlib.util.module_from_spec(SPEC)
+SPEC.loader.exec_module(results)
+
+CONVENTIONS = ("sentence_f1", "kim_f1", "corpus_f1")
+
+
+def scored(value):
+    """One summary whose three conventions are value, value - 0.01, value - 0.02."""
+    return {c: value - 0.01 * i for i, c in enumerate(CONVENTIONS)}
+
+
+def fake_record(n_models=3):
+    members = {}
+    for m in range(n_models):
+        for k, (layer, decoder) in enumerate(results.KINDS):
+            members[f"{m}/{layer}/{decoder}"] = scored(0.5 + 0.1 * m + 0.01 * k)
+    gold = {"average": scored(0.9), "members": members,
+            "seeds": {str(m): scored(0.4 + 0.1 * m) for m in range(n_models)}}
+    return {"n_models": n_models, "label": "every seed", "out": str(ROOT / "examples" / "r.md"),
+            "members": [{"model": 1, "layer": 2, "decoder": "onlstm"}, {"model": 0, "layer": 3, "decoder": "split"}],
+            "meta": {"seeds": [{"seed": 4}, {"seed": 5}, {"seed": 3}]},
+            "scores": {"wsj10": gold, "wsj": gold}}
+
+
+BASELINES = {kind: {"wsj10": [scored(0.3)], "wsj": [scored(0.2)]} for kind in ("right", "left", "balanced")}
+
+
+def test_spread_is_mean_std_and_max_in_percent():
+    assert results.spread([0.5, 0.6, 0.7]) == "60.0 ± 10.0 (70.0)"
+    assert results.spread([0.42]) == "42.0"
+    assert results.spread([None]) == "-"
+
+
+def test_conventions_table_reads_every_seed_and_convention():
+    rows = results.conventions(fake_record(), BASELINES)
+    assert rows[2].startswith("| **bundle: average of its 2 members** | **90.0** | **89.0** | **88.0** | **90.0**")
+    # each seed's own average: 40, 50, 60 -> 50 ± 10 (60); Kim is one point lower
+    assert rows[3] == ("| each seed's 4-member average (3 seeds) | " + " | ".join(
+        ["50.0 ± 10.0 (60.0)", "49.0 ± 10.0 (59.0)", "48.0 ± 10.0 (58.0)"] * 2) + " |")
+    # layer 3 split is the fourth kind: 53, 63, 73
+    assert rows[7].startswith("| single member: layer 3, split (3 seeds) | 63.0 ± 10.0 (73.0) | 62.0 ± 10.0 (72.0)")
+    assert rows[-1] == "| right-branching | 30.0 | 29.0 | 28.0 | 20.0 | 19.0 | 18.0 |"
+
+
+def test_seeds_block_names_members_by_their_training_seed():
+    block = results.conventions_block(fake_record(), BASELINES, "python examples/results.py --block seeds")
+    first = block.splitlines()[0]
+    assert first.startswith("every seed: the 3 seeds' 2 members by agreement (seed 5 L2 onlstm, seed 4 L3 split)")
+    assert "`python examples/results.py --block seeds`" in block and "[examples/r.md](examples/r.md)" in block
+
+
+def test_replace_block_rewrites_only_its_own_markers(tmp_path):
+    readme = tmp_path / "README.md"
+    readme.write_text("top\n<!-- results:start -->\nold results\n<!-- results:end -->\nmiddle\n"
+                      "<!-- seeds:start -->\nold seeds\n<!-- seeds:end -->\nend\n", encoding="utf-8")
+    results.replace_block(str(readme), "new seeds", "seeds")
+    assert readme.read_text(encoding="utf-8") == (
+        "top\n<!-- results:start -->\nold results\n<!-- results:end -->\nmiddle\n"
+        "<!-- seeds:start -->\nnew seeds\n<!-- seeds:end -->\nend\n")
+    readme.write_text("no markers\n", encoding="utf-8")
+    with pytest.raises(SystemExit, match="lacks the <!-- seeds:start -->"):
+        results.replace_block(str(readme), "x", "seeds")
