@@ -37,7 +37,7 @@ results:  ## examples/results.md and the README table, from the bundled model (h
 	$(PYTHON) examples/results.py --default src/onparse/models/default.pt
 	if [ -f runs/all-seeds.pt ]; then $(PYTHON) examples/results.py --default runs/all-seeds.pt \
 	    --out examples/results-3seeds.md --json examples/results-3seeds.json --block seeds \
-	    --label "every seed's bundle (float32, not shipped)"; fi
+	    --label "the bundle of all 3 seeds (float32, not shipped)"; fi
 
 multilingual:  ## train the Dutch, Spanish and Portuguese models (minutes each) and write their README table
 	bash examples/train_languages.sh

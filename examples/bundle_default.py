@@ -156,7 +156,10 @@ def main(argv=None) -> int:
                   f"{args.epochs} --seed S, S = {', '.join(str(seeds[p]) for p in order)} (examples/train_default.sh)")
 
         def metadata(paths) -> dict:
-            return {"recipe": recipe,
+            held = "" if len(paths) == len(order) else (
+                f"; this file holds seeds {', '.join(str(seeds[p]) for p in paths)} (seed "
+                f"{', '.join(str(seeds[p]) for p in order if p not in paths)} left out by size, with its members)")
+            return {"recipe": recipe + held,
                     "selection": "each seed's epoch of lowest validation perplexity on news; members: " + rule,
                     "members_rule": rule, "weights_check": check,
                     **({"agreement": agreement} if agreement else {}),

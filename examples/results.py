@@ -11,7 +11,7 @@ Every score is *held out*: the gold sentences (NLTK's treebank sample) are in no
 
     python examples/results.py --default src/onparse/models/default.pt
     python examples/results.py --default runs/all-seeds.pt --out examples/results-3seeds.md \
-        --json examples/results-3seeds.json --block seeds --label "every seed's bundle (float32, not shipped)"
+        --json examples/results-3seeds.json --block seeds --label "the bundle of all 3 seeds (float32, not shipped)"
 
 The second reads the float32 bundle of every seed that ``examples/bundle_default.py --report``
 writes (the three-seed report of PROTOCOL.md rule 22).

@@ -5,19 +5,19 @@
 # 3 ON-LSTM layers of 600 units (9.4M parameters), 11 epochs, seeds 3, 4 and 5 (PROTOCOL.md
 # rules 10, 14-19 and 20-23: the runs trained 5 epochs, then were continued to 11, which a
 # resume reproduces exactly; EPOCHS=5 SEEDS="4 5" gives the v2 bundle's runs, SEEDS="4 5" the
-# v3 bundle's, and SEEDS="1 2 3" EPOCHS=5 the first release's), each run's checkpoint chosen
-# by validation perplexity on news' own held-out part, every epoch kept for the time-to-quality
-# figure.  The seeds' checkpoints are then exported together as one tree-averaging bundle whose
-# members are chosen by agreement on news' validation text (examples/bundle_default.py; the
-# selection rule is in PROTOCOL.md and the README, "How the bundled model was chosen"), and the
-# float32 bundle of every seed is kept as $RUNS/all-seeds.pt for the three-seed report.  Then
-# `make results` regenerates the tables.
+# v3 bundle's, the default the v4 bundle's, and SEEDS="1 2 3" EPOCHS=5 the first release's),
+# each run's checkpoint chosen by validation perplexity on news' own held-out part, every epoch
+# kept for the time-to-quality figure.  The seeds' checkpoints are then exported together as one
+# tree-averaging bundle whose members are chosen by agreement on news' validation text
+# (examples/bundle_default.py; the selection rule is in PROTOCOL.md and the README, "How the
+# bundled model was chosen"), and the float32 bundle of every seed is kept as $RUNS/all-seeds.pt
+# for the three-seed report.  Then `make results` regenerates the tables.
 #
 #   bash examples/train_default.sh                  # the three seeds side by side, then the bundle
 #   SEEDS="5" bash examples/train_default.sh        # one seed (e.g. one per machine); rerun to bundle
 #
 # On two idle CPU cores three seeds side by side (one thread each) take about 27 minutes an epoch
-# each (5 hours for the 11 epochs; two seeds side by side: 17.5 minutes an epoch, one alone: 17).
+# each (5 hours for the 11 epochs; two seeds side by side: 17.5 minutes an epoch, one alone: 18.5).
 # On a GPU add `--device cuda` through EXTRA.  A killed run loses at most 10 minutes: run the
 # script again and every seed continues with --resume, exactly where it stopped.
 set -euo pipefail
