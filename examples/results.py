@@ -208,8 +208,7 @@ def conventions_block(rec, baselines, command) -> str:
         f"{rec['label']}: the {rec['n_models']} seeds' {len(rec['members'])} members by agreement "
         f"({', '.join(member_name(rec, m) for m in rec['members'])}). Held-out F1 (%) on NLTK's sample; seed rows: "
         "mean ± std (max) over the seeds.", "", *conventions(rec, baselines), "",
-        f"Regenerate with `{command}` (the whole report: [{os.path.relpath(rec['out'], ROOT)}]"
-        f"({os.path.relpath(rec['out'], ROOT)})).",
+        f"Regenerate with `{command}` (the whole report: [{rec['out']}]({rec['out']})).",
     ])
 
 
@@ -265,7 +264,8 @@ def main(argv=None) -> int:
     command = "python examples/results.py " + shlex.join(sys.argv[1:] if argv is None else argv)
     print(f"scoring {args.default}", file=sys.stderr)
     rec = score_bundle(args.default, golds)
-    rec["label"], rec["out"] = args.label, args.out
+    # The report's path as the README links it (relative, so no machine's folder is recorded).
+    rec["label"], rec["out"] = args.label, os.path.relpath(args.out, ROOT)
     baselines = score_baselines(golds)
     with open(args.json, "w", encoding="utf-8") as handle:
         json.dump({"bundle": rec, "baselines": baselines}, handle, indent=1, default=str)

@@ -27,7 +27,7 @@ def fake_record(n_models=3):
             members[f"{m}/{layer}/{decoder}"] = scored(0.5 + 0.1 * m + 0.01 * k)
     gold = {"average": scored(0.9), "members": members,
             "seeds": {str(m): scored(0.4 + 0.1 * m) for m in range(n_models)}}
-    return {"n_models": n_models, "label": "every seed", "out": str(ROOT / "examples" / "r.md"),
+    return {"n_models": n_models, "label": "every seed", "out": "examples/r.md",
             "members": [{"model": 1, "layer": 2, "decoder": "onlstm"}, {"model": 0, "layer": 3, "decoder": "split"}],
             "meta": {"seeds": [{"seed": 4}, {"seed": 5}, {"seed": 3}]},
             "scores": {"wsj10": gold, "wsj": gold}}
