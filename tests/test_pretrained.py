@@ -5,6 +5,7 @@ import os
 import shutil
 import subprocess
 import sys
+import sysconfig
 import venv
 import zipfile
 from pathlib import Path
@@ -170,13 +171,18 @@ def test_wheel_contains_the_model(wheel):
 
 
 def test_fresh_install_parses_on_cpu(wheel, tmp_path):
-    """Install the wheel into a new virtual environment (torch, nltk, click from this machine's
-    site-packages) and parse from a folder outside the checkout."""
+    """Install the wheel into a new virtual environment and parse from a folder outside the
+    checkout.  The dependencies (torch, nltk, click) come from the interpreter running the tests,
+    venv or not: its site-packages folders are appended to the new environment's path by a .pth
+    file of plain paths (so their own .pth files, this checkout's editable install among them,
+    are not run, and the wheel's copy of onparse is the one found)."""
     env_dir = tmp_path / "venv"
-    venv.create(env_dir, system_site_packages=True, with_pip=False)
+    venv.create(env_dir, system_site_packages=False, with_pip=False)
     python = env_dir / "bin" / "python"
     site = subprocess.run([str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
                           capture_output=True, text=True, check=True).stdout.strip()
+    parent = {sysconfig.get_paths()[key] for key in ("purelib", "platlib")}
+    Path(site, "_onparse_test_parent.pth").write_text("".join(f"{p}\n" for p in sorted(parent)))
     done = subprocess.run([sys.executable, "-m", "pip", "install", "--no-deps", "--no-index", "-q", "--target", site,
                            str(wheel)], capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr

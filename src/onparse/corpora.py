@@ -13,6 +13,9 @@ normalised words.  Sources (the ``--corpus`` argument of ``onparse train``):
   or when a sample sentence of :data:`HOLD_OUT_MIN_WORDS` or more words occurs in it as a
   contiguous run (WSJ's boilerplate such as "call money N %" recurs inside longer
   sentences), so no evaluation sentence is training, validation or test text.
+* ``conll2000`` and ``conll2000+press``: the in-domain parts of ``news`` alone: WSJ's
+  ``conll2000`` text, and the same followed by Brown's press sections, with the same removal of
+  the evaluation sample's sentences.
 * ``alpino``, ``cess_esp``, ``floresta``: the text of NLTK's Dutch, Spanish and Portuguese
   treebanks, leaves dropped by each treebank's tag set as in its gold trees, split as
   :mod:`onparse.multilingual` says: training and validation never hold a sentence of the
@@ -56,7 +59,8 @@ from .text import WORD_TAGS, normalize_word, tokenize, words_of
 Sentence = List[str]
 
 #: Built-in corpus names accepted by ``--corpus``.
-NAMES = ("news", "wsj", "brown", "wsj+brown", "alpino", "cess_esp", "floresta")
+NAMES = ("news", "conll2000", "conll2000+press", "wsj", "brown", "wsj+brown", "alpino", "cess_esp",
+         "floresta")
 #: Corpora whose three splits come from a treebank's own held-out rule.
 TREEBANK_NAMES = ("alpino", "cess_esp", "floresta")
 #: The corpus ``onparse train`` reads when none is named.
@@ -205,21 +209,32 @@ def evaluation_sentences() -> frozenset:
     return frozenset(load_gold("wsj").tokens)
 
 
-def _read_news() -> List[Sentence]:
+def _read_held_out(parts: Sequence[str]) -> List[Sentence]:
+    """The sentences of ``parts`` (``conll2000``, ``press``, ``abc``, in that order), less every
+    one that :func:`holds_evaluation_text`."""
     from .data import require
-
-    require("conll2000")
-    from nltk.corpus import conll2000
 
     held_out = evaluation_sentences()
     by_head: dict = {}
     for needle in held_out:
         if len(needle) >= HOLD_OUT_MIN_WORDS:
             by_head.setdefault(needle[:HOLD_OUT_MIN_WORDS], []).append(needle)
-    sents = [s for s in map(ptb_tagged_words, conll2000.tagged_sents()) if s]
-    sents += _read_brown(categories=BROWN_PRESS)
-    sents += abc_sentences()
+    sents: List[Sentence] = []
+    if "conll2000" in parts:
+        require("conll2000")
+        from nltk.corpus import conll2000
+
+        sents += [s for s in map(ptb_tagged_words, conll2000.tagged_sents()) if s]
+    if "press" in parts:
+        sents += _read_brown(categories=BROWN_PRESS)
+    if "abc" in parts:
+        sents += abc_sentences()
     return [s for s in sents if not holds_evaluation_text(s, held_out, by_head)]
+
+
+#: What each held-out named corpus is made of.
+_HELD_OUT_PARTS = {"news": ("conll2000", "press", "abc"), "conll2000": ("conll2000",),
+                   "conll2000+press": ("conll2000", "press")}
 
 
 def wsj_sentences() -> List[Sentence]:
@@ -263,8 +278,8 @@ def _read_brown(fileids=None, categories=None) -> List[Sentence]:
 @functools.lru_cache(maxsize=3)
 def _named_sentences(name: str) -> Tuple[Tuple[str, ...], ...]:
     # Cached: reading NLTK's files takes seconds, and perplexity runs and tests reread them.
-    if name == "news":
-        sents = _read_news()
+    if name in _HELD_OUT_PARTS:
+        sents = _read_held_out(_HELD_OUT_PARTS[name])
     elif name == "wsj":
         sents = _read_wsj()
     elif name == "brown":

@@ -58,6 +58,7 @@ def _config_options(command):
                    "tiny (seconds; tests)")
 @click.option("--corpus", default=corpora.DEFAULT, show_default=True, metavar="NAME|PATH",
               help="news (conll2000 + Brown's press sections + abc, none of the evaluation sample's sentences), "
+                   "conll2000 or conll2000+press (news' in-domain parts alone, sample removed too), "
                    "wsj (NLTK treebank sample + conll2000: holds the evaluation text), brown, "
                    "wsj+brown, alpino / cess_esp / floresta (a treebank's training part), "
                    "or a file with one sentence per line")
