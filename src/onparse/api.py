@@ -6,9 +6,10 @@
 Tree('X', [Tree('X', ['The', 'cat']), Tree('X', ['sat', Tree('X', ['on', Tree('X', ['the', 'mat'])])])])
 
 A parser holds one or more language models and one or more *members* (model, layer, decoder;
-:class:`onparse.bundle.Member`).  With one member a sentence's tree is that member's tree;
-with several it is their average (:mod:`onparse.average`).  The command line is a thin shell
-over this class.
+:class:`onparse.bundle.Member`), and optionally *voters*, baseline trees that join the average
+(:data:`onparse.baselines.VOTER_KINDS`).  With one member and no voter a sentence's tree is that
+member's tree; otherwise it is the average of the members' and voters' trees, ties broken by the
+parser's tie rule (:mod:`onparse.average`).  The command line is a thin shell over this class.
 
 Trees are returned as binary :class:`nltk.Tree` objects: every internal node is labelled
 ``X`` and has two children; leaves are the sentence's tokens as given (a one-word sentence is
@@ -24,7 +25,9 @@ from typing import Any, Dict, Iterable, Iterator, List, Optional, Sequence, Tupl
 from nltk.parse.api import ParserI
 
 from .agreement import MIN_WORDS, agreement_scores
-from .bundle import Member, default_members
+from .average import DEFAULT_TIES, check_ties
+from .baselines import check_voters, voter_tree
+from .bundle import DEFAULT_DECODER, DEFAULT_LAYER, Member, bundle_voting, default_members
 from .decode import DECODERS, decode
 from .errors import OnparseError
 from .text import PUNCT_POLICIES, Preprocessor, normalize_word
@@ -39,6 +42,7 @@ SentenceInput = Union[str, Sequence[str]]
 
 def load(model: Union[None, str, os.PathLike, Sequence[Union[str, os.PathLike]]] = None, device: str = "auto", *,
          layers: Optional[Sequence[int]] = None, decoders: Optional[Sequence[str]] = None,
+         voters: Optional[Sequence[str]] = None, ties: Optional[str] = None,
          batch_size: Optional[int] = None) -> "Parser":
     """Load a parser.
 
@@ -46,8 +50,10 @@ def load(model: Union[None, str, os.PathLike, Sequence[Union[str, os.PathLike]]]
     them (their trees are averaged).  ``device``: ``auto`` (a GPU when there is one), ``cpu``,
     ``cuda`` or ``cuda:N``.  ``layers`` / ``decoders``: read trees off these layers (1-based) with
     these decoders (:data:`onparse.decode.DECODERS`), for every model; by default a bundle's own
-    members and layer 2 with the paper's decoder for a checkpoint.  ``batch_size``: sentences
-    per batch (default 64 on CPU, 512 on GPU).
+    members and layer 2 with the paper's decoder for a checkpoint.  ``voters``: baseline trees
+    that join the average (``["right"]``; :data:`onparse.baselines.VOTER_KINDS`) and ``ties``:
+    the average's tie rule (:data:`onparse.average.TIES`); by default the first bundle's own,
+    else none and ``first``.  ``batch_size``: sentences per batch (default 64 on CPU, 512 on GPU).
 
     Cost: reading the files (a second or two for the bundled model); nothing runs until asked.
     """
@@ -62,7 +68,7 @@ def load(model: Union[None, str, os.PathLike, Sequence[Union[str, os.PathLike]]]
         if not paths:
             raise OnparseError("no model given")
     dev = resolve_device(device)
-    models, names, own_members, metadata = [], [], [], None
+    models, names, own_members, metadata, voting = [], [], [], None, None
     for path in paths:
         file = resolve(None if path is None else os.fspath(path))
         name = DEFAULT_NAME if path is None else os.fspath(path)
@@ -74,18 +80,23 @@ def load(model: Union[None, str, os.PathLike, Sequence[Union[str, os.PathLike]]]
                 names.append(f"{name} [{i + 1}]")
             own_members += [Member(m["model"] + offset, m["layer"], m["decoder"]) for m in blob["members"]]
             meta = dict(blob.get("metadata") or {})
+            if voting is None:
+                voting = bundle_voting(blob)
         else:
             models.append(model_from_blob(blob, file, dev))
             names.append(name)
-            own_members.append(Member(offset, 2, "onlstm"))
+            own_members.append(Member(offset, DEFAULT_LAYER, DEFAULT_DECODER))
             meta = dict(blob.get("metadata") or {})
         if metadata is None:
             metadata = meta
     if layers is None and decoders is None:
         members = own_members
     else:
-        members = default_members(len(models), tuple(layers or (2,)), tuple(decoders or ("onlstm",)))
-    return Parser(models, members, names, metadata or {}, batch_size=batch_size)
+        members = default_members(len(models), tuple(layers or (DEFAULT_LAYER,)),
+                                  tuple(decoders or (DEFAULT_DECODER,)))
+    own_voters, own_ties = voting or ((), DEFAULT_TIES)
+    return Parser(models, members, names, metadata or {}, batch_size=batch_size,
+                  voters=tuple(own_voters if voters is None else voters), ties=own_ties if ties is None else ties)
 
 
 @dataclass
@@ -97,6 +108,8 @@ class Scores:
     members: List[Tuple[Member, Any]]
     average: Optional[Any] = None
     n_models: int = 1
+    voters: Tuple[str, ...] = ()
+    ties: str = DEFAULT_TIES
 
     @property
     def result(self):
@@ -104,11 +117,24 @@ class Scores:
         return self.average if self.average is not None else self.members[0][1]
 
     def rows(self) -> List[Tuple[str, Any]]:
-        """``(label, result)`` per member, then ``average of K members``."""
+        """``(label, result)`` per member, then the average's (:func:`average_label`)."""
         rows = [(m.label(self.n_models), r) for m, r in self.members]
         if self.average is not None:
-            rows.append((f"average of {len(self.members)} members", self.average))
+            rows.append((average_label(len(self.members), self.voters, self.ties), self.average))
         return rows
+
+
+def average_label(n_members: int, voters: Sequence[str] = (), ties: str = DEFAULT_TIES) -> str:
+    """How an average is named in tables: ``average of 4 members``, with ``+ right voter`` and
+    ``, ties right`` when it has voters or a tie rule other than the default.
+
+    >>> average_label(4, ["right"], "right")
+    'average of 4 members + right voter, ties right'
+    """
+    label = f"average of {n_members} member{'s' if n_members != 1 else ''}"
+    for voter in voters:
+        label += f" + {voter} voter"
+    return label + ("" if ties == DEFAULT_TIES else f", ties {ties}")
 
 
 @dataclass
@@ -116,7 +142,9 @@ class Parser(ParserI):
     """Language models and the members whose trees are averaged (module docstring).
 
     Attributes: ``models`` (:class:`onparse.checkpoint.LoadedModel` each), ``members``,
-    ``names`` (where each model came from), ``metadata`` (of the first file).
+    ``names`` (where each model came from), ``metadata`` (of the first file), ``voters`` and
+    ``ties`` (the average's voters and tie rule), ``too_long`` (sentences so far whose tree is
+    their first member's because they were too long to average; :mod:`onparse.average`).
     """
 
     models: List[Any]
@@ -125,6 +153,9 @@ class Parser(ParserI):
     metadata: Dict[str, Any] = field(default_factory=dict)
     batch_size: Optional[int] = None
     max_tokens: Optional[int] = None
+    voters: Tuple[str, ...] = ()
+    ties: str = DEFAULT_TIES
+    too_long: int = field(default=0, init=False)
 
     @classmethod
     def from_model(cls, model, vocab, members: Optional[Sequence[Member]] = None, **options) -> "Parser":
@@ -132,8 +163,8 @@ class Parser(ParserI):
         :class:`onparse.vocab.Vocabulary` (default member: layer 2, the paper's decoder)."""
         from .checkpoint import LoadedModel
 
-        return cls([LoadedModel(model.eval(), vocab, {})], list(members or [Member(0, 2, "onlstm")]), ["model"],
-                   **options)
+        return cls([LoadedModel(model.eval(), vocab, {})],
+                   list(members or [Member(0, DEFAULT_LAYER, DEFAULT_DECODER)]), ["model"], **options)
 
     def __post_init__(self):
         if not self.models or not self.members:
@@ -142,6 +173,11 @@ class Parser(ParserI):
             check_layer(self.models[m.model].model, m.layer)
             if m.decoder not in DECODERS:
                 raise OnparseError(f"unknown decoder {m.decoder!r}; choose from {', '.join(DECODERS)}")
+        try:
+            self.voters = check_voters(self.voters)
+            check_ties(self.ties)
+        except ValueError as err:
+            raise OnparseError(str(err)) from None
         if self.batch_size is None:
             # A GPU needs wide batches to be busy; on a CPU 64 sentences already make the
             # matrix products efficient, and wider ones only add padding.
@@ -159,9 +195,22 @@ class Parser(ParserI):
     def device(self):
         return next(self.models[0].model.parameters()).device
 
-    def with_members(self, members: Sequence[Member]) -> "Parser":
-        """The same models read by other members."""
-        return Parser(self.models, list(members), self.names, self.metadata, self.batch_size, self.max_tokens)
+    @property
+    def averages(self) -> bool:
+        """Whether a sentence's tree is an average (several members, or any voter)."""
+        return len(self.members) + len(self.voters) > 1
+
+    def with_members(self, members: Sequence[Member], voters: Optional[Sequence[str]] = None,
+                     ties: Optional[str] = None) -> "Parser":
+        """The same models read by other members (and, when given, other voters or tie rule)."""
+        return Parser(self.models, list(members), self.names, self.metadata, self.batch_size, self.max_tokens,
+                      tuple(self.voters if voters is None else voters), self.ties if ties is None else ties)
+
+    def describe_average(self) -> str:
+        """``layer 2 onlstm`` for one member, else :func:`average_label`."""
+        if not self.averages:
+            return self.members[0].label(len(self.models))
+        return average_label(len(self.members), self.voters, self.ties)
 
     # -- text -> tokens -----------------------------------------------------------------------
     def preprocessor(self, tokenize: bool = True, punct: str = "vocab") -> Preprocessor:
@@ -215,17 +264,27 @@ class Parser(ParserI):
 
     def trees(self, token_lists: Sequence[Sequence[str]], dists=None) -> List[Any]:
         """One tree per token list (nested tuples; None for an empty one): the member's tree,
-        or the members' average.  Cost: the distances, then O(n) per member tree and O(n^3)
-        per average."""
-        from .average import average_trees_batch
-
+        or the average of the members' and voters' trees.  Cost: the distances, then O(n) per
+        member tree and O(n^3) per average."""
         per_sentence = self.member_trees(token_lists, dists)
-        if len(self.members) == 1:
+        if not self.averages:
             return [trees[0] for trees in per_sentence]
         full = [i for i, t in enumerate(token_lists) if len(t)]
         out: List[Any] = [None] * len(token_lists)
-        for i, tree in zip(full, average_trees_batch([per_sentence[i] for i in full])):
+        for i, tree in zip(full, self.average([per_sentence[i] for i in full], [token_lists[i] for i in full])):
             out[i] = tree
+        return out
+
+    def average(self, per_sentence: Sequence[Sequence[Any]], token_lists: Sequence[Sequence[str]]) -> List[Any]:
+        """The average of each sentence's member trees and the voters' trees over its tokens,
+        by the parser's tie rule; a sentence too long to average gets its first member's tree
+        and is counted in :attr:`too_long`."""
+        from .average import average_trees_batch
+
+        voted = [list(trees) + [voter_tree(v, list(tokens)) for v in self.voters]
+                 for trees, tokens in zip(per_sentence, token_lists)]
+        out = average_trees_batch(voted, self.ties)
+        self.too_long += len(out.too_long)
         return out
 
     # -- the nltk ParserI contract and friends -----------------------------------------------
@@ -279,7 +338,8 @@ class Parser(ParserI):
 
         ``gold``: a name (``wsj10``, ``alpino10`` ...), a path, or a :class:`onparse.treebank.Gold`.
         ``layers`` / ``decoders``: score these members instead of the parser's own (every model
-        x layer x decoder; ``layers=[]`` or ``None`` with ``decoders`` given means layer 2).
+        x layer x decoder; ``layers=[]`` or ``None`` with ``decoders`` given means layer 2); the
+        parser's voters and tie rule still apply to the average.
         The models read the gold's kept words as given, normalised.  Cost: the distances once
         for all members, then a decode per member and sentence.
         """
@@ -288,8 +348,8 @@ class Parser(ParserI):
 
         parser = self
         if layers is not None or decoders is not None:
-            parser = self.with_members(default_members(len(self.models), tuple(layers or (2,)),
-                                                       tuple(decoders or ("onlstm",))))
+            parser = self.with_members(default_members(len(self.models), tuple(layers or (DEFAULT_LAYER,)),
+                                                       tuple(decoders or (DEFAULT_DECODER,))))
         if not isinstance(gold, Gold):
             gold = load_gold(str(gold), ptb_root)
         tokens = [list(s.words) for s in gold]
@@ -297,11 +357,9 @@ class Parser(ParserI):
         members = [(m, evaluate([trees[k] for trees in per_sentence], gold))
                    for k, m in enumerate(parser.members)]
         average = None
-        if len(parser.members) > 1:
-            from .average import average_trees_batch
-
-            average = evaluate(average_trees_batch(per_sentence), gold)
-        return Scores(gold.name, members, average, len(self.models))
+        if parser.averages:
+            average = evaluate(parser.average(per_sentence, tokens), gold)
+        return Scores(gold.name, members, average, len(self.models), parser.voters, parser.ties)
 
     def agreement(self, sentences: Iterable[SentenceInput], *, min_words: int = MIN_WORDS,
                   limit: Optional[int] = None) -> List[Tuple[Member, float]]:

@@ -10,16 +10,25 @@ of members holding the span ``[i, j)``,
 
     best(i, i+1) = 0,   best(i, j) = c(i, j) + max_{i<k<j} best(i, k) + best(k, j).
 
-**Ties** (several trees share the most spans) are broken deterministically, in this order:
+**Ties** (several trees share the most spans) are broken deterministically, by one of the rules
+of :data:`TIES` (the ``ties`` argument; ``--ties`` on the command line):
 
-1. the tree that shares the most spans with the *first* member (members are ordered by the
-   caller; in a bundle, by the rule in PROTOCOL.md);
-2. then, at each node from the top down, the split point ``k`` with the shortest left part
-   (the first maximum, as the decoders of :mod:`onparse.decode` break their ties).
+* ``first`` (the default): the tree that shares the most spans with the *first* member
+  (members are ordered by the caller; in a bundle, as it lists them), then, at each node from
+  the top down, the split point ``k`` with the shortest left part.  Favours no direction by
+  itself: the first member decides.
+* ``right``: at each node from the top down, the split with the shortest left part: the
+  most right-branching of the tied trees (a right-branching prior).
+* ``left``: at each node from the top down, the split with the longest left part (a
+  left-branching prior).
 
-Rule 1 is folded into integer weights: a span scores ``n * c(i, j) + [span in member 1]``,
+Rule ``first`` is folded into integer weights: a span scores ``n * c(i, j) + [span in member 1]``,
 and since member 1 has fewer than ``n`` spans, the first term always dominates.  With K = 1 the
 average is the member itself (it is the only binary tree that shares all its spans with it).
+
+Sentences longer than :data:`MAX_WORDS` words are not averaged (their tables would take hundreds
+of MB): their tree is the first member's, and :func:`average_trees_batch` counts them in
+:attr:`Averaged.too_long` so that callers can say so.
 
 Cost: O(n^3) time and O(n^2) memory per sentence.  :func:`average_trees_batch` runs the
 program for all sentences of one length at once with NumPy, one vectorised step per span
@@ -34,23 +43,42 @@ import numpy as np
 
 from .trees import Span, Tree, leaves, spans_to_tree, tree_spans
 
-# Beyond this length one sentence's tables would take tens of MB: refuse clearly instead.
+#: Beyond this length one sentence's tables would take tens of MB: the first member's tree is used.
 MAX_WORDS = 2000
+#: Tie rules (module docstring), the default first.
+TIES = ("first", "right", "left")
+DEFAULT_TIES = "first"
 
 
-def _weights(n: int, member_spans: Sequence[Sequence[Span]]) -> np.ndarray:
-    """(n+1, n+1) int64 weights: ``n * count + [in the first member]`` per span ``[i, j)``."""
+class Averaged(list):
+    """The averaged trees (a list, in input order), with ``too_long``: the 0-based indices of
+    the sentences longer than :data:`MAX_WORDS`, whose tree is their first member's."""
+
+    too_long: List[int]
+
+
+def check_ties(ties: str) -> str:
+    """``ties`` if it is a rule of :data:`TIES`; otherwise ValueError naming them."""
+    if ties not in TIES:
+        raise ValueError(f"unknown tie rule {ties!r}; choose from {', '.join(TIES)}")
+    return ties
+
+
+def _weights(n: int, member_spans: Sequence[Sequence[Span]], first_bonus: bool = True) -> np.ndarray:
+    """(n+1, n+1) int64 weights per span ``[i, j)``: ``n * count + [in the first member]``,
+    or ``count`` alone without ``first_bonus``."""
     w = np.zeros((n + 1, n + 1), dtype=np.int64)
     for k, spans in enumerate(member_spans):
         for i, j in set(spans):
             if j - i >= 2:
-                w[i, j] += n + (1 if k == 0 else 0)
+                w[i, j] += (n + (1 if k == 0 else 0)) if first_bonus else 1
     return w
 
 
-def _best_splits(weights: np.ndarray) -> np.ndarray:
+def _best_splits(weights: np.ndarray, longest_left: bool = False) -> np.ndarray:
     """CYK over a batch: ``weights`` (B, n+1, n+1) -> split points (B, n+1, n+1), where
-    ``split[b, i, j]`` is the ``k`` of the best tree over ``[i, j)`` (first maximum)."""
+    ``split[b, i, j]`` is the ``k`` of the best tree over ``[i, j)``: the first maximum (the
+    shortest left part), or the last one with ``longest_left``."""
     batch, size, _ = weights.shape
     n = size - 1
     best = np.zeros_like(weights)
@@ -60,7 +88,10 @@ def _best_splits(weights: np.ndarray) -> np.ndarray:
         ends = starts + length                                    # (S,)
         ks = starts[:, None] + np.arange(1, length)[None, :]      # (S, L-1)
         cand = best[:, starts[:, None], ks] + best[:, ks, ends[:, None]]  # (B, S, L-1)
-        arg = cand.argmax(axis=2)                                 # first maximum: shortest left part
+        if longest_left:                                          # last maximum: longest left part
+            arg = length - 2 - cand[:, :, ::-1].argmax(axis=2)
+        else:                                                     # first maximum: shortest left part
+            arg = cand.argmax(axis=2)
         best[:, starts, ends] = weights[:, starts, ends] + np.take_along_axis(cand, arg[..., None], 2)[..., 0]
         split[:, starts, ends] = starts[None, :] + 1 + arg
     return split
@@ -80,16 +111,18 @@ def _spans_from_splits(split: np.ndarray, n: int) -> List[Span]:
     return spans
 
 
-def average_trees(members: Sequence[Tree]) -> Tree:
+def average_trees(members: Sequence[Tree], ties: str = DEFAULT_TIES) -> Tree:
     """The average (module docstring) of binary trees over the same words, as a binary tree
     over the first member's leaves.  Raises ValueError when the members' words differ."""
-    return average_trees_batch([members])[0]
+    return average_trees_batch([members], ties)[0]
 
 
-def average_trees_batch(sentences: Sequence[Sequence[Tree]]) -> List[Tree]:
+def average_trees_batch(sentences: Sequence[Sequence[Tree]], ties: str = DEFAULT_TIES) -> Averaged:
     """One averaged tree per sentence, each sentence given as its list of member trees (every
-    sentence with the same number of members or not, but at least one).  Sentences of equal
-    length run through the dynamic program together."""
+    sentence with the same number of members or not, but at least one), ties broken by
+    ``ties`` (:data:`TIES`).  Sentences of equal length run through the dynamic program
+    together; one longer than :data:`MAX_WORDS` gets its first member's tree."""
+    check_ties(ties)
     words: List[List[str]] = []
     by_length: Dict[int, List[int]] = defaultdict(list)
     for index, members in enumerate(sentences):
@@ -101,20 +134,23 @@ def average_trees_batch(sentences: Sequence[Sequence[Tree]]) -> List[Tree]:
                 raise ValueError(f"sentence {index + 1}: member trees do not cover the same words")
         words.append(first)
         by_length[len(first)].append(index)
-    out: List[Tree] = [None] * len(sentences)
+    out = Averaged([None] * len(sentences))
+    out.too_long = []
     for n, indices in by_length.items():
-        if n < 3:
+        if n < 3 or n > MAX_WORDS:
             for index in indices:
                 out[index] = sentences[index][0]  # one or two words: a single binary tree exists
+            if n > MAX_WORDS:
+                out.too_long.extend(indices)
             continue
-        if n > MAX_WORDS:
-            raise ValueError(f"sentence {indices[0] + 1} has {n} words: too long to average (at most {MAX_WORDS})")
         # Bound the tables at about 64 MB per step: (B, n+1, n+1) int64, twice.
         chunk = max(1, (4 << 20) // ((n + 1) ** 2))
         for at in range(0, len(indices), chunk):
             group = indices[at:at + chunk]
-            weights = np.stack([_weights(n, [tree_spans(t) for t in sentences[i]]) for i in group])
-            split = _best_splits(weights)
+            weights = np.stack([_weights(n, [tree_spans(t) for t in sentences[i]], ties == "first")
+                                for i in group])
+            split = _best_splits(weights, longest_left=ties == "left")
             for row, index in enumerate(group):
                 out[index] = spans_to_tree(words[index], _spans_from_splits(split[row], n))
+    out.too_long.sort()
     return out

@@ -12,6 +12,23 @@ from .trees import Tree
 
 #: Baseline kinds, in the order ``--kind`` lists them.
 KINDS = ("right", "left", "balanced", "random")
+#: Baselines that may vote in a tree average beside language-model members (``--voter``):
+#: each adds one tree per sentence.  They lean on a language's word order (English is
+#: right-branching), so no model gets one unless asked or its bundle says so.
+VOTER_KINDS = ("right", "left")
+
+
+def check_voters(voters: Sequence[str]) -> tuple:
+    """``voters`` as a tuple if each is one of :data:`VOTER_KINDS`; otherwise ValueError."""
+    bad = [v for v in voters if v not in VOTER_KINDS]
+    if bad:
+        raise ValueError(f"unknown voter {bad[0]!r}; choose from {', '.join(VOTER_KINDS)}")
+    return tuple(voters)
+
+
+def voter_tree(kind: str, words: Sequence[str]) -> Tree:
+    """The tree voter ``kind`` (:data:`VOTER_KINDS`) casts for ``words``."""
+    return right_branching(words) if kind == "right" else left_branching(words)
 
 
 def _check(words: Sequence[str]) -> None:

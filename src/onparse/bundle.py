@@ -8,7 +8,14 @@ bundle file, which stores its models and its members together::
     {"format": "onparse-bundle", "version": 1,
      "models": [{"config": ..., "vocab": [...], "state_dict": {...}, "metadata": {...}}, ...],
      "members": [{"model": 0, "layer": 2, "decoder": "onlstm"}, ...],
+     "voters": ["right"],                      # optional: baseline trees that vote too
+     "ties": "right",                          # optional: the tie rule of the average
      "metadata": {...}}                        # recipe, selection rule, scores
+
+*Voters* (:data:`onparse.baselines.VOTER_KINDS`) add one baseline tree per sentence to the
+average, and ``ties`` names its tie rule (:data:`onparse.average.TIES`); both are chosen with
+the members and travel with them.  A checkpoint alone has one member, :data:`DEFAULT_LAYER`
+read by :data:`DEFAULT_DECODER` (the paper's choice), no voter and the default tie rule.
 
 Each model entry has the layout of an ordinary checkpoint (:mod:`onparse.checkpoint`).
 Weights may be stored in float32, float16, or int8 (:func:`quantize_int8`: one scale per row
@@ -24,6 +31,9 @@ from .decode import DECODERS
 from .errors import OnparseError
 
 VERSION = 1
+#: The member of a checkpoint read alone: the paper's layer and decoder.
+DEFAULT_LAYER = 2
+DEFAULT_DECODER = "onlstm"
 #: Suffix of the entry holding the per-row scales of an int8 matrix ``name``.
 SCALE_SUFFIX = ":int8-scale"
 WEIGHT_KINDS = ("float32", "float16", "int8")
@@ -129,14 +139,35 @@ def check_bundle(blob: Dict[str, Any], path) -> Dict[str, Any]:
     for m in parsed:
         if m.model >= len(models):
             raise OnparseError(f"{path}: a member reads model {m.model + 1} of {len(models)}")
+    try:
+        bundle_voting(blob)
+    except ValueError as err:
+        raise OnparseError(f"{path}: {err}") from None
     return blob
 
 
+def bundle_voting(blob: Dict[str, Any]):
+    """``(voters, ties)`` of a bundle dict (none and the default rule when it names neither);
+    ValueError when they are malformed."""
+    from .average import DEFAULT_TIES, check_ties
+    from .baselines import check_voters
+
+    voters = blob.get("voters", [])
+    if not isinstance(voters, (list, tuple)):
+        raise ValueError(f"bad voters {voters!r}")
+    return check_voters(voters), check_ties(blob.get("ties", DEFAULT_TIES))
+
+
 def save_bundle(path, models: Sequence[Dict[str, Any]], members: Sequence[Member], *,
-                weights: str = "int8", metadata: Dict[str, Any] = None) -> None:
+                weights: str = "int8", metadata: Dict[str, Any] = None, voters: Sequence[str] = (),
+                ties: str = None) -> None:
     """Write a bundle atomically.  ``models``: checkpoint dicts (``config``, ``vocab``,
     ``state_dict``, ``metadata``; a training state is dropped); ``weights``: how their
-    weights are stored (:data:`WEIGHT_KINDS`)."""
+    weights are stored (:data:`WEIGHT_KINDS`); ``voters`` and ``ties``: the average's voters
+    and tie rule (default: none, and :data:`onparse.average.DEFAULT_TIES`)."""
+    from .average import DEFAULT_TIES, check_ties
+    from .baselines import check_voters
+
     from .checkpoint import BUNDLE_FORMAT, DIGEST_KEY, weights_digest, write_atomically
 
     entries = []
@@ -149,10 +180,13 @@ def save_bundle(path, models: Sequence[Dict[str, Any]], members: Sequence[Member
         if not 0 <= m.model < len(entries):
             raise ValueError(f"member {m} reads a model the bundle does not hold")
     bundle = {"format": BUNDLE_FORMAT, "version": VERSION, "models": entries,
-              "members": [m.to_dict() for m in members], "metadata": dict(metadata or {})}
+              "members": [m.to_dict() for m in members],
+              "voters": list(check_voters(voters)), "ties": check_ties(ties or DEFAULT_TIES),
+              "metadata": dict(metadata or {})}
     write_atomically(path, bundle)
 
 
-def default_members(n_models: int, layers: Sequence[int] = (2,), decoders: Sequence[str] = ("onlstm",)) -> List[Member]:
+def default_members(n_models: int, layers: Sequence[int] = (DEFAULT_LAYER,),
+                    decoders: Sequence[str] = (DEFAULT_DECODER,)) -> List[Member]:
     """Every model x layer x decoder, in that order."""
     return [Member(m, layer, d) for m in range(n_models) for layer in layers for d in decoders]

@@ -491,8 +491,8 @@ def views_from_lines(lines: Iterable[str], parser, *, golds: Optional[Sequence[G
     first = parser.members[0]
     reader = parser.with_members([Member(first.model, parser.models[first.model].model.config.n_layers, "onlstm")]
                                  + list(parser.members))
-    averaged = len(parser.members) > 1
-    decoder = f"average of {len(parser.members)} members" if averaged else first.decoder
+    averaged = parser.averages
+    decoder = parser.describe_average() if averaged else first.decoder
     prep = parser.preprocessor(tokenize, punct)
     used = 0
     for number, line in enumerate(lines, 1):

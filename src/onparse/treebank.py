@@ -4,6 +4,11 @@ Gold sets (:func:`load_gold`):
 
 - ``wsj10`` / ``wsj``: NLTK's ``treebank`` sample (WSJ files 0001-0199) by default; sentences
   with at most 10 kept words / all of them.
+- ``wsj-sample-dev`` / ``wsj10-sample-dev``: the sample's first half, WSJ section 00 (files
+  0001-0099), all lengths / at most 10 words: the **dev** half, which may choose anything.
+  ``wsj-sample-test`` / ``wsj10-sample-test``: its second half, section 01 (files 0100-0199):
+  the **test** half, reported and never chosen from.  With the LDC treebank they are read
+  from its sections 00 and 01, which hold the same files.
 - With ``ptb_root`` (or the environment variable ``ONPARSE_PTB_ROOT``) pointing at the LDC
   treebank's ``parsed/mrg/wsj`` folder (``00/wsj_0001.mrg`` ...): ``wsj10`` and ``wsj`` use
   every section, ``wsj-test`` is section 23 and ``wsj-valid`` section 22.
@@ -45,8 +50,11 @@ _LDC_NAMES = ("wsj-test", "wsj-valid")
 #: NLTK's treebanks in other languages: NAME, NAME10, NAME-test, NAME10-test.
 _FOREIGN = tuple(f"{t}{short}{part}" for t in ("alpino", "cess_esp", "floresta")
                  for part in ("", "-test") for short in ("", "10"))
+#: The sample's dev and test halves: name -> (LDC section, first and last file number).
+SAMPLE_HALVES = {"wsj-sample-dev": ("00", 1, 99), "wsj10-sample-dev": ("00", 1, 99),
+                 "wsj-sample-test": ("01", 100, 199), "wsj10-sample-test": ("01", 100, 199)}
 #: Gold set names.
-GOLD_NAMES = ("wsj10", "wsj") + _LDC_NAMES + _FOREIGN
+GOLD_NAMES = ("wsj10", "wsj") + tuple(SAMPLE_HALVES) + _LDC_NAMES + _FOREIGN
 #: Sentences of at most this many kept words form WSJ10.
 WSJ10_MAX_WORDS = 10
 _SECTIONS = {"wsj-test": ("23",), "wsj-valid": ("22",)}
@@ -451,11 +459,24 @@ def _load_named(name: str, root: Optional[str]) -> Gold:
                 f"or set {PTB_ROOT_ENV} to its parsed/mrg/wsj folder"
             )
         sentences = _nltk_sample()
+        if name in SAMPLE_HALVES:
+            _, first, last = SAMPLE_HALVES[name]
+            sentences = tuple(s for s in sentences if first <= _file_number(s.source) <= last)
+    elif name in SAMPLE_HALVES:
+        sentences = _read_sections(Path(root), (SAMPLE_HALVES[name][0],))
     else:
         sentences = _read_sections(Path(root), _SECTIONS.get(name))
-    if name == "wsj10":
+    if name.startswith("wsj10"):
         sentences = tuple(s for s in sentences if len(s) <= WSJ10_MAX_WORDS)
     return Gold(name, sentences)
+
+
+_FILE_NUMBER = re.compile(r"wsj_(\d{4})")
+
+
+def _file_number(source: str) -> int:
+    """The WSJ file number in a sample sentence's source (``wsj_0042.mrg:7`` -> 42)."""
+    return int(_FILE_NUMBER.search(source).group(1))
 
 
 def _load_foreign(name: str) -> Gold:

@@ -69,8 +69,21 @@ class DeviceType(click.ParamType):
 
 
 def members_options(func):
-    """``--layer`` and ``--decode`` as lists; the values arrive as ``layer`` and ``decoder``
-    (None: the model's own members: a bundle's, or layer 2 with the paper's decoder)."""
+    """``--layer`` and ``--decode`` as lists, ``--voter`` and ``--ties``; the values arrive as
+    ``layer``, ``decoder`` (None: the model's own members: a bundle's, or layer 2 with the
+    paper's decoder), ``voter`` (a tuple; empty: the bundle's own voters) and ``ties`` (None: the
+    bundle's own rule)."""
+    from ..average import TIES
+    from ..baselines import VOTER_KINDS
+
+    func = click.option("--ties", type=click.Choice(TIES), default=None,
+                        help="How the average breaks ties between trees sharing as many spans: first "
+                             "(the first member decides), right (the most right-branching tree), left (the "
+                             "most left-branching)  [default: first, or a bundle's own rule].")(func)
+    func = click.option("--voter", type=click.Choice(VOTER_KINDS), multiple=True,
+                        help="Add a baseline tree to the average as one more voter (repeatable); "
+                             "right-branching suits English, not every language  [default: none, or a "
+                             "bundle's own voters].")(func)
     func = click.option("--decode", "decoder", default=None, metavar="NAME[,NAME]",
                         help="Decoder(s): onlstm (the paper's greedy top-down rule), split (the unbiased "
                              "binary split), a comma-separated list, or all  [default: onlstm, or a "
@@ -96,20 +109,31 @@ def decoder_list(text: str):
     return list(dict.fromkeys(names))
 
 
-def load_parser(model_paths, device, layer=None, decoder=None, batch_size=None):
+def load_parser(model_paths, device, layer=None, decoder=None, batch_size=None, voter=(), ties=None):
     """An :class:`onparse.api.Parser` over ``model_paths`` (empty: the bundled model) on
-    ``device``; ``layer`` / ``decoder``: the option strings (None: the models' own members).
-    Errors are one-line OnparseErrors (files) or usage errors (option values)."""
+    ``device``; ``layer`` / ``decoder``: the option strings (None: the models' own members);
+    ``voter`` / ``ties``: the ``--voter`` values (empty: the models' own) and ``--ties`` (None: the
+    models' own).  Errors are one-line OnparseErrors (files) or usage errors (option values)."""
     from ..api import load
-    from ..bundle import default_members
+    from ..bundle import DEFAULT_DECODER, DEFAULT_LAYER, default_members
 
-    parser = load(list(model_paths) or None, device, batch_size=batch_size)
+    parser = load(list(model_paths) or None, device, batch_size=batch_size, voters=tuple(voter) or None, ties=ties)
     if layer is None and decoder is None:
         return parser
     n_layers = min(m.model.config.n_layers for m in parser.models)
-    layers = layer_list(layer or "2", n_layers, allow_all=True)
-    decoders = decoder_list(decoder or "onlstm")
+    layers = layer_list(layer or str(DEFAULT_LAYER), n_layers, allow_all=True)
+    decoders = decoder_list(decoder or DEFAULT_DECODER)
     return parser.with_members(default_members(len(parser.models), layers, decoders))
+
+
+def report_too_long(parser) -> None:
+    """One stderr line when some sentences were too long to average (their tree is their first
+    member's, :mod:`onparse.average`)."""
+    from ..average import MAX_WORDS
+
+    if parser.too_long:
+        click.echo(f"note: {parser.too_long:,} sentence(s) of more than {MAX_WORDS:,} words were too long to "
+                   "average: each got its first member's tree", err=True)
 
 
 def device_option(func):

@@ -87,8 +87,8 @@ def _wants_unicode(ascii_only: bool) -> bool:
 @click.option("--keep-punct", is_flag=True, hidden=True)
 @device_option
 @line_limit_option
-def show_command(sentence, model_paths, layer, decoder, gold_spec, ptb_root, png_path, svg_path, ascii_only,
-                 height, scale, pretokenized, punct, tokenize, keep_punct, device):
+def show_command(sentence, model_paths, layer, decoder, voter, ties, gold_spec, ptb_root, png_path, svg_path,
+                 ascii_only, height, scale, pretokenized, punct, tokenize, keep_punct, device):
     """Draw the tree a model induces for SENTENCE, with the distance of every word.
 
     Prints the induced tree (brackets and a drawing) and under its words the master-forget
@@ -129,7 +129,7 @@ def show_command(sentence, model_paths, layer, decoder, gold_spec, ptb_root, png
         raise OnparseError(f"--gold gave {len(golds)} trees for {len(lines)} sentence(s)")
     several = from_stdin or len(lines) > 1
 
-    parser = load_parser(model_paths, device, layer, decoder)
+    parser = load_parser(model_paths, device, layer, decoder, voter=voter, ties=ties)
     unicode = _wants_unicode(ascii_only)
     width = _terminal_width()
     caption = f"model: {model_name(model_paths)}" + (f"  ·  gold: {gold_spec}" if gold_spec and len(gold_spec) < 60 else "")

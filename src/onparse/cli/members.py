@@ -37,10 +37,12 @@ def _model_blobs(model_paths):
               help="How the bundle stores its weights.")
 @device_option
 @line_limit_option
-def agreement_command(file, model_paths, layer, decoder, pretokenized, limit, keep, bundle_path, weights, device):
+def agreement_command(file, model_paths, layer, decoder, voter, ties, pretokenized, limit, keep, bundle_path, weights,
+                      device):
     """Choose members without gold trees: score each member (model x layer x decoder) by its
     trees' agreement with the other models' members on the lines of FILE, raw text that is
-    not evaluation text (e.g. your language model's validation text).
+    not evaluation text (e.g. your language model's validation text).  Voters take no part in
+    the scores; --voter and --ties are written into the --bundle.
 
     A member's score is its mean share of non-trivial spans (not one word, not the whole
     sentence) shared with every member of the other models.  Prints one TSV row per member
@@ -56,7 +58,7 @@ def agreement_command(file, model_paths, layer, decoder, pretokenized, limit, ke
 
     check_writable(bundle_path, "--bundle")
     refuse_overwrite(bundle_path, "--bundle", [("input", file)] + [("model", p) for p in model_paths])
-    parser = load_parser(model_paths, device, layer, decoder)
+    parser = load_parser(model_paths, device, layer, decoder, voter=voter, ties=ties)
     if keep is not None and keep > len(parser.members):
         raise click.BadParameter(f"cannot keep {keep} of {len(parser.members)} members", param_hint="--keep")
     prep = parser.preprocessor(tokenize=not pretokenized)
@@ -86,7 +88,7 @@ def agreement_command(file, model_paths, layer, decoder, pretokenized, limit, ke
         try:
             save_bundle(bundle_path, [blobs[i] for i in used],
                         [Member(renumber[m.model], m.layer, m.decoder) for m in members], weights=weights,
-                        metadata=meta)
+                        metadata=meta, voters=parser.voters, ties=parser.ties)
         except OSError as err:
             raise OnparseError(f"cannot write {bundle_path}: {err.strerror}") from None
         click.echo(f"wrote {bundle_path} ({len(used)} model(s), {len(members)} members, {weights})", err=True)

@@ -8,7 +8,8 @@ import sys
 import click
 
 from ..text import PUNCT_POLICIES
-from .common import device_option, layer_list, line_limit_option, load_parser, members_options, model_option
+from .common import (device_option, layer_list, line_limit_option, load_parser, members_options, model_option,
+                     report_too_long)
 
 
 class _ShardType(click.ParamType):
@@ -81,7 +82,7 @@ def _window(file) -> int:
                    "flags (json is an alias).")
 @_common_options
 def induce_command(file, model_paths, pretokenized, punct, tokenize, keep_punct, batch_size, shard, device,
-                   layer, decoder, fmt):
+                   layer, decoder, voter, ties, fmt):
     """Induce one binary tree per line of FILE (default: standard input).
 
     Lines are raw text: tokenised by NLTK's word tokenizer (--pretokenized: split on
@@ -94,14 +95,16 @@ def induce_command(file, model_paths, pretokenized, punct, tokenize, keep_punct,
     onparse induce corpus.txt > trees.txt
     onparse induce raw.txt --model lm.pt --decode split --format ptb
     onparse induce tokens.txt --pretokenized -m s1.pt -m s2.pt -m s3.pt --layer 2,3
+    onparse induce corpus.txt -m s1.pt -m s2.pt --layer 2,3 --voter right --ties right
     onparse induce big.txt --shard 3/8 > part3.txt
     """
     from ..induce import induce_lines, read_lines
 
-    parser = load_parser(model_paths, device, layer, decoder, batch_size)
+    parser = load_parser(model_paths, device, layer, decoder, batch_size, voter, ties)
     chunks = induce_lines(read_lines(file, shard), parser, fmt="jsonl" if fmt == "json" else fmt,
                           tokenize=not pretokenized, punct=punct, window=_window(file))
     _run(chunks, "induce")
+    report_too_long(parser)
 
 
 @click.command("distances")

@@ -11,7 +11,7 @@ import click
 from ..errors import OnparseError
 from ..safeio import bounded_lines, dumps
 from .common import (check_writable, device_option, line_limit_option, load_parser, members_options, model_name,
-                     model_option, refuse_overwrite)
+                     model_option, refuse_overwrite, report_too_long)
 from .figures import check_plots, plots_option, write_eval_plots
 from ..treebank import GOLD_NAMES, PTB_ROOT_ENV, is_gold_spec
 
@@ -179,7 +179,8 @@ def _read_text(handle, name: str) -> str:
 @line_limit_option
 @click.argument("pred", type=click.Path(exists=True, dir_okay=False, allow_dash=True), required=False)
 @click.pass_context
-def eval_command(ctx, gold, ptb_root, as_json, per_sentence, plots, model_paths, layer, decoder, device, pred):
+def eval_command(ctx, gold, ptb_root, as_json, per_sentence, plots, model_paths, layer, decoder, voter, ties, device,
+                 pred):
     """Score trees against gold trees: the trees in PRED, or the trees a model induces.
 
     PRED is a file (or - for standard input) with one bracketed tree per line, in gold
@@ -204,10 +205,11 @@ def eval_command(ctx, gold, ptb_root, as_json, per_sentence, plots, model_paths,
     onparse eval --gold wsj10 --model runs/small/best.pt --layer all --decode all
     onparse eval --gold wsj                  # the bundled model
     onparse eval --gold wsj -m s1/best.pt -m s2/best.pt -m s3/best.pt --layer 2,3
+    onparse eval --gold wsj-sample-dev -m s1/best.pt -m s2/best.pt --layer 2,3 --voter right --ties right
     """
-    model_only = [f"--{name}" for name in ("layer", "decode", "device")
-                  if ctx.get_parameter_source("decoder" if name == "decode" else name)
-                  == click.core.ParameterSource.COMMANDLINE]
+    params = {"layer": "layer", "decode": "decoder", "voter": "voter", "ties": "ties", "device": "device"}
+    model_only = [f"--{name}" for name, param in params.items()
+                  if ctx.get_parameter_source(param) == click.core.ParameterSource.COMMANDLINE]
     if pred is not None and (model_paths or model_only):
         raise click.UsageError(f"{(['--model'] if model_paths else model_only)[0]} goes with a model, "
                                "not with PRED: give PRED (trees to score) or a model (trees to induce)")
@@ -225,7 +227,7 @@ def eval_command(ctx, gold, ptb_root, as_json, per_sentence, plots, model_paths,
         emit_report(result, as_json, per_sentence)
         write_eval_plots(plots, result, gold_set, source)
         return
-    _eval_model(gold_set, model_paths, layer, decoder, device, as_json, per_sentence, plots)
+    _eval_model(gold_set, model_paths, layer, decoder, voter, ties, device, as_json, per_sentence, plots)
 
 
 def _stdin_is_piped() -> bool:
@@ -239,14 +241,15 @@ def _stdin_is_piped() -> bool:
         return False
 
 
-def _eval_model(gold_set, model_paths, layer, decoder, device, as_json, per_sentence, plots) -> None:
+def _eval_model(gold_set, model_paths, layer, decoder, voter, ties, device, as_json, per_sentence, plots) -> None:
     """``onparse eval`` without PRED: induce trees for the gold sentences and score them."""
     from ..metrics import format_comparison
 
-    parser = load_parser(model_paths, device, layer, decoder)
+    parser = load_parser(model_paths, device, layer, decoder, voter=voter, ties=ties)
     scores = parser.score(gold_set)
+    report_too_long(parser)
     name = model_name(model_paths)
-    if len(scores.members) == 1:
+    if scores.average is None:
         (member, result), = scores.members
         emit_report(result, as_json, per_sentence, {"model": name, "layer": member.layer, "decoder": member.decoder})
         write_eval_plots(plots, result, gold_set, f"{name} (layer {member.layer}, {member.decoder})")
@@ -254,13 +257,13 @@ def _eval_model(gold_set, model_paths, layer, decoder, device, as_json, per_sent
     if as_json:
         records = [{"model": name, "member": member.to_dict(), **r.to_dict()} for member, r in scores.members]
         records.append({"model": name, "average_of": [m.to_dict() for m, _ in scores.members],
-                        **scores.average.to_dict()})
+                        "voters": list(scores.voters), "ties": scores.ties, **scores.average.to_dict()})
         click.echo(dumps(records, indent=2))
     else:
         click.echo(f"model {name}")
         click.echo(format_comparison(scores.rows()))
     emit_report(scores.average, False, per_sentence, quiet=True)
-    write_eval_plots(plots, scores.average, gold_set, f"{name} (average of {len(scores.members)} members)")
+    write_eval_plots(plots, scores.average, gold_set, f"{name} ({parser.describe_average()})")
 
 
 @click.command("baseline")
