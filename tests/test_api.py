@@ -139,3 +139,44 @@ def test_to_nltk_handles_very_deep_trees():
             assert node.label() == "X" and len(node) == 2
             todo.extend(reversed(node))
     assert leaves == [f"w{i}" for i in range(5000)]
+
+
+def test_voters_join_the_average_and_travel_in_bundles(paths, tmp_path):
+    from onparse.baselines import right_branching
+
+    tokens = "the dog barked N times and then it was quiet".split()
+    model, vocab = tiny_model(1)
+    member = expected_tree(model, vocab, tokens)
+    alone = load(paths[0], "cpu")
+    assert not alone.averages and alone.voters == () and alone.ties == "first"
+    # Two right-branching voters outvote any one member: R shares all n - 1 spans twice.
+    two = load(paths[0], "cpu", voters=["right", "right"])
+    assert two.averages and two.trees([tokens])[0] == right_branching(tokens)
+    # One voter and one member: a tie everywhere they differ, broken by the rule.
+    one = load(paths[0], "cpu", voters=["right"], ties="first")
+    assert one.trees([tokens])[0] == average_trees([member, right_branching(tokens)], "first") == member
+    assert one.with_members(one.members, ties="right").trees([tokens])[0] == \
+        average_trees([member, right_branching(tokens)], "right")
+    # A bundle records its voters and tie rule; load() uses them unless told otherwise.
+    bundle = tmp_path / "voted.pt"
+    save_bundle(str(bundle), [load_checkpoint(paths[0])], one.members, weights="float32", voters=["right"],
+                ties="right")
+    voted = load(str(bundle), "cpu")
+    assert (voted.voters, voted.ties) == (("right",), "right")
+    assert voted.trees([tokens])[0] == right_branching(tokens)
+    assert load(str(bundle), "cpu", voters=[], ties="first").trees([tokens])[0] == member
+    assert voted.describe_average() == "average of 1 member + right voter, ties right"
+    with pytest.raises(OnparseError, match="unknown voter 'up'"):
+        load(paths[0], "cpu", voters=["up"])
+    with pytest.raises(OnparseError, match="unknown tie rule"):
+        load(paths[0], "cpu", ties="middle")
+
+
+def test_a_bundle_with_bad_voters_is_refused(paths, tmp_path):
+    bundle = tmp_path / "bad.pt"
+    save_bundle(str(bundle), [load_checkpoint(paths[0])], [Member(0, 2, "onlstm")], weights="float32")
+    blob = torch.load(str(bundle), weights_only=True)
+    blob["voters"] = ["diagonal"]
+    torch.save(blob, str(bundle))
+    with pytest.raises(OnparseError, match="unknown voter 'diagonal'"):
+        load(str(bundle), "cpu")

@@ -111,3 +111,61 @@ def test_agreement_is_maximised_by_the_average():
     best = agreement(avg, members)[0]
     for tree in _all_trees(0, 7):
         assert agreement(spans_to_tree(words, tree), members)[0] <= best
+
+
+def brute_force_ties(n, members, ties):
+    """Rule ``right``: the first tree of most shared spans in the enumeration order of
+    ``_all_trees`` (top split ascending, then left, then right subtree); ``left``: the last."""
+    sets = [set(s) for s in members]
+    shared = [(sum(len(tree & s) for s in sets), tree) for tree in _all_trees(0, n)]
+    best = max(score for score, _ in shared)
+    tied = [tree for score, tree in shared if score == best]
+    return tied[0] if ties == "right" else tied[-1]
+
+
+@settings(max_examples=300, deadline=None)
+@given(n=st.integers(2, 8), k=st.integers(1, 6), seed=st.integers(0, 2**32 - 1), ties=st.sampled_from(["right", "left"]))
+def test_directional_tie_rules_equal_brute_force(n, k, seed, ties):
+    rng = random.Random(seed)
+    words = [f"w{i}" for i in range(n)]
+    members = [random_tree(words, rng) for _ in range(k)]
+    got = average_trees(members, ties)
+    assert frozenset(tree_spans(got)) == brute_force_ties(n, [tree_spans(m) for m in members], ties)
+
+
+def test_tie_rules_by_hand():
+    words = list("abcd")
+    left, right = left_branching(words), right_branching(words)
+    # One vote each: every span of either tree is held once, so the rules decide.
+    assert average_trees([left, right], "first") == left
+    assert average_trees([left, right], "right") == right
+    assert average_trees([right, left], "left") == left
+    # Two members that share only the whole sentence, ((a b) (c d)) and (a ((b c) d)): the most
+    # any tree shares is 2 spans besides the whole, at top split k = 1 (a ((b c) d) or
+    # a (b (c d)), whose (2, 4) is the first member's) or k = 2 (the first member), not k = 3.
+    a, b = (("a", "b"), ("c", "d")), ("a", (("b", "c"), "d"))
+    assert average_trees([a, b], "right") == ("a", ("b", ("c", "d")))   # k = 1, then k = 2
+    assert average_trees([a, b], "left") == a                           # k = 2
+    assert average_trees([b, a], "first") == b
+    with pytest.raises(ValueError, match="tie rule"):
+        average_trees([a], "middle")
+
+
+@pytest.mark.parametrize("ties", ["first", "right", "left"])
+def test_members_that_all_agree_give_their_tree_under_every_rule(ties):
+    rng = random.Random(11)
+    for n in range(1, 15):
+        tree = random_tree([f"w{i}" for i in range(n)], rng)
+        assert average_trees([tree] * 3, ties) == tree
+
+
+def test_a_sentence_too_long_to_average_gets_its_first_member(monkeypatch):
+    import onparse.average as average
+
+    monkeypatch.setattr(average, "MAX_WORDS", 6)
+    rng = random.Random(5)
+    short = [random_tree([f"w{i}" for i in range(5)], rng) for _ in range(3)]
+    long_ = [random_tree([f"w{i}" for i in range(9)], rng) for _ in range(3)]
+    out = average.average_trees_batch([short, long_, short])
+    assert out[1] == long_[0] and out.too_long == [1]
+    assert out[0] == out[2] == average_trees(short)

@@ -174,6 +174,27 @@ def test_sample_agrees_with_an_nltk_based_reading(sample):
             assert ours.spans == spans
 
 
+def test_sample_halves_dev_and_test(sample, monkeypatch):
+    """Section 00 is dev, section 01 test: disjoint, together the sample, in its order; their
+    sizes and right-branching scores are those issue 32 measured independently."""
+    from onparse.baselines import baseline_trees
+    from onparse.metrics import evaluate
+
+    monkeypatch.delenv(PTB_ROOT_ENV, raising=False)
+    dev, test = load_gold("wsj-sample-dev"), load_gold("wsj-sample-test")
+    assert (len(dev), len(test)) == (1921, 1993)
+    assert dev.sentences + test.sentences == sample.sentences
+    assert {s.source[:8] for s in dev} == {f"wsj_{i:04d}" for i in range(1, 100)}
+    assert {s.source[:8] for s in test} == {f"wsj_{i:04d}" for i in range(100, 200)}
+    short = {name: load_gold(name) for name in ("wsj10-sample-dev", "wsj10-sample-test")}
+    assert [len(g) for g in short.values()] == [270, 285]
+    assert short["wsj10-sample-dev"].sentences == tuple(s for s in dev if len(s) <= 10)
+    right = {g.name: round(100 * evaluate(baseline_trees(g.tokens, "right"), g).sentence_f1.f1, 1)
+             for g in (dev, test, *short.values())}
+    assert right == {"wsj-sample-dev": 39.9, "wsj-sample-test": 39.9, "wsj10-sample-dev": 59.0,
+                     "wsj10-sample-test": 58.2}
+
+
 # ---------------------------------------------------------------- LDC layout
 
 
@@ -215,6 +236,15 @@ def test_ldc_layout_sections(ldc_root, monkeypatch):
     assert len(load_gold("wsj", ptb_root=ldc_root)) == 3914 + len(test) + len(valid)
 
 
+def test_ldc_layout_sample_halves_are_sections_00_and_01(ldc_root, monkeypatch):
+    monkeypatch.delenv(PTB_ROOT_ENV, raising=False)
+    for name in ("wsj-sample-dev", "wsj10-sample-test"):
+        ldc = load_gold(name, ptb_root=ldc_root)
+        nltk_half = load_gold(name)
+        assert ldc.tokens == nltk_half.tokens and [s.spans for s in ldc] == [s.spans for s in nltk_half]
+        assert ldc[0].source.startswith("00/" if "dev" in name else "01/")
+
+
 def test_ldc_root_from_the_environment_and_parent_folders(ldc_root, monkeypatch):
     monkeypatch.setenv(PTB_ROOT_ENV, str(ldc_root.parent))  # parsed/mrg is accepted too
     assert len(load_gold("wsj-test")) > 0
@@ -234,7 +264,8 @@ def test_gold_names_are_documented():
 
     from onparse.cli import main
 
-    assert GOLD_NAMES[:4] == ("wsj10", "wsj", "wsj-test", "wsj-valid")
+    assert GOLD_NAMES[:8] == ("wsj10", "wsj", "wsj-sample-dev", "wsj10-sample-dev", "wsj-sample-test",
+                              "wsj10-sample-test", "wsj-test", "wsj-valid")
     assert {"alpino", "alpino10", "alpino-test", "alpino10-test", "cess_esp10", "floresta-test"} <= set(GOLD_NAMES)
     help_text = " ".join(CliRunner().invoke(main, ["eval", "--help"], terminal_width=400).output.split())
     assert all(name in help_text for name in GOLD_NAMES)

@@ -48,6 +48,9 @@ MAX_WORDS = 2000
 #: Tie rules (module docstring), the default first.
 TIES = ("first", "right", "left")
 DEFAULT_TIES = "first"
+#: What each tie rule means, in a few words (for ``onparse info``).
+TIE_MEANINGS = {"first": "the first member decides", "right": "the most right-branching of the tied trees",
+                "left": "the most left-branching of the tied trees"}
 
 
 class Averaged(list):

@@ -139,14 +139,19 @@ def info_command(model_paths, as_json):
 
 def bundle_summary(blob: dict, name: str, path: str) -> dict:
     """What ``info --json`` prints for a bundle: its metadata, members and models."""
+    from ..bundle import bundle_voting
+
+    voters, ties = bundle_voting(blob)
     return {"model": name, "path": path, "metadata": blob.get("metadata", {}), "members": blob["members"],
+            "voters": list(voters), "ties": ties,
             "models": [{"config": m["config"], "vocab_size": len(m["vocab"]), "metadata": m.get("metadata", {})}
                        for m in blob["models"]]}
 
 
 def describe_bundle(blob: dict, name: str, path: str) -> str:
     """A human-readable description of a bundle: its recipe, members, models and scores."""
-    from ..bundle import Member
+    from ..average import TIE_MEANINGS
+    from ..bundle import Member, bundle_voting
 
     meta = blob.get("metadata", {})
     models = blob["models"]
@@ -156,10 +161,13 @@ def describe_bundle(blob: dict, name: str, path: str) -> str:
              f"file: {path} ({os.path.getsize(path) / 1e6:.1f} MB, {weights} weights): a bundle of "
              f"{len(models)} models whose trees are averaged over {len(members)} members"]
     for key, title in (("recipe", "recipe"), ("note", "note"), ("selection", "selected by"),
-                       ("weights_check", "weights")):
+                       ("members_rule", "members chosen by"), ("weights_check", "weights")):
         if meta.get(key):
             lines.append(f"{title}: {meta[key]}")
-    lines += ["", "members (in tie-breaking order): " + "; ".join(m.label(len(models)) for m in members), ""]
+    voters, ties = bundle_voting(blob)
+    lines += ["", "members (in tie-breaking order): " + "; ".join(m.label(len(models)) for m in members)]
+    lines.append("voters: " + (", ".join(f"{v}-branching tree" for v in voters) if voters else "none"))
+    lines += [f"ties: {ties} ({TIE_MEANINGS[ties]})", ""]
     seeds = meta.get("seeds") or []
     for i, entry in enumerate(models):
         extra = seeds[i] if i < len(seeds) and isinstance(seeds[i], dict) else {}

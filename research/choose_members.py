@@ -1,0 +1,166 @@
+"""Rule v5 of research/PROTOCOL.md: choose members, voters and tie rule on the dev half of the
+sample, bundle the choice, and (with --test, once) score it on the test half.
+
+    python research/choose_members.py --bundle src/onparse/models/default.pt     # dev: choose, bundle
+    python research/choose_members.py --test                                    # test: score, once
+
+The first reads the models of ``--models`` (default: the shipped bundle), scores every candidate
+of rule 26 on ``wsj-sample-dev`` (member trees computed once, then averaged per candidate),
+writes every candidate's dev scores to ``research/dev-trials-v5.tsv``, and writes the chosen
+candidate as a bundle (the same models, their stored weights unchanged).  The second scores the
+shipped bundle, the LM-only candidate and right-branching on ``wsj-sample-test`` and
+``wsj10-sample-test`` and writes ``research/test-v5.json``.
+"""
+import argparse
+import itertools
+import json
+import os
+import sys
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+DEFAULT = os.path.join(ROOT, "src", "onparse", "models", "default.pt")
+TRIALS = os.path.join(HERE, "dev-trials-v5.tsv")
+TEST = os.path.join(HERE, "test-v5.json")
+
+LAYER_SETS = ((2,), (3,), (2, 3), (1, 2, 3))
+DECODER_SETS = (("onlstm",), ("split",), ("onlstm", "split"))
+VOTER_SETS = ((), ("right",), ("right", "right"))
+TIE_RULES = ("first", "right", "left")
+CONVENTIONS = (("sentence_f1", "sent. F1 (ON-LSTM)"), ("kim_f1", "sent. F1 (Kim)"), ("corpus_f1", "corpus F1"))
+
+
+def candidates():
+    """Rule 26's candidates, in its order: (layers, decoders, voters, ties)."""
+    return list(itertools.product(LAYER_SETS, DECODER_SETS, VOTER_SETS, TIE_RULES))
+
+
+def name_of(layers, decoders, voters, ties) -> str:
+    voted = "".join(f" + {v}" for v in voters)
+    return f"L{','.join(map(str, layers))} {'+'.join(decoders)}{voted}, ties {ties}"
+
+
+def scores_of(trees, gold, short_gold, short_index) -> dict:
+    """Sentence F1 (both conventions) and corpus F1, all lengths and at most 10 words."""
+    from onparse.metrics import evaluate
+
+    out = {}
+    for key, g, t in (("all", gold, trees), ("10", short_gold, [trees[i] for i in short_index])):
+        result = evaluate(t, g)
+        out[key] = {conv: getattr(result, conv).f1 for conv, _ in CONVENTIONS}
+    return out
+
+
+def chosen(rows, lm_only=False):
+    """Rule 27: the highest dev all-lengths sentence F1; exact ties to fewer trees, then order."""
+    pool = [r for r in rows if not lm_only or (not r["voters"] and r["ties"] == "first")]
+    return max(pool, key=lambda r: (r["dev"]["all"]["sentence_f1"], -r["trees"], -r["order"]))
+
+
+def choose(models, bundle_path):
+    from onparse.api import load
+    from onparse.bundle import default_members
+    from onparse.treebank import load_gold
+
+    parser = load(models, "cpu")
+    gold, short_gold = load_gold("wsj-sample-dev"), load_gold("wsj10-sample-dev")
+    short_index = [i for i, s in enumerate(gold) if len(s) <= 10]
+    assert [gold[i].tokens for i in short_index] == short_gold.tokens
+    every = default_members(len(parser.models), (1, 2, 3), ("onlstm", "split"))
+    tokens = [list(s.words) for s in gold]
+    t0 = time.time()
+    per_sentence = parser.with_members(every).member_trees(tokens)
+    print(f"member trees of {len(tokens):,} dev sentences in {time.time() - t0:.0f} s", file=sys.stderr)
+    rows = []
+    for order, (layers, decoders, voters, ties) in enumerate(candidates()):
+        members = default_members(len(parser.models), layers, decoders)
+        picks = [every.index(m) for m in members]
+        voting = parser.with_members(members, voters, ties)
+        trees = voting.average([[t[k] for k in picks] for t in per_sentence], tokens)
+        rows.append({"order": order, "name": name_of(layers, decoders, voters, ties), "layers": layers,
+                     "decoders": decoders, "voters": voters, "ties": ties, "trees": len(members) + len(voters),
+                     "members": [m.to_dict() for m in members],
+                     "dev": scores_of(trees, gold, short_gold, short_index)})
+        print(f"{order + 1:3d}/{len(candidates())} {rows[-1]['name']}: "
+              f"{100 * rows[-1]['dev']['all']['sentence_f1']:.1f}", file=sys.stderr)
+    with open(TRIALS, "w") as out:
+        out.write("order\tcandidate\ttrees\tdev all sent F1\tdev all Kim F1\tdev all corpus F1\t"
+                  "dev <=10 sent F1\tdev <=10 Kim F1\tdev <=10 corpus F1\n")
+        for r in rows:
+            cells = [f"{100 * r['dev'][k][c]:.2f}" for k in ("all", "10") for c, _ in CONVENTIONS]
+            out.write(f"{r['order'] + 1}\t{r['name']}\t{r['trees']}\t" + "\t".join(cells) + "\n")
+    best, lm = chosen(rows), chosen(rows, lm_only=True)
+    print(f"chosen: {best['name']} (dev {100 * best['dev']['all']['sentence_f1']:.2f}); "
+          f"LM only: {lm['name']} (dev {100 * lm['dev']['all']['sentence_f1']:.2f})", file=sys.stderr)
+    if bundle_path:
+        write_bundle(models, bundle_path, best, lm)
+    return best, lm
+
+
+def write_bundle(models, path, best, lm):
+    from onparse.bundle import Member, save_bundle
+    from onparse.checkpoint import load_checkpoint
+
+    blobs, meta = [], None
+    for model in models:
+        blob = load_checkpoint(model, bundles=True)
+        if meta is None:
+            meta = dict(blob.get("metadata") or {})
+        blobs.extend(blob["models"] if "models" in blob else [blob])
+    weights = {entry["metadata"].get("weights", "float32") for entry in blobs}
+    kind = weights.pop() if len(weights) == 1 else "float32"
+    meta.pop("scores", None)
+    meta["members_rule"] = ("research/PROTOCOL.md rule v5: of 108 candidates (layers, decoders, voters, tie rule), "
+                            "the one of highest sentence F1 on wsj-sample-dev")
+    meta["dev"] = {"chosen": best["name"], "sentence_f1": best["dev"], "lm_only": lm["name"],
+                   "lm_only_members": lm["members"], "lm_only_sentence_f1": lm["dev"]}
+    save_bundle(path, blobs, [Member(**m) for m in best["members"]], weights=kind, metadata=meta,
+                voters=best["voters"], ties=best["ties"])
+    print(f"wrote {path} ({len(blobs)} models, {kind}; {best['name']})", file=sys.stderr)
+
+
+def test(bundle_path):
+    """Score the shipped bundle, its LM-only candidate and right-branching on the test half."""
+    from onparse.api import load
+    from onparse.baselines import baseline_trees
+    from onparse.bundle import Member
+    from onparse.metrics import evaluate
+    from onparse.treebank import load_gold
+
+    parser = load(bundle_path, "cpu")
+    dev = parser.metadata["dev"]
+    lm = parser.with_members([Member(**m) for m in dev["lm_only_members"]], voters=(), ties="first")
+    report = {"bundle": os.path.relpath(bundle_path, ROOT), "chosen": dev["chosen"], "lm_only": dev["lm_only"],
+              "dev": {"chosen": dev["sentence_f1"], "lm_only": dev["lm_only_sentence_f1"]}, "test": {}}
+    for name in ("wsj-sample-test", "wsj10-sample-test"):
+        gold = load_gold(name)
+        rows = {}
+        for label, p in (("chosen", parser), ("lm_only", lm)):
+            result = p.score(gold).result
+            rows[label] = {conv: getattr(result, conv).f1 for conv, _ in CONVENTIONS}
+        result = evaluate(baseline_trees(gold.tokens, "right"), gold, check_tokens=False)
+        rows["right"] = {conv: getattr(result, conv).f1 for conv, _ in CONVENTIONS}
+        rows["n"] = len(gold)
+        report["test"][name] = rows
+    with open(TEST, "w") as out:
+        json.dump(report, out, indent=2)
+        out.write("\n")
+    for name, rows in report["test"].items():
+        print(name, {k: (round(100 * v["sentence_f1"], 1) if isinstance(v, dict) else v) for k, v in rows.items()})
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--models", nargs="+", default=[DEFAULT], help="checkpoints or bundles whose models are used")
+    ap.add_argument("--bundle", default=None, help="write the chosen candidate here")
+    ap.add_argument("--test", action="store_true", help="score the shipped bundle on the test half (once)")
+    args = ap.parse_args()
+    if args.test:
+        test(args.bundle or DEFAULT)
+    else:
+        choose(args.models, args.bundle)
+
+
+if __name__ == "__main__":
+    main()
