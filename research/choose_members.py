@@ -29,6 +29,9 @@ DECODER_SETS = (("onlstm",), ("split",), ("onlstm", "split"))
 VOTER_SETS = ((), ("right",), ("right", "right"))
 TIE_RULES = ("first", "right", "left")
 CONVENTIONS = (("sentence_f1", "sent. F1 (ON-LSTM)"), ("kim_f1", "sent. F1 (Kim)"), ("corpus_f1", "corpus F1"))
+#: The keys `onparse info` and the bundle's metadata use for the same figures, and EVALB's.
+RECORD_KEYS = {"sentence_f1_onlstm": "sentence_f1", "sentence_f1_kim": "kim_f1", "corpus_f1": "corpus_f1",
+               "corpus_f1_evalb": "evalb_f1"}
 
 
 def candidates():
@@ -111,6 +114,8 @@ def write_bundle(models, path, best, lm):
     weights = {entry["metadata"].get("weights", "float32") for entry in blobs}
     kind = weights.pop() if len(weights) == 1 else "float32"
     meta.pop("scores", None)
+    meta["selection"] = ("each model: its seed's epoch of lowest validation perplexity on news (no gold trees); "
+                         "members, voters and tie rule: on the dev half of the sample (below)")
     meta["members_rule"] = ("research/PROTOCOL.md rule v5: of 108 candidates (layers, decoders, voters, tie rule), "
                             "the one of highest sentence F1 on wsj-sample-dev")
     meta["dev"] = {"chosen": best["name"], "sentence_f1": best["dev"], "lm_only": lm["name"],
@@ -133,21 +138,35 @@ def test(bundle_path):
     lm = parser.with_members([Member(**m) for m in dev["lm_only_members"]], voters=(), ties="first")
     report = {"bundle": os.path.relpath(bundle_path, ROOT), "chosen": dev["chosen"], "lm_only": dev["lm_only"],
               "dev": {"chosen": dev["sentence_f1"], "lm_only": dev["lm_only_sentence_f1"]}, "test": {}}
+    recorded = []
     for name in ("wsj-sample-test", "wsj10-sample-test"):
         gold = load_gold(name)
         rows = {}
-        for label, p in (("chosen", parser), ("lm_only", lm)):
-            result = p.score(gold).result
-            rows[label] = {conv: getattr(result, conv).f1 for conv, _ in CONVENTIONS}
-        result = evaluate(baseline_trees(gold.tokens, "right"), gold, check_tokens=False)
-        rows["right"] = {conv: getattr(result, conv).f1 for conv, _ in CONVENTIONS}
+        results = {"chosen": parser.score(gold).result, "lm_only": lm.score(gold).result,
+                   "right": evaluate(baseline_trees(gold.tokens, "right"), gold, check_tokens=False)}
+        for label, result in results.items():
+            rows[label] = {conv: getattr(result, conv).f1 for conv in RECORD_KEYS.values()}
         rows["n"] = len(gold)
         report["test"][name] = rows
+        recorded.append({"gold": name, "trees": parser.describe_average(),
+                         **{key: rows["chosen"][conv] for key, conv in RECORD_KEYS.items()}})
+    record_scores(bundle_path, recorded)
     with open(TEST, "w") as out:
         json.dump(report, out, indent=2)
         out.write("\n")
     for name, rows in report["test"].items():
         print(name, {k: (round(100 * v["sentence_f1"], 1) if isinstance(v, dict) else v) for k, v in rows.items()})
+
+
+def record_scores(bundle_path, rows):
+    """Write the test-half scores into the bundle's metadata (``onparse info`` shows them; its
+    weights and their checksums are untouched)."""
+    from onparse.checkpoint import load_checkpoint, write_atomically
+
+    blob = load_checkpoint(bundle_path, bundles=True)
+    blob["metadata"]["scores"] = rows
+    blob["metadata"]["scores_gold"] = "the test half of the sample (section 01), never chosen from"
+    write_atomically(bundle_path, blob)
 
 
 def main():

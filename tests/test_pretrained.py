@@ -34,40 +34,39 @@ def blob():
     return load_checkpoint(str(BUNDLED), bundles=True)
 
 
-def test_bundled_model_is_a_small_held_out_bundle(blob):
-    """Seeds of the news recipe (in int8, or as many as fit in float16), the members PROTOCOL.md's
-    rule 11 keeps by the agreement scores recorded in the file, at most 40 MB."""
-    from onparse.agreement import select
+def _dev_trials():
+    """research/dev-trials-v5.tsv: every candidate of rule v5 with its dev scores."""
+    lines = (ROOT / "research" / "dev-trials-v5.tsv").read_text().splitlines()
+    header = lines[0].split("\t")
+    return [dict(zip(header, line.split("\t"))) for line in lines[1:]]
 
+
+def test_bundled_model_is_a_small_held_out_bundle_chosen_on_dev(blob):
+    """The news recipe's models (held-out training text), at most 40 MB, and the members,
+    voters and tie rule of the candidate research/PROTOCOL.md rule 27 picks from the recorded
+    dev scores of all 108 candidates (highest dev sentence F1; ties to fewer trees, then order)."""
     assert pretrained.default_model_path() == str(BUNDLED)
     assert BUNDLED.stat().st_size <= 40 * 1000 * 1000
     assert blob["format"] == "onparse-bundle" and "training" not in blob
     meta, models = blob["metadata"], blob["models"]
-    for key in ("recipe", "selection", "members_rule", "weights_check", "seeds", "scores"):
+    for key in ("recipe", "selection", "members_rule", "seeds", "dev", "scores"):
         assert key in meta, key
-    assert all(m["metadata"]["corpus"]["source"] == "news" for m in models)  # held-out training text
+    assert all(m["metadata"]["corpus"]["source"] == "news" for m in models)
     assert all("training" not in m for m in models)
-    # Seeds ordered by validation perplexity, lowest first.
-    ppls = [m["metadata"]["valid_ppl"] for m in models]
-    assert ppls == sorted(ppls) and [s["valid_ppl"] for s in meta["seeds"]] == ppls
-    # Members: of every seed x layers 2, 3 x both decoders, the most central half by agreement on
-    # 2,000 news validation sentences, highest first (members of seeds left out by size go too).
-    seeds = [s["seed"] for s in meta["seeds"]]
-    scored = meta["agreement"]["scores"]
-    assert meta["agreement"]["sentences"] == 2000 and len(scored) % 4 == 0
-    kinds = [(2, "onlstm"), (2, "split"), (3, "onlstm"), (3, "split")]
-    assert [(r["layer"], r["decoder"]) for r in scored] == kinds * (len(scored) // 4)
-    chosen = [scored[i] for i in select([r["agreement"] for r in scored])]
+    trials = _dev_trials()
+    assert len(trials) == 108
+    best = max(trials, key=lambda r: (float(r["dev all sent F1"]), -int(r["trees"]), -int(r["order"])))
+    assert meta["dev"]["chosen"] == best["candidate"]
+    assert round(100 * meta["dev"]["sentence_f1"]["all"]["sentence_f1"], 2) == float(best["dev all sent F1"])
+    # The candidate's name spells out what the bundle holds.
+    layers, rest = best["candidate"][1:].split(" ", 1)
+    decoders = rest.split(" ")[0].split(",")[0].split("+")
     members = [Member.from_dict(m) for m in blob["members"]]
-    assert [(seeds[m.model], m.layer, m.decoder) for m in members] == \
-        [(r["seed"], r["layer"], r["decoder"]) for r in chosen if r["seed"] in seeds]
-    weights = {m["metadata"]["weights"] for m in models}
-    assert weights <= {"int8", "float16"} and len(weights) == 1
-    share = float(meta["weights_check"].split("% ")[0].split()[-1])
-    if weights == {"int8"}:
-        assert share >= 99.0 and len(models) == 3
-    else:  # the check failed: float16, as many seeds as fit
-        assert share < 99.0 and len(models) == min(3, 40 * 1000 * 1000 // (BUNDLED.stat().st_size // len(models)))
+    assert members == [Member(m, layer, d) for m in range(len(models)) for layer in map(int, layers.split(","))
+                       for d in decoders]
+    assert blob["voters"] == ["right"] * best["candidate"].count("+ right")
+    assert blob["ties"] == best["candidate"].rsplit("ties ", 1)[1]
+    assert {m["metadata"]["weights"] for m in models} == {"float16"}
 
 
 def test_loading_onparse_does_not_load_the_model():
@@ -83,20 +82,21 @@ def _recorded(blob, gold, trees):
 
 
 def test_bundled_model_scores_as_recorded(blob, nltk_treebank):
-    """Its scores on the held-out sample, recomputed here, equal the metadata (to 0.05 points):
-    on WSJ10 every member and the average, on all lengths the average."""
+    """Its scores on both halves of the sample, recomputed here, equal the metadata (to 0.05
+    points): the dev figures rule v5 chose by, and the test figures it reports."""
     from onparse.api import load
 
     parser = load(str(BUNDLED), "cpu")
-    wsj10 = parser.score("wsj10")
-    for label, result in [(f"average of {len(wsj10.members)} members", wsj10.average)] + \
-            [(m.label(wsj10.n_models), r) for m, r in wsj10.members]:
-        d = result.to_dict()
+    dev = blob["metadata"]["dev"]["sentence_f1"]
+    for name, part in (("wsj-sample-dev", "all"), ("wsj10-sample-dev", "10")):
+        got = parser.score(name).result
+        for key in ("sentence_f1", "kim_f1", "corpus_f1"):
+            assert abs(getattr(got, key).f1 - dev[part][key]) < 5e-4, (name, key)
+    for name in ("wsj-sample-test", "wsj10-sample-test"):
+        got = parser.score(name)
+        d = got.result.to_dict()
         for key in KEYS:
-            assert abs(d[key]["f1"] - _recorded(blob, "wsj10", label)[key]) < 5e-4, (label, key)
-    average = parser.score("wsj").average.to_dict()
-    for key in KEYS:
-        assert abs(average[key]["f1"] - _recorded(blob, "wsj", f"average of {len(wsj10.members)} members")[key]) < 5e-4
+            assert abs(d[key]["f1"] - _recorded(blob, name, got.rows()[-1][0])[key]) < 5e-4, (name, key)
 
 
 def test_commands_use_the_bundled_model_without_model(blob, nltk_treebank):
@@ -119,21 +119,24 @@ def test_gold_text_induce_eval_equals_eval_with_the_bundled_model(blob, nltk_tre
     assert trees.exit_code == 0, trees.output
     piped = json.loads(invoke("eval", "--gold", "wsj10", "-", "--json", input=trees.stdout).stdout)
     direct = json.loads(invoke("eval", "--gold", "wsj10", "--json").stdout)[-1]
-    assert "average_of" in direct
-    assert {k: v for k, v in direct.items() if k not in ("model", "average_of")} == piped
+    assert "average_of" in direct and (direct["voters"], direct["ties"]) == (blob["voters"], blob["ties"])
+    assert {k: v for k, v in direct.items() if k not in ("model", "average_of", "voters", "ties")} == piped
 
 
 def test_info_describes_the_bundled_model(blob):
     text = invoke("info").stdout
     meta = blob["metadata"]
     assert text.startswith(f"model: {pretrained.DEFAULT_NAME}\nfile: {BUNDLED}")
-    k = len(blob["members"])
-    assert f"a bundle of {len(blob['models'])} models whose trees are averaged over {k} members" in text
+    k, v = len(blob["members"]), len(blob["voters"])
+    assert (f"a bundle of {len(blob['models'])} models whose trees are averaged over {k} members"
+            + (f" and {v} voter" if v else "")) in text
     assert ("note" not in meta) or f"note: {meta['note']}" in text  # how the runs ended, when recorded
     first = Member.from_dict(blob["members"][0]).label(len(blob["models"]))
     assert f"recipe: {meta['recipe']}" in text and f"members (in tie-breaking order): {first};" in text
-    row = next(line for line in text.splitlines() if line.split()[:4] == ["wsj10", "average", "of", str(k)])
-    assert row.split()[5] == f"{100 * _recorded(blob, 'wsj10', f'average of {k} members')['sentence_f1_onlstm']:.1f}"
+    assert f"\nties: {blob['ties']} (" in text
+    recorded = _recorded(blob, "wsj-sample-test", meta["scores"][0]["trees"])
+    row = next(line for line in text.splitlines() if line.split()[:1] == ["wsj-sample-test"])
+    assert row.split()[-4] == f"{100 * recorded['sentence_f1_onlstm']:.1f}"
     as_json = json.loads(invoke("info", "--json").stdout)
     assert as_json["metadata"]["scores"] == meta["scores"] and len(as_json["models"]) == len(blob["models"])
 

@@ -157,14 +157,15 @@ def describe_bundle(blob: dict, name: str, path: str) -> str:
     models = blob["models"]
     members = [Member.from_dict(m) for m in blob["members"]]
     weights = (models[0].get("metadata") or {}).get("weights", "float32")
+    voters, ties = bundle_voting(blob)
     lines = [f"model: {name}",
              f"file: {path} ({os.path.getsize(path) / 1e6:.1f} MB, {weights} weights): a bundle of "
-             f"{len(models)} models whose trees are averaged over {len(members)} members"]
+             f"{len(models)} models whose trees are averaged over {len(members)} members"
+             + (f" and {len(voters)} voter{'s' if len(voters) > 1 else ''}" if voters else "")]
     for key, title in (("recipe", "recipe"), ("note", "note"), ("selection", "selected by"),
                        ("members_rule", "members chosen by"), ("weights_check", "weights")):
         if meta.get(key):
             lines.append(f"{title}: {meta[key]}")
-    voters, ties = bundle_voting(blob)
     lines += ["", "members (in tie-breaking order): " + "; ".join(m.label(len(models)) for m in members)]
     lines.append("voters: " + (", ".join(f"{v}-branching tree" for v in voters) if voters else "none"))
     lines += [f"ties: {ties} ({TIE_MEANINGS[ties]})", ""]
@@ -177,10 +178,13 @@ def describe_bundle(blob: dict, name: str, path: str) -> str:
         lines += ["  " + line for line in describe(entry, name, path).splitlines()[2:]]
     scores = meta.get("scores") or []
     if scores:
+        g = max(len("gold"), *(len(str(r["gold"])) for r in scores))
+        t = max(len("trees"), *(len(str(r["trees"])) for r in scores))
         lines += ["", f"unlabeled F1 (%) on {meta.get('scores_gold', 'the gold sets')}:",
-                  f"  {'gold':8}  {'trees':28}" + "".join(f"{title:>18}" for _, title in SCORE_KEYS)]
+                  f"  {'gold':{g}}  {'trees':{t}}" + "".join(f"{title:>18}" for _, title in SCORE_KEYS)]
         for r in scores:
-            lines.append(f"  {r['gold']:8}  {r['trees']:28}" + "".join(f"{100 * r[key]:>18.1f}" for key, _ in SCORE_KEYS))
+            lines.append(f"  {r['gold']:{g}}  {r['trees']:{t}}"
+                         + "".join(f"{100 * r[key]:>18.1f}" for key, _ in SCORE_KEYS))
     return "\n".join(lines)
 
 
