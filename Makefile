@@ -1,7 +1,7 @@
 PYTHON ?= python
 NLTK_PACKAGES = treebank conll2000 abc brown alpino cess_esp floresta
 
-.PHONY: install installed data test quickstart bench figures model results multilingual progress clean
+.PHONY: install installed data test quickstart bench figures model results campaign multilingual progress clean
 
 install:  ## editable install with the test extras
 	$(PYTHON) -m pip install -e '.[dev]'
@@ -30,21 +30,24 @@ bench:  ## side-by-side speed comparisons (prints ratios)
 	$(PYTHON) benchmarks/bench_train.py --config paper --rounds 3 --batches 1
 	$(PYTHON) benchmarks/bench_induce.py
 
-model:  ## the bundled model: seeds 3, 4 and 5 of the recipe side by side, 11 epochs (about 5 hours on 2 CPU cores; resumable), bundled by PROTOCOL.md's rules v2-v4
-	bash examples/train_default.sh
+model:  ## the bundled model: the news recipe's seeds 3, 4 and 5, 11 epochs side by side (about 5 hours on 2 CPU cores; resumable), then members, voters and tie rule chosen on the dev half (research/PROTOCOL.md rule v5)
+	bash research/train_default.sh
+	$(PYTHON) research/choose_members.py --bundle src/onparse/models/default.pt
 
-results:  ## examples/results.md and the README table, from the bundled model (held-out scores); with runs/all-seeds.pt, the three-seed report too
-	$(PYTHON) examples/results.py --default src/onparse/models/default.pt
-	if [ -f runs/all-seeds.pt ]; then $(PYTHON) examples/results.py --default runs/all-seeds.pt \
-	    --out examples/results-3seeds.md --json examples/results-3seeds.json --block seeds \
-	    --label "the bundle of all 3 seeds (float32, not shipped)"; fi
+results:  ## the bundled model scored on the test half, and the README's results table
+	$(PYTHON) research/choose_members.py --test
+	$(PYTHON) research/choose_members.py --readme
+
+campaign:  ## the recipe search of issue 32 (small preset, in-domain text; resumable), then every kept epoch scored on dev
+	bash research/train_campaign.sh
+	$(PYTHON) research/score_epochs.py runs/small-*
 
 multilingual:  ## train the Dutch, Spanish and Portuguese models (minutes each) and write their README table
 	bash examples/train_languages.sh
 
 progress:  ## time to quality: every epoch of the recipe's runs, scored (for reading only)
-	$(PYTHON) examples/progress.py runs/news-s1 runs/news-s2 runs/news-s3
-	$(PYTHON) examples/progress.py runs/news-s3 runs/news-s4 runs/news-s5 --out examples/progress-v2.md --figure examples/figures/time-to-quality-v2.png
+	$(PYTHON) research/progress.py runs/news-s1 runs/news-s2 runs/news-s3
+	$(PYTHON) research/progress.py runs/news-s3 runs/news-s4 runs/news-s5 --out research/progress-v2.md --figure research/figures/time-to-quality-v2.png
 
 figures:  ## README pictures into examples/figures/ from the bundled model (a minute; examples/make_figures.py --tiny trains a tiny LM instead)
 	$(PYTHON) examples/make_figures.py

@@ -1,7 +1,7 @@
 """Generate the README pictures into examples/figures/ (``make figures``).
 
 By default the bundled model is drawn, with the training log of its run
-(``examples/default-model-metrics.jsonl``, copied there by ``examples/bundle_default.py``).
+(``examples/default-model-metrics.jsonl``, copied there by ``research/bundle_default.py``).
 ``--tiny`` (or an installation without a bundled model) trains a tiny language model first
 (``onparse train --preset tiny`` on a few hundred sentences of the NLTK treebank sample, capped
 by ``--max-time``), which also gives a real training log, in under a minute.  Pass

@@ -3,13 +3,15 @@ sample, bundle the choice, and (with --test, once) score it on the test half.
 
     python research/choose_members.py --bundle src/onparse/models/default.pt     # dev: choose, bundle
     python research/choose_members.py --test                                    # test: score, once
+    python research/choose_members.py --readme                                  # README's table
 
 The first reads the models of ``--models`` (default: the shipped bundle), scores every candidate
 of rule 26 on ``wsj-sample-dev`` (member trees computed once, then averaged per candidate),
 writes every candidate's dev scores to ``research/dev-trials-v5.tsv``, and writes the chosen
 candidate as a bundle (the same models, their stored weights unchanged).  The second scores the
 shipped bundle, the LM-only candidate and right-branching on ``wsj-sample-test`` and
-``wsj10-sample-test`` and writes ``research/test-v5.json``.
+``wsj10-sample-test``, writes ``research/test-v5.json`` and records the scores in the bundle.
+The third writes the README's results table from that file (no scoring).
 """
 import argparse
 import itertools
@@ -169,13 +171,62 @@ def record_scores(bundle_path, rows):
     write_atomically(bundle_path, blob)
 
 
+#: The released paper models (1000 epochs, PTB-trained), layer 2, on the sample's 555 WSJ10
+#: sentences (issue 32; transductive: the sample is in PTB's training sections).
+PAPER_SAMPLE_WSJ10 = (65.9, 61.8, 67.4, 66.6)
+TARGETS = "all lengths >= 50.0 and >= right-branching + 10; at most 10 words >= right-branching + 8; " \
+          "LM only, all lengths >= right-branching + 4"
+
+
+def readme_block(report) -> str:
+    """The README's results table (test half, three conventions) from research/test-v5.json."""
+    test = report["test"]
+    cols = [(gold, conv) for gold in ("wsj-sample-test", "wsj10-sample-test") for conv, _ in CONVENTIONS]
+    head = ["trees"] + [f"{'all lengths' if '10' not in g else '<= 10 words'} ({test[g]['n']:,}): {title}"
+                        for g, _ in cols[::3] for _, title in CONVENTIONS]
+    rows = [("**onparse bundled model**: " + report["chosen"], "chosen", True),
+             ("its language models alone: " + report["lm_only"], "lm_only", False),
+             ("right-branching", "right", False)]
+    lines = ["| " + " | ".join(head) + " |", "|---" * len(head) + "|"]
+    for label, key, bold in rows:
+        cells = [f"{100 * test[g][key][c]:.1f}" for g, c in cols]
+        lines.append("| " + " | ".join([label] + [f"**{c}**" if bold else c for c in cells]) + " |")
+    mean = sum(PAPER_SAMPLE_WSJ10) / len(PAPER_SAMPLE_WSJ10)
+    lines.append(f"| *paper's released models, layer 2 (4 runs; WSJ10 of the whole sample, which they trained on)* "
+                 f"| | | | *{mean:.1f} ({min(PAPER_SAMPLE_WSJ10)}-{max(PAPER_SAMPLE_WSJ10)})* | | |")
+    rb, ours, lm = (test["wsj-sample-test"][k]["sentence_f1"] for k in ("right", "chosen", "lm_only"))
+    rb10, ours10 = (test["wsj10-sample-test"][k]["sentence_f1"] for k in ("right", "chosen"))
+    lines += ["", f"Targets (issue 32): {TARGETS}.  Met: all lengths {100 * ours:.1f} against "
+              f"{max(50.0, 100 * rb + 10):.1f} ({'met' if 100 * ours >= max(50.0, 100 * rb + 10) else 'not met'}); "
+              f"at most 10 words {100 * ours10:.1f} against {100 * rb10 + 8:.1f} "
+              f"({'met' if ours10 >= rb10 + 0.08 else 'not met'}); LM only {100 * lm:.1f} against "
+              f"{100 * rb + 4:.1f} ({'met' if lm >= rb + 0.04 else 'not met'})."]
+    return "\n".join(lines)
+
+
+def replace_block(path: str, block: str, name: str = "results") -> None:
+    start, end = f"<!-- {name}:start -->", f"<!-- {name}:end -->"
+    with open(path, encoding="utf-8") as handle:
+        text = handle.read()
+    if start not in text or end not in text:
+        sys.exit(f"error: {path} lacks the {start} ... {end} markers")
+    head, rest = text.split(start, 1)
+    _, tail = rest.split(end, 1)
+    with open(path, "w", encoding="utf-8") as handle:
+        handle.write(f"{head}{start}\n{block}\n{end}{tail}")
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--models", nargs="+", default=[DEFAULT], help="checkpoints or bundles whose models are used")
     ap.add_argument("--bundle", default=None, help="write the chosen candidate here")
     ap.add_argument("--test", action="store_true", help="score the shipped bundle on the test half (once)")
+    ap.add_argument("--readme", action="store_true", help="write README.md's results table from test-v5.json")
     args = ap.parse_args()
-    if args.test:
+    if args.readme:
+        with open(TEST, encoding="utf-8") as handle:
+            replace_block(os.path.join(ROOT, "README.md"), readme_block(json.load(handle)))
+    elif args.test:
         test(args.bundle or DEFAULT)
     else:
         choose(args.models, args.bundle)

@@ -1,4 +1,4 @@
-"""``examples/bundle_default.py``, the script that picks and writes the shipped model by the rule
+"""``research/bundle_default.py``, the script that picks and writes the shipped model by the rule
 of PROTOCOL.md: seeds ordered by validation perplexity, members by agreement, int8 only when the
 trees do not move, otherwise float16 with the seeds that fit, their members kept in order.
 
@@ -20,7 +20,7 @@ from onparse.train import PRESETS, RunOptions, train
 
 pytestmark = pytest.mark.usefixtures("one_thread", "nltk_treebank")
 
-SCRIPT = os.path.join(os.path.dirname(__file__), os.pardir, "examples", "bundle_default.py")
+SCRIPT = os.path.join(os.path.dirname(__file__), os.pardir, "research", "bundle_default.py")
 SEEDS = (1, 2, 3)
 
 

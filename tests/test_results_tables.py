@@ -1,4 +1,4 @@
-"""examples/results.py: the tables it writes from scores, and the README blocks it rewrites.
+"""research/results.py: the tables it writes from scores, and the README blocks it rewrites.
 
 The scores here are made up (no model is loaded), so every cell can be checked by hand.
 """
@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
-SPEC = importlib.util.spec_from_file_location("results_script", ROOT / "examples" / "results.py")
+SPEC = importlib.util.spec_from_file_location("results_script", ROOT / "research" / "results.py")
 results = importlib.util.module_from_spec(SPEC)
 SPEC.loader.exec_module(results)
 
@@ -54,10 +54,10 @@ def test_conventions_table_reads_every_seed_and_convention():
 
 
 def test_seeds_block_names_members_by_their_training_seed():
-    block = results.conventions_block(fake_record(), BASELINES, "python examples/results.py --block seeds")
+    block = results.conventions_block(fake_record(), BASELINES, "python research/results.py --block seeds")
     first = block.splitlines()[0]
     assert first.startswith("every seed: the 3 seeds' 2 members by agreement (seed 5 L2 onlstm, seed 4 L3 split)")
-    assert "`python examples/results.py --block seeds`" in block and "[examples/r.md](examples/r.md)" in block
+    assert "`python research/results.py --block seeds`" in block and "[examples/r.md](examples/r.md)" in block
 
 
 def test_replace_block_rewrites_only_its_own_markers(tmp_path):

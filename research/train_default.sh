@@ -9,12 +9,12 @@
 # each run's checkpoint chosen by validation perplexity on news' own held-out part, every epoch
 # kept for the time-to-quality figure.  The seeds' checkpoints are then exported together as one
 # tree-averaging bundle whose members are chosen by agreement on news' validation text
-# (examples/bundle_default.py; the selection rule is in PROTOCOL.md and the README, "How the
+# (research/bundle_default.py; the selection rule is in PROTOCOL.md and the README, "How the
 # bundled model was chosen"), and the float32 bundle of every seed is kept as $RUNS/all-seeds.pt
 # for the three-seed report.  Then `make results` regenerates the tables.
 #
-#   bash examples/train_default.sh                  # the three seeds side by side, then the bundle
-#   SEEDS="5" bash examples/train_default.sh        # one seed (e.g. one per machine); rerun to bundle
+#   bash research/train_default.sh                  # the three seeds side by side, then the bundle
+#   SEEDS="5" bash research/train_default.sh        # one seed (e.g. one per machine); rerun to bundle
 #
 # On two idle CPU cores three seeds side by side (one thread each) take about 27 minutes an epoch
 # each (5 hours for the 11 epochs; two seeds side by side: 17.5 minutes an epoch, one alone: 18.5).
@@ -37,4 +37,4 @@ wait_runs "$RUNS/news-s*/train.log"
 
 best=()
 for seed in $SEEDS; do best+=("$RUNS/news-s$seed/best.pt"); done
-python examples/bundle_default.py --epochs "$EPOCHS" --report "$RUNS/all-seeds.pt" "${best[@]}"
+python research/bundle_default.py --epochs "$EPOCHS" --report "$RUNS/all-seeds.pt" "${best[@]}"

@@ -1,4 +1,4 @@
-"""Export the bundled model (the last step of ``examples/train_default.sh``), by the rule that
+"""Export the bundled model (the last step of ``research/train_default.sh``), by the rule that
 PROTOCOL.md fixed before the runs finished -- no gold tree is looked at before the file is written:
 
 1. each seed's checkpoint is its run's ``best.pt`` (lowest validation perplexity on news);
@@ -15,10 +15,10 @@ Then the file's metadata is completed with the recipe, the rule, the test perple
 parsing scores on NLTK's treebank sample (held out of every split of ``news``), measured on the
 written file itself, so that ``onparse info`` shows what the shipped weights do.
 
-    python examples/bundle_default.py --epochs 5 runs/news-s4/best.pt runs/news-s5/best.pt
+    python research/bundle_default.py --epochs 5 runs/news-s4/best.pt runs/news-s5/best.pt
 
 ``--report PATH`` also writes the float32 bundle of every seed with the rule's members, before
-step 4 leaves seeds out by size, for ``examples/results.py`` to score (PROTOCOL.md rule 22).
+step 4 leaves seeds out by size, for ``research/results.py`` to score (PROTOCOL.md rule 22).
 """
 import argparse
 import os
@@ -30,7 +30,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 TARGET = os.path.join(ROOT, "src", "onparse", "models", "default.pt")
 #: The training log of the first seed, kept for `make figures` (training curves).
-LOG_COPY = os.path.join(HERE, "default-model-metrics.jsonl")
+LOG_COPY = os.path.join(ROOT, "examples", "default-model-metrics.jsonl")
 GOLDS = ("wsj10", "wsj")
 KEYS = ("sentence_f1_onlstm", "sentence_f1_kim", "corpus_f1", "corpus_f1_evalb")
 LAYERS, DECODERS = (2, 3), ("onlstm", "split")
@@ -153,7 +153,7 @@ def main(argv=None) -> int:
         every_member, members = members, [m for m in members if m.model < len(kept)]
         check = f"int8 trees equal to float32 ones on {100 * share:.2f}% of news' validation sentences"
         recipe = (f"onparse train --preset paper --embedding-size 300 --hidden-size 600 --corpus news --epochs "
-                  f"{args.epochs} --seed S, S = {', '.join(str(seeds[p]) for p in order)} (examples/train_default.sh)")
+                  f"{args.epochs} --seed S, S = {', '.join(str(seeds[p]) for p in order)} (research/train_default.sh)")
 
         def metadata(paths) -> dict:
             held = "" if len(paths) == len(order) else (

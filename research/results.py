@@ -3,17 +3,17 @@
 Every score is *held out*: the gold sentences (NLTK's treebank sample) are in no split of the
 ``news`` corpus the language models trained and were validated on.  Written:
 
-* ``examples/results.md``: the bundle against its single members and per-seed averages, in the
+* ``research/results.md``: the bundle against its single members and per-seed averages, in the
   three F1 conventions, on WSJ10 and on all lengths; label recall; perplexities; baselines;
-* ``examples/results.json``: the same numbers, unrounded;
+* ``research/results.json``: the same numbers, unrounded;
 * the block between ``<!-- results:start -->`` and ``<!-- results:end -->`` in ``README.md``
   (``--block seeds``: the three-convention table, between ``<!-- seeds:start/end -->``).
 
-    python examples/results.py --default src/onparse/models/default.pt
-    python examples/results.py --default runs/all-seeds.pt --out examples/results-3seeds.md \
-        --json examples/results-3seeds.json --block seeds --label "the bundle of all 3 seeds (float32, not shipped)"
+    python research/results.py --default src/onparse/models/default.pt
+    python research/results.py --default runs/all-seeds.pt --out research/results-3seeds.md \
+        --json research/results-3seeds.json --block seeds --label "the bundle of all 3 seeds (float32, not shipped)"
 
-The second reads the float32 bundle of every seed that ``examples/bundle_default.py --report``
+The second reads the float32 bundle of every seed that ``research/bundle_default.py --report``
 writes (the three-seed report of PROTOCOL.md rule 22).
 
 The seeds are the bundle's own models (each with its four members: layers 2 and 3 x both
@@ -197,7 +197,7 @@ def readme_block(rec, baselines, command) -> str:
         "", *headline(rec, baselines), "", "Targets (issue 20; the bundle, layers and decoders fixed in advance):",
         *targets(rec, baselines), "",
         f"Regenerate with `make results` (`{command}`); the three conventions, every member, label recall",
-        "and perplexities are in [examples/results.md](examples/results.md).",
+        "and perplexities are in [research/results.md](research/results.md).",
     ])
 
 
@@ -251,7 +251,7 @@ def main(argv=None) -> int:
     ap.add_argument("--default", default=os.path.join(ROOT, "src", "onparse", "models", "default.pt"))
     ap.add_argument("--out", default=os.path.join(HERE, "results.md"))
     ap.add_argument("--json", default=os.path.join(HERE, "results.json"))
-    ap.add_argument("--readme", default=os.path.join(ROOT, "README.md"),
+    ap.add_argument("--readme", default=os.path.join(HERE, "RESULTS.md"),
                     help="the README whose results block is rewritten ('' for none)")
     ap.add_argument("--label", default="onparse bundled model", help="the bundle's name in the tables")
     ap.add_argument("--block", choices=sorted(BLOCKS), default="results",
@@ -261,7 +261,7 @@ def main(argv=None) -> int:
 
     golds = {name: load_gold(name) for name, _ in GOLDS}
     # As typed (``make results`` passes only --default), so the tables say how to remake them.
-    command = "python examples/results.py " + shlex.join(sys.argv[1:] if argv is None else argv)
+    command = "python research/results.py " + shlex.join(sys.argv[1:] if argv is None else argv)
     print(f"scoring {args.default}", file=sys.stderr)
     rec = score_bundle(args.default, golds)
     # The report's path as the README links it (relative, so no machine's folder is recorded).

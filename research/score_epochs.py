@@ -1,0 +1,116 @@
+"""Score every kept epoch of the campaign's runs on the dev half of the sample (issue 32, point 3).
+
+    python research/score_epochs.py runs/small-conll2000-s1 runs/small-conll2000+press-s1
+
+For each run folder and each ``epoch-NNN.pt`` not yet in ``research/campaign-dev.jsonl``, one
+record: the run's recipe (preset, corpus, seed), the epoch, its validation perplexity and
+training hours (from ``metrics.jsonl``), and sentence F1 (ON-LSTM convention) on
+``wsj-sample-dev`` and on its sentences of at most 10 words for every single member (layers
+1-3 x both decoders) and the average of layers 2 and 3 (paper decoder) with one right-branching
+voter and ties ``right`` (rule v5's shape; an average of one run's two members without a voter
+is its first member, so none is recorded).  Dev may choose
+anything; the test half is never read here.  ``--table`` prints the records as a Markdown table.
+"""
+import argparse
+import glob
+import json
+import os
+import re
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+RECORDS = os.path.join(HERE, "campaign-dev.jsonl")
+SINGLES = [(layer, d) for layer in (1, 2, 3) for d in ("onlstm", "split")]
+#: Averages of one run's layers 2 and 3 (paper decoder).  Without a voter, ties ``first`` would
+#: return the first member's tree (two members can outvote nobody), so only the voted one is kept.
+AVERAGES = {"avg L2,3 onlstm + right, ties right": (("right",), "right")}
+
+
+def run_log(run: str) -> dict:
+    """``{"recipe": ..., "epochs": {epoch: {"valid_ppl", "hours"}}}`` from a run's metrics.jsonl."""
+    recipe, epochs, seconds = {}, {}, 0.0
+    with open(os.path.join(run, "metrics.jsonl"), encoding="utf-8") as handle:
+        for line in handle:
+            record = json.loads(line)
+            if record.get("event") == "start" and not recipe:
+                recipe = {"preset": record.get("preset"), "corpus": (record.get("corpus") or {}).get("source"),
+                          "seed": (record.get("config") or {}).get("seed"),
+                          "hidden_size": (record.get("config") or {}).get("hidden_size")}
+            if record.get("event") == "epoch":
+                seconds += record.get("epoch_time_s") or 0.0
+                epochs[record["epoch"]] = {"valid_ppl": record.get("valid_ppl"), "hours": seconds / 3600}
+    return {"recipe": recipe, "epochs": epochs}
+
+
+def done() -> set:
+    if not os.path.exists(RECORDS):
+        return set()
+    with open(RECORDS, encoding="utf-8") as handle:
+        return {(r["run"], r["epoch"]) for r in map(json.loads, handle)}
+
+
+def score(path: str, gold, short_index) -> dict:
+    from onparse.api import load
+    from onparse.bundle import Member, default_members
+    from onparse.metrics import evaluate
+
+    parser = load(path, "cpu").with_members([Member(0, layer, d) for layer, d in SINGLES])
+    tokens = [list(s.words) for s in gold]
+    per_sentence = parser.member_trees(tokens)
+    short_gold = [gold[i] for i in short_index]
+
+    def f1(trees):
+        return {"all": round(evaluate(trees, gold).sentence_f1.f1, 5),
+                "10": round(evaluate([trees[i] for i in short_index], short_gold).sentence_f1.f1, 5)}
+
+    out = {f"L{layer} {d}": f1([t[k] for t in per_sentence]) for k, (layer, d) in enumerate(SINGLES)}
+    pair = [SINGLES.index(m) for m in ((2, "onlstm"), (3, "onlstm"))]
+    for name, (voters, ties) in AVERAGES.items():
+        voting = parser.with_members(default_members(1, (2, 3), ("onlstm",)), voters, ties)
+        out[name] = f1(voting.average([[t[k] for k in pair] for t in per_sentence], tokens))
+    return out
+
+
+def table() -> str:
+    with open(RECORDS, encoding="utf-8") as handle:
+        rows = [json.loads(line) for line in handle]
+    keys = ["L1 onlstm", "L2 onlstm", "L3 onlstm", "L2 split", "L3 split"] + list(AVERAGES)
+    lines = ["| run | epoch | hours | valid ppl | " + " | ".join(keys) + " |",
+             "|---|---|---|---|" + "---|" * len(keys)]
+    for r in rows:
+        cells = [f"{100 * r['dev'][k]['all']:.1f} / {100 * r['dev'][k]['10']:.1f}" for k in keys]
+        lines.append(f"| {r['run']} | {r['epoch']} | {r['hours']:.2f} | {r['valid_ppl']:.1f} | " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("runs", nargs="*")
+    ap.add_argument("--table", action="store_true", help="print the records as a Markdown table")
+    args = ap.parse_args()
+    if args.table:
+        print(table())
+        return
+    from onparse.treebank import load_gold
+
+    gold = load_gold("wsj-sample-dev")
+    short_index = [i for i, s in enumerate(gold) if len(s) <= 10]
+    seen = done()
+    for run in args.runs:
+        log = run_log(run)
+        name = os.path.basename(os.path.normpath(run))
+        for path in sorted(glob.glob(os.path.join(run, "epoch-*.pt"))):
+            epoch = int(re.search(r"epoch-(\d+)\.pt$", path).group(1))
+            if (name, epoch) in seen or epoch not in log["epochs"]:
+                continue
+            record = {"run": name, **log["recipe"], "epoch": epoch, **log["epochs"][epoch],
+                      "dev": score(path, gold, short_index)}
+            with open(RECORDS, "a", encoding="utf-8") as out:
+                out.write(json.dumps(record) + "\n")
+            print(f"{name} epoch {epoch}: valid ppl {record['valid_ppl']:.1f}, dev L2 / L3 onlstm "
+                  f"{100 * record['dev']['L2 onlstm']['all']:.1f} / {100 * record['dev']['L3 onlstm']['all']:.1f}",
+                  file=sys.stderr)
+
+
+if __name__ == "__main__":
+    main()
