@@ -189,3 +189,23 @@ def test_real_subprocess(tmp_path):
                          capture_output=True, text=True, env=env, timeout=300)
     assert bad.returncode == 1 and bad.stdout == ""
     assert bad.stderr.startswith("error: corpus file not found") and len(bad.stderr.splitlines()) == 1
+
+
+def test_a_log_file_gets_plain_progress_lines_and_no_progress_silences_them(trained, tmp_path, monkeypatch):
+    """stderr that is not a terminal (CliRunner's, a log file) gets a plain line per interval
+    (here every window of steps); --no-progress turns them off."""
+    import re
+
+    import onparse.train as train
+
+    corpus = trained[0]
+    monkeypatch.setattr(train, "PLAIN_PROGRESS_EVERY", 0.0)
+    args = ["--preset", "tiny", "--threads", "1", "--corpus", corpus, "--epochs", 1]
+    plain = invoke("train", *args, "--out", tmp_path / "plain")
+    assert plain.exit_code == 0, plain.output
+    lines = [line for line in plain.stderr.splitlines() if line.startswith("epoch 1/1: ")]
+    assert lines, plain.stderr
+    pattern = re.compile(r"epoch 1/1: \d+% \| [\d,]+ tok/s \| ppl [\d.,]+ \| epoch ends in about (\d+s|\d+m\d\ds|\?)")
+    assert all(pattern.fullmatch(line) for line in lines), lines
+    quiet = invoke("train", *args, "--no-progress", "--out", tmp_path / "quiet")
+    assert quiet.exit_code == 0 and "epoch 1/1: " not in quiet.stderr

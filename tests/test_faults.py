@@ -564,3 +564,30 @@ def test_per_sentence_never_overwrites_an_input_and_is_checked_first(tmp_path, m
     assert result.exit_code == 2 and "cannot write" in result.output and not scored
     baseline = invoke("baseline", "--gold", gold, "--kind", "right", "--score", "--per-sentence", gold)
     assert baseline.exit_code == 2 and "is the gold file" in baseline.output
+
+
+def test_closed_standard_streams(tmp_path):
+    """`induce - <&-` is a one-line error; `induce FILE 2>&-` and `train ... 2>&-` run and
+    write everything (a closed stderr must not hand its descriptor to a checkpoint)."""
+    import os
+    import subprocess
+    import sys
+
+    from conftest import write_corpus
+
+    def without_stderr(*args):
+        return subprocess.run([sys.executable, "-m", "onparse", *args], stdout=subprocess.PIPE, text=True,
+                              timeout=300, preexec_fn=lambda: os.close(2), cwd=tmp_path)
+
+    no_stdin = subprocess.run([sys.executable, "-m", "onparse", "induce", "-"], capture_output=True, text=True,
+                              timeout=120, preexec_fn=lambda: os.close(0))
+    assert no_stdin.returncode == 1
+    assert no_stdin.stderr == "error: standard input is closed; pass a FILE instead of -\n"
+    corpus = write_corpus(tmp_path / "toy.txt")
+    trained = without_stderr("train", "--preset", "tiny", "--threads", "1", "--corpus", corpus, "--epochs", "1",
+                             "--out", "run")
+    assert trained.returncode == 0
+    assert sorted(os.listdir(tmp_path / "run")) == ["best.pt", "last.pt", "metrics.jsonl"]
+    (tmp_path / "one.txt").write_text("the cat sat\n")
+    induced = without_stderr("induce", "one.txt", "-m", "run")
+    assert induced.returncode == 0 and induced.stdout.count("\n") == 1 and "cat" in induced.stdout

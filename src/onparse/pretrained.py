@@ -5,6 +5,7 @@ weights; :func:`onparse.checkpoint.load_model` reads it into float32).  Nothing 
 import time: :func:`resolve` only returns a path, and the model is read when a command runs.
 """
 import os
+import sys
 from typing import Optional
 
 from .errors import OnparseError
@@ -21,12 +22,35 @@ def default_model_path() -> Optional[str]:
     return path if os.path.isfile(path) else None
 
 
-def resolve(path: Optional[str]) -> str:
-    """``path`` itself, or the bundled model's path when ``path`` is None.
+#: The files of a run folder that hold a model, in the order a folder is read.
+RUN_FILES = ("best.pt", "last.pt")
 
-    Raises :class:`OnparseError` (one line, saying what to do) when there is no bundled model.
+
+def resolve(path: Optional[str]) -> str:
+    """The model file ``path`` names: ``path`` itself; for a run folder of ``onparse train``, its
+    ``best.pt``, else its ``last.pt`` (a run stopped before its first epoch ended), said on
+    stderr; the bundled model's path when ``path`` is None.
+
+    Raises :class:`OnparseError` (one line, saying what to do) when there is no bundled model,
+    when a folder holds neither file, or when a run's missing ``best.pt`` is asked for while its
+    ``last.pt`` exists.
     """
     if path is not None:
+        path = os.fspath(path)
+        if os.path.isdir(path):
+            for name in RUN_FILES:
+                candidate = os.path.join(path, name)
+                if os.path.isfile(candidate):
+                    if sys.stderr is not None:
+                        print(f"note: using {candidate}", file=sys.stderr)
+                    return candidate
+            raise OnparseError(f"{path} is a folder without best.pt or last.pt: pass a checkpoint file or the "
+                               "folder of an `onparse train` run")
+        folder, name = os.path.split(path)
+        last = os.path.join(folder, RUN_FILES[1])
+        if name == RUN_FILES[0] and not os.path.exists(path) and os.path.isfile(last):
+            raise OnparseError(f"{path} does not exist yet (the run has not finished an epoch); its latest "
+                               f"weights are in {last}: pass -m {last} or -m {folder or '.'}")
         return path
     default = default_model_path()
     if default is None:

@@ -174,7 +174,7 @@ class MetricsLog:
         self.path = path
 
     def say(self, message: str) -> None:
-        if self.enabled:
+        if self.enabled and sys.stderr is not None:    # a closed stderr (2>&-) silences the run, no more
             from tqdm import tqdm
 
             tqdm.write(message, file=sys.stderr)

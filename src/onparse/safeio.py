@@ -107,3 +107,21 @@ def bounded_lines(handle: IO[bytes], name: str, limit: Optional[int] = None,
                                f"--max-line-bytes to raise the limit (or split the line)")
         yield raw
         number += 1
+
+
+def format_duration(seconds: float) -> str:
+    """``45s``, ``12m05s``, ``2h03m``; ``?`` when unknown (not finite).
+
+    >>> format_duration(45.2), format_duration(725), format_duration(7380), format_duration(float("nan"))
+    ('45s', '12m05s', '2h03m', '?')
+    """
+    import math
+
+    if not math.isfinite(seconds):
+        return "?"
+    seconds = int(round(seconds))
+    if seconds < 60:
+        return f"{seconds}s"
+    if seconds < 3600:
+        return f"{seconds // 60}m{seconds % 60:02d}s"
+    return f"{seconds // 3600}h{seconds % 3600 // 60:02d}m"

@@ -63,7 +63,7 @@ from .errors import OnparseError
 from .recipe import ParameterAverager, objective, should_start_averaging, window_length
 from .run_folder import (BEST, EPOCH_SNAPSHOT, EPOCH_SNAPSHOT_RE, LAST, METRICS, FolderLock, MetricsLog,
                          make_folder, refuse_old_run, remove_run_files, run_files, tidy, truncate_log)
-from .safeio import format_ppl, perplexity_of
+from .safeio import format_duration, format_ppl, perplexity_of
 from .train_config import PRESETS, RunOptions, TrainConfig, preset
 from .train_state import DAMAGE, RankState, Schedule, TrainingState, fingerprint, read_state, to_cpu, unreadable
 from .vocab import Vocabulary
@@ -79,6 +79,8 @@ _Log = MetricsLog            # the old private name, kept for code that reaches 
 
 #: In DDP, how often (steps) the ranks agree on stopping (Ctrl-C, --max-time).
 SYNC_EVERY = 10
+#: Seconds between plain progress lines on a stderr that is not a terminal (a log file, nohup, CI).
+PLAIN_PROGRESS_EVERY = 60.0
 #: How often (steps) the progress bar's loss is refreshed.
 LOG_EVERY = 10
 
@@ -441,7 +443,12 @@ class _Run:
         self.log.say(f"{'resuming' if self.resumed else 'training'}: {self.n_params:,} parameters, vocabulary "
                      f"{len(self.vocab):,}, {self.tokens_per_epoch:,} training tokens per epoch, "
                      f"{self.ctx.world_size} process(es) on {self.device}")
-        show_bar = self.ctx.is_main and (self.opt.progress if self.opt.progress is not None else sys.stderr.isatty())
+        # --progress: a bar; --no-progress: nothing; by default a bar on a terminal, else a plain
+        # line every PLAIN_PROGRESS_EVERY seconds (a log file must show that the run is alive).
+        tty = sys.stderr is not None and sys.stderr.isatty()
+        show_bar = self.ctx.is_main and (self.opt.progress if self.opt.progress is not None else tty)
+        self.plain_progress = self.ctx.is_main and self.opt.progress is None and not tty
+        self.plain_at = (time.monotonic(), self.run_tokens)
         from tqdm import tqdm
 
         total_tokens = cfg.epochs * self.tokens_per_epoch
@@ -580,6 +587,23 @@ class _Run:
             self.epoch_tokens += tokens
             bar.set_postfix(loss=f"{loss_sum / tokens:.3f}", ppl=format_ppl(perplexity_of(loss_sum / tokens)),
                             refresh=False)
+            if getattr(self, "plain_progress", False):
+                self._plain_progress(loss_sum / tokens)
+
+    def _plain_progress(self, loss: float) -> None:
+        """Every :data:`PLAIN_PROGRESS_EVERY` seconds, one line: the epoch's share done, the
+        rate since the last line, the window's perplexity and the epoch's time left."""
+        now = time.monotonic()
+        then, tokens_then = self.plain_at
+        if now - then < PLAIN_PROGRESS_EVERY:
+            return
+        self.plain_at = (now, self.run_tokens)
+        s, n_rows = self.schedule, self.train_data.shape[0]
+        rate = (self.run_tokens - tokens_then) / (now - then)
+        share = s.position / max(n_rows - 1, 1)
+        left = (1 - share) * self.tokens_per_epoch / rate if rate > 0 else float("nan")
+        self.log.say(f"epoch {s.epoch + 1}/{self.cfg.epochs}: {100 * share:.0f}% | {rate:,.0f} tok/s | "
+                     f"ppl {format_ppl(perplexity_of(loss))} | epoch ends in about {format_duration(left)}")
 
     def _end_epoch(self) -> None:
         """Validation, the averaged-SGD trigger, checkpoints and the epoch's log line."""

@@ -30,7 +30,37 @@ def _guard_start_up():
     return lambda: signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
+def _reserve_closed_streams() -> None:
+    """A closed standard input or error (``<&-``, ``2>&-``) gets /dev/null on its descriptor
+    before any file is opened: otherwise the next file opened (a checkpoint, a lock) would take
+    descriptor 0 or 2 and receive what is written there.  Reading ``-`` then says that standard
+    input is closed; messages for a closed stderr go nowhere, and the command runs.  A stderr
+    descriptor open for reading only (what a launcher left there after closing it) counts as
+    closed."""
+    import fcntl
+
+    for fd in (0, 2):
+        try:
+            mode = fcntl.fcntl(fd, fcntl.F_GETFL) & os.O_ACCMODE
+            if fd == 0 or mode != os.O_RDONLY:
+                continue
+        except OSError:
+            pass
+        try:
+            null = os.open(os.devnull, os.O_RDWR)
+            if null != fd:
+                os.dup2(null, fd)
+                os.close(null)
+        except OSError:
+            continue
+        if fd == 0:
+            sys.stdin = None
+        else:
+            sys.stderr = open(fd, "w", closefd=False)
+
+
 _end_start_up = _guard_start_up()   # before the imports below, which are the slow part
+_reserve_closed_streams()
 
 import click  # noqa: E402
 

@@ -4,8 +4,9 @@ import re
 
 import click
 
-MODEL_HELP = ("Model checkpoint written by `onparse train`, or a bundle of several; repeat to average the "
-              "trees of several models [default: the model bundled with onparse; see `onparse info`].")
+MODEL_HELP = ("Model checkpoint written by `onparse train` (or its run folder: best.pt, else last.pt), or a "
+              "bundle of several; repeat to average the trees of several models [default: the model bundled "
+              "with onparse; see `onparse info`].")
 
 
 def model_option(func=None, *, help_text: str = MODEL_HELP):
@@ -15,7 +16,7 @@ def model_option(func=None, *, help_text: str = MODEL_HELP):
     if func is None:
         return lambda f: model_option(f, help_text=help_text)
     func = no_verify_option(func)
-    return click.option("--model", "-m", "model_paths", type=click.Path(dir_okay=False), multiple=True,
+    return click.option("--model", "-m", "model_paths", type=click.Path(), multiple=True,
                         metavar="CHECKPOINT", help=help_text)(func)
 
 

@@ -45,6 +45,8 @@ def _common_options(func):
         click.option("--shard", type=_ShardType(), default=None,
                      help="Process only the K-th of N contiguous parts of FILE (1-based, e.g. 2/8); "
                           "the N outputs concatenated in order equal the whole output."),
+        click.option("--quiet", "-q", is_flag=True,
+                     help="No progress on stderr (neither the bar on a terminal nor the periodic lines otherwise)."),
         device_option,
         line_limit_option,
     ]
@@ -53,16 +55,51 @@ def _common_options(func):
     return func
 
 
-def _run(chunks, total_hint: str):
-    """Write the output chunks to stdout, with a progress bar on stderr when it is a terminal."""
+#: Seconds between plain progress lines when stderr is not a terminal.
+PLAIN_EVERY = 60.0
+#: Files up to this size have their lines counted first, for the bar's total and ETA.
+COUNT_LIMIT = 1 << 30
+
+
+def count_lines(file, shard=None):
+    """The number of lines the command will read from ``file``, when cheap to know (a regular
+    file of at most :data:`COUNT_LIMIT` bytes, read whole); otherwise None."""
+    import os
+
+    if file == "-" or shard is not None or not os.path.isfile(file) or os.path.getsize(file) > COUNT_LIMIT:
+        return None
+    n, last = 0, b"\n"
+    with open(file, "rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            n += block.count(b"\n")
+            last = block[-1:]
+    return n + (last != b"\n")
+
+
+def _run(chunks, what: str, total=None, quiet: bool = False):
+    """Write the output chunks to stdout; progress on stderr: a bar with ``total`` (and so an
+    ETA) on a terminal, else a plain line every :data:`PLAIN_EVERY` seconds; none with ``quiet``."""
+    import time
+
     from ..induce import steady_memory, write_stream
 
     steady_memory()
-    if not sys.stderr.isatty():
+    if quiet or sys.stderr is None:
         return write_stream(chunks, sys.stdout)
+    if not sys.stderr.isatty():
+        state = {"done": 0, "at": time.monotonic()}
+
+        def plain(n):
+            state["done"] += n
+            if time.monotonic() - state["at"] >= PLAIN_EVERY:
+                state["at"] = time.monotonic()
+                of = f" of {total:,}" if total else ""
+                click.echo(f"{what}: {state['done']:,}{of} lines", err=True)
+
+        return write_stream(chunks, sys.stdout, progress=plain)
     from tqdm import tqdm
 
-    with tqdm(unit=" lines", desc=total_hint, file=sys.stderr, dynamic_ncols=True) as bar:
+    with tqdm(total=total, unit=" lines", desc=what, file=sys.stderr, dynamic_ncols=True) as bar:
         return write_stream(chunks, sys.stdout, progress=bar.update)
 
 
@@ -70,7 +107,7 @@ def _window(file) -> int:
     from ..induce import WINDOW
 
     # Typing sentences at a terminal: answer each line at once instead of waiting for a window.
-    return 1 if file == "-" and sys.stdin.isatty() else WINDOW
+    return 1 if file == "-" and sys.stdin is not None and sys.stdin.isatty() else WINDOW
 
 
 @click.command("induce")
@@ -81,7 +118,7 @@ def _window(file) -> int:
                    "jsonl: one JSON object per line with tokens, tree, distances and out-of-vocabulary "
                    "flags (json is an alias).")
 @_common_options
-def induce_command(file, model_paths, pretokenized, punct, tokenize, keep_punct, batch_size, shard, device,
+def induce_command(file, model_paths, pretokenized, punct, tokenize, keep_punct, batch_size, shard, quiet, device,
                    layer, decoder, voter, ties, fmt):
     """Induce one binary tree per line of FILE (default: standard input).
 
@@ -103,7 +140,7 @@ def induce_command(file, model_paths, pretokenized, punct, tokenize, keep_punct,
     parser = load_parser(model_paths, device, layer, decoder, batch_size, voter, ties)
     chunks = induce_lines(read_lines(file, shard), parser, fmt="jsonl" if fmt == "json" else fmt,
                           tokenize=not pretokenized, punct=punct, window=_window(file))
-    _run(chunks, "induce")
+    _run(chunks, "induce", count_lines(file, shard), quiet)
     report_too_long(parser)
 
 
@@ -117,8 +154,8 @@ def induce_command(file, model_paths, pretokenized, punct, tokenize, keep_punct,
               help="tsv: a header row, then `token<TAB>value...` per word and a blank line after each "
                    "sentence; jsonl: one {tokens, gate, distances: {layer: [...]}} object per line.")
 @_common_options
-def distances_command(file, model_paths, pretokenized, punct, tokenize, keep_punct, batch_size, shard, device,
-                      layer, gate, fmt):
+def distances_command(file, model_paths, pretokenized, punct, tokenize, keep_punct, batch_size, shard, quiet,
+                      device, layer, gate, fmt):
     """Print the syntactic distance of every word of each line of FILE (default: standard input).
 
     Each sentence is read as `<eos> w1 .. wn <eos>` from a zero state; the values at w1 .. wn
@@ -136,7 +173,7 @@ def distances_command(file, model_paths, pretokenized, punct, tokenize, keep_pun
     chunks = distance_lines(read_lines(file, shard), parser, layers=layers, gate=gate, fmt=fmt,
                             tokenize=not pretokenized, punct=punct, window=_window(file),
                             header=shard is None or shard.index == 1)
-    _run(chunks, "distances")
+    _run(chunks, "distances", count_lines(file, shard), quiet)
 
 
 def register(group: click.Group) -> None:

@@ -1,0 +1,41 @@
+"""-m takes a run folder (best.pt, else last.pt, said on stderr), and a run's missing best.pt
+points at its last.pt."""
+from click.testing import CliRunner
+
+from onparse.cli import main
+from onparse.induce import format_tree
+
+from conftest import expected_tree, save_tiny_checkpoint
+
+WORDS = "the cat sat on a mat".split()
+
+
+def invoke(*args, input=None):
+    return CliRunner().invoke(main, list(args), input=input)
+
+
+def test_a_run_folder_is_a_model(tmp_path):
+    run = tmp_path / "run"
+    run.mkdir()
+    model, vocab, last = save_tiny_checkpoint(run / "last.pt", WORDS, seed=1)
+    got = invoke("induce", "-", "-m", str(run), input="the cat sat on a mat\n")
+    assert got.exit_code == 0, got.output
+    assert got.stderr == f"note: using {last}\n"
+    want = invoke("induce", "-", "-m", last, input="the cat sat on a mat\n")
+    assert got.stdout == want.stdout and want.stderr == ""
+    assert got.stdout.strip() == format_tree(expected_tree(model, vocab, WORDS), "brackets")
+    missing = invoke("induce", "-", "-m", str(run / "best.pt"), input="a b\n")
+    assert missing.exit_code == 1
+    assert missing.output == (f"error: {run / 'best.pt'} does not exist yet (the run has not finished an epoch); "
+                              f"its latest weights are in {last}: pass -m {last} or -m {run}\n")
+    # best.pt wins once there is one.
+    _, _, best = save_tiny_checkpoint(run / "best.pt", WORDS, seed=2)
+    info = invoke("info", "-m", str(run))
+    assert info.exit_code == 0 and info.stderr == f"note: using {best}\n"
+
+
+def test_a_folder_without_a_model_is_a_one_line_error(tmp_path):
+    got = invoke("induce", "-", "-m", str(tmp_path), input="a b\n")
+    assert got.exit_code == 1
+    assert got.output == (f"error: {tmp_path} is a folder without best.pt or last.pt: pass a checkpoint file or "
+                          "the folder of an `onparse train` run\n")
