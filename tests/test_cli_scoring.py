@@ -169,7 +169,7 @@ def test_usage_errors_exit_2(run, tmp_path):
     result = run("eval", "--gold", "wsj11", "-", input="(a b)\n")
     assert result.exit_code == 2
     assert f"'wsj11' is neither a gold set ({', '.join(GOLD_NAMES)}) nor an existing file or folder" in result.stderr
-    assert "wsj10, wsj, wsj-test, wsj-valid, " in result.stderr
+    assert "wsj10, wsj, wsj-sample-dev, wsj10-sample-dev, wsj-sample-test, wsj10-sample-test, wsj-test, " in result.stderr
     assert run("baseline", "--gold", "nope", "--kind", "right").exit_code == 2
     assert run("baseline", "--kind", "sideways").exit_code == 2
     assert run("baseline", "--kind", "right", "--json").exit_code == 2  # --json goes with --score

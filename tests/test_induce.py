@@ -84,6 +84,35 @@ def test_a_chunk_the_vocabulary_knows_is_kept_whole():
     assert prep("the mat.").tokens == ["the", "mat"]
 
 
+def test_names_with_an_ampersand_stay_whole_in_real_sentences():
+    """WSJ and conll2000 sentences, written as raw text: AT&T, S&P, H&R and P&G are one token
+    whatever the vocabulary; a free-standing & is punctuation as before."""
+    vocab = Vocabulary.build([["the", "at&t", "advance"]])
+    prep = Preprocessor(vocab, punct="drop")
+    assert prep("The AT&T advance shows how one aspect of the current-carrying problem can be overcome.").tokens[:3] \
+        == ["The", "AT&T", "advance"]
+    assert prep("They are keeping a close watch on the yield on the S&P 500.").tokens[-2:] == ["S&P", "500"]
+    assert prep("Brokerage houses are sweet on H&R Block, too.").tokens == \
+        ["Brokerage", "houses", "are", "sweet", "on", "H&R", "Block", "too"]
+    assert prep("In New Brunswick, N.J., a Johnson & Johnson spokesman declined comment.").tokens[5:8] == \
+        ["Johnson", "Johnson", "spokesman"]
+
+
+def test_single_quotes_used_as_quote_marks_are_not_words():
+    """Brown's press sections (raw text of real sentences): single quotes around a phrase are
+    dropped even when the vocabulary holds the possessive ', which the plural possessive keeps."""
+    vocab = Vocabulary.build([["'", "his", "reference", "to"]])
+    prep = Preprocessor(vocab)
+    assert prep("His reference to 'discredited carcass' or 'tattered remains' of the president's leadership "
+                "is an insult.").tokens[:9] == \
+        ["His", "reference", "to", "discredited", "carcass", "or", "tattered", "remains", "of"]
+    assert prep("Hodges predicted: 'I think we will see more foreign firms coming to the U.S.'").tokens[:4] == \
+        ["Hodges", "predicted", "I", "think"]
+    assert prep("He said 'yes' to her.").tokens == ["He", "said", "yes", "to", "her"]
+    # The plural possessive is a word in Penn-tagged text (POS), kept when the vocabulary has it.
+    assert prep("The students' books were late.").tokens == ["The", "students", "'", "books", "were", "late"]
+
+
 def test_unicode_words_survive_in_every_script(vocab):
     prep = Preprocessor(vocab, punct="drop")
     assert prep("你好 世界").tokens == ["你好", "世界"]
@@ -293,3 +322,31 @@ def test_a_line_of_one_symbol_is_read_as_that_symbol(model, vocab):
     from onparse.text import Preprocessor
 
     assert Preprocessor(vocab)("@").tokens == ["@"] and Preprocessor(vocab, punct="drop")("@").tokens == []
+
+
+def test_text_that_does_not_suit_the_model_is_named_once_on_stderr(model, vocab, tmp_path):
+    """Russian and unsegmented Chinese against an English vocabulary: one note for the input;
+    English text the vocabulary knows: none."""
+    from click.testing import CliRunner
+
+    from onparse.cli import main
+    from onparse.induce import VocabularyCheck
+
+    check = VocabularyCheck(vocab)
+    for line in ("the cat sat", "the dog sat"):
+        check.add(line.split())
+    assert check.note() is None
+    check.add(["Привет", "мир", "我爱北京天安门我爱北京"])
+    assert check.note() == ("note: 33% of the 9 tokens are outside the model's vocabulary; its vocabulary has no "
+                            "word in CJK, CYRILLIC scripts; 1 token(s) look like unsegmented text: split the words "
+                            "with spaces and use --pretokenized, and a model trained on text of this language "
+                            "(onparse train --corpus FILE) will parse it better")
+    path = tmp_path / "m.pt"
+    from onparse.checkpoint import save_checkpoint
+
+    save_checkpoint(str(path), config=model.config.to_dict(), vocab=vocab, state_dict=model.state_dict())
+    got = CliRunner().invoke(main, ["induce", "-", "-m", str(path)], input="Привет, как дела?\nthe cat sat\n")
+    assert got.exit_code == 0 and len(got.stdout.splitlines()) == 2
+    assert got.stderr.count("note: ") == 1 and "CYRILLIC script;" in got.stderr
+    quiet = CliRunner().invoke(main, ["induce", "-", "-m", str(path)], input="the cat sat\n")
+    assert quiet.stderr == ""

@@ -25,7 +25,7 @@ import json
 import os
 import stat
 import sys
-from typing import IO, Callable, Iterable, Iterator, List, NamedTuple, Optional, Sequence, Tuple
+from typing import IO, Callable, Dict, Iterable, Iterator, List, NamedTuple, Optional, Sequence, Tuple
 
 from .errors import OnparseError
 from .text import normalize_word
@@ -171,14 +171,83 @@ def format_tree(tree, fmt: str) -> str:
     return to_brackets((tree,) if isinstance(tree, str) else tree)
 
 
+class VocabularyCheck:
+    """Counts, over a whole input, the tokens outside a model's vocabulary and the scripts the
+    vocabulary has no word in, so that a command can say once, on stderr, that the text does not
+    suit the model (:meth:`note`).  Feed it each sentence's tokens with :meth:`add`."""
+
+    #: Above this share of unknown tokens the input is reported.
+    OOV_SHARE = 0.30
+    #: A token of this many characters or more in a script written without spaces (Han, kana,
+    #: Thai ...) is probably a whole unsegmented sentence.
+    UNSEGMENTED = 8
+
+    def __init__(self, vocab):
+        self.known = vocab.stoi
+        self.scripts = {script_of(w) for w in vocab.itos} - {None}
+        self.tokens = self.unknown = 0
+        self.missing: Dict[str, int] = {}
+        self.unsegmented = 0
+
+    def add(self, tokens: Sequence[str]) -> None:
+        for token in tokens:
+            word = normalize_word(token)
+            self.tokens += 1
+            if word not in self.known:
+                self.unknown += 1
+                script = script_of(token)
+                if script is not None and script not in self.scripts:
+                    self.missing[script] = self.missing.get(script, 0) + 1
+                if script in UNSPACED_SCRIPTS and len(token) >= self.UNSEGMENTED:
+                    self.unsegmented += 1
+
+    def note(self) -> Optional[str]:
+        """One line for stderr when the input suits the model badly, else None."""
+        if not self.tokens:
+            return None
+        share = self.unknown / self.tokens
+        if share <= self.OOV_SHARE and not self.missing:
+            return None
+        parts = [f"{100 * share:.0f}% of the {self.tokens:,} tokens are outside the model's vocabulary"]
+        if self.missing:
+            parts.append("its vocabulary has no word in " + ", ".join(sorted(self.missing))
+                         + (" script" if len(self.missing) == 1 else " scripts"))
+        advice = "a model trained on text of this language (onparse train --corpus FILE) will parse it better"
+        if self.unsegmented:
+            advice = (f"{self.unsegmented:,} token(s) look like unsegmented text: split the words with spaces and "
+                      "use --pretokenized, and " + advice)
+        return "note: " + "; ".join(parts) + "; " + advice
+
+
+#: Scripts written without spaces between words.
+UNSPACED_SCRIPTS = frozenset({"CJK", "HIRAGANA", "KATAKANA", "THAI", "LAO", "KHMER", "MYANMAR", "TIBETAN"})
+
+
+def script_of(token: str) -> Optional[str]:
+    """The script of the first letter of ``token`` (``LATIN``, ``CYRILLIC``, ``CJK`` ...: the
+    first word of its Unicode name), or None when it has no letter.
+
+    >>> script_of("chat"), script_of("мир"), script_of("北京"), script_of("42")
+    ('LATIN', 'CYRILLIC', 'CJK', None)
+    """
+    import unicodedata
+
+    for ch in token:
+        if ch.isalpha():
+            return unicodedata.name(ch, "UNKNOWN").split()[0]
+    return None
+
+
 def induce_lines(lines: Iterable[str], parser, *, fmt: str = "brackets", tokenize: bool = True,
-                 punct: str = "vocab", window: int = WINDOW) -> Iterator[List[str]]:
+                 punct: str = "vocab", window: int = WINDOW,
+                 check: Optional[VocabularyCheck] = None) -> Iterator[List[str]]:
     """Induce a tree for each line; yield the output lines (no newline) window by window.
 
     ``parser``: an :class:`onparse.api.Parser` (its members' trees are averaged when it has
     several); ``fmt``: one of :data:`FORMATS`; ``tokenize`` / ``punct``: see
     :class:`onparse.text.Preprocessor`.  ``json`` records hold the tokens, the tree, the first
     member's distances and ``oov``: per token, whether the (first) model's vocabulary lacks it.
+    ``check``: a :class:`VocabularyCheck` that counts every sentence's tokens.
     """
     _check_choice(fmt, FORMATS, "format")
     prep = parser.preprocessor(tokenize, punct)
@@ -186,6 +255,9 @@ def induce_lines(lines: Iterable[str], parser, *, fmt: str = "brackets", tokeniz
     first = parser.members[0]
     for lines_ in _windows(lines, window):
         tokens = [prep(line).tokens for line in lines_]
+        if check is not None:
+            for toks in tokens:
+                check.add(toks)
         dists = parser.model_distances(tokens)
         trees = parser.trees(tokens, dists)
         out = []

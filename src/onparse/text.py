@@ -160,6 +160,18 @@ def token_spans(text: str) -> List[Tuple[int, int]]:
     out: List[Tuple[int, int]] = []
     for start, end in spans:
         _split_edges(text, start, end, out)
+    return _join_ampersands(text, out)
+
+
+def _join_ampersands(text: str, spans: List[Tuple[int, int]]) -> List[Tuple[int, int]]:
+    # NLTK splits every "&"; between two letters with no space (AT&T, R&D, S&P) it is inside a name.
+    out: List[Tuple[int, int]] = []
+    for span in spans:
+        if (len(out) >= 2 and text[out[-1][0]:out[-1][1]] == "&" and out[-2][1] == out[-1][0] == span[0] - 1
+                and text[out[-2][1] - 1].isalpha() and text[span[0]].isalpha()):
+            out[-2:] = [(out[-2][0], span[1])]
+        else:
+            out.append(span)
     return out
 
 
@@ -172,6 +184,8 @@ def tokenize(text: str) -> List[str]:
     ['¿', 'Dónde', 'está', '?', '«', 'Hola', '»', ',', 'dijo', '.']
     >>> tokenize("我爱北京。 Привет, мир!")
     ['我爱北京', '。', 'Привет', ',', 'мир', '!']
+    >>> tokenize("AT&T and R&D, not rock & roll.")
+    ['AT&T', 'and', 'R&D', ',', 'not', 'rock', '&', 'roll', '.']
     """
     return [text[a:b] for a, b in token_spans(text)]
 
@@ -251,10 +265,12 @@ class Preprocessor:
         if not any(_edge_punct_split(parts) for _, parts in groups):
             return chunks                 # already tokenised: no punctuation attached to any word
         out: List[str] = []
+        quoting = False
         for chunk, parts in groups:
             if len(parts) > 1 and normalize_word(chunk) in known:
                 out.append(chunk)
             else:
+                parts, quoting = quote_marks_dropped(parts, quoting)
                 out.extend(parts)
         return out
 
@@ -278,6 +294,32 @@ class Preprocessor:
             # one-symbol sentence, such as WSJ's ``@`` (tagged IN), reads back as itself.
             return Sentence(list(raw), [index(normalize_word(raw[0]))])
         return Sentence(tokens, ids)
+
+
+def quote_marks_dropped(parts: Sequence[str], quoting: bool = False) -> Tuple[List[str], bool]:
+    """The NLTK tokens of one whitespace chunk without the single quotes that are quote marks,
+    and whether a quotation is open after it (``quoting``: open before it).
+
+    An apostrophe split off a chunk is a quote mark when it opens the chunk (``'yes``) or closes
+    an open quotation (``'yes'``, ``'n'``, ``'discredited carcass'``); one that closes a word
+    ending in ``s`` otherwise (``students'``) is the possessive, which Penn-tagged text counts as
+    a word.  Elsewhere the vocabulary decides, as for any punctuation (:class:`Preprocessor`).
+
+    >>> quote_marks_dropped(["'", "yes", "'"]), quote_marks_dropped(["students", "'"])
+    ((['yes'], False), (['students', "'"], False))
+    >>> quote_marks_dropped(["'", "discredited"]), quote_marks_dropped(["carcass", "'"], quoting=True)
+    ((['discredited'], True), (['carcass'], False))
+    """
+    out = list(parts)
+    if len(out) < 2:
+        return out, quoting
+    if set(out[0]) <= APOSTROPHES:
+        out, quoting = out[1:], True
+    elif out[0][:1] in APOSTROPHES and out[0][1:2].isalpha():
+        quoting = True                                  # 'n, 'Tis: NLTK kept the quote on the word
+    if len(out) > 1 and set(out[-1]) <= APOSTROPHES and (quoting or out[-2][-1:] not in ("s", "S")):
+        out, quoting = out[:-1], False
+    return out, quoting
 
 
 def gold_text_line(words: Sequence[str]) -> str:

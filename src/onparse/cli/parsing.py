@@ -135,13 +135,17 @@ def induce_command(file, model_paths, pretokenized, punct, tokenize, keep_punct,
     onparse induce corpus.txt -m s1.pt -m s2.pt --layer 2,3 --voter right --ties right
     onparse induce big.txt --shard 3/8 > part3.txt
     """
-    from ..induce import induce_lines, read_lines
+    from ..induce import VocabularyCheck, induce_lines, read_lines
 
     parser = load_parser(model_paths, device, layer, decoder, batch_size, voter, ties)
+    check = VocabularyCheck(parser.vocab)
     chunks = induce_lines(read_lines(file, shard), parser, fmt="jsonl" if fmt == "json" else fmt,
-                          tokenize=not pretokenized, punct=punct, window=_window(file))
+                          tokenize=not pretokenized, punct=punct, window=_window(file), check=check)
     _run(chunks, "induce", count_lines(file, shard), quiet)
     report_too_long(parser)
+    note = check.note()
+    if note:
+        click.echo(note, err=True)
 
 
 @click.command("distances")
