@@ -118,8 +118,8 @@ def write_bundle(models, path, best, lm):
     meta.pop("scores", None)
     meta["selection"] = ("each model: its seed's epoch of lowest validation perplexity on news (no gold trees); "
                          "members, voters and tie rule: on the dev half of the sample (below)")
-    meta["members_rule"] = ("research/PROTOCOL.md rule v5: of 108 candidates (layers, decoders, voters, tie rule), "
-                            "the one of highest sentence F1 on wsj-sample-dev")
+    meta["members_rule"] = ("of 108 candidates (layers 2/3/1-3, decoders, 0-2 right-branching voters, tie rule), the one "
+                            "of highest sentence F1 on the dev half of the sample, wsj-sample-dev (research/PROTOCOL.md)")
     meta["dev"] = {"chosen": best["name"], "sentence_f1": best["dev"], "lm_only": lm["name"],
                    "lm_only_members": lm["members"], "lm_only_sentence_f1": lm["dev"]}
     save_bundle(path, blobs, [Member(**m) for m in best["members"]], weights=kind, metadata=meta,

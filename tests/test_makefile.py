@@ -32,7 +32,7 @@ def test_quickstart_skips_the_install_when_this_checkout_is_installed(tmp_path):
     lines = dry_run("quickstart", sys.executable, PYTHONPATH=str(ROOT / "src"),
                     PATH=f"{tmp_path}{os.pathsep}{os.environ['PATH']}")
     assert SKIPPED in lines and not any("pip install" in line for line in lines)
-    assert "onparse baseline --gold wsj10 --kind right > right.wsj10.txt" in lines
+    assert "onparse eval --gold wsj10-sample-test --beside right" in lines
 
 
 def test_quickstart_installs_when_onparse_is_not_installed():

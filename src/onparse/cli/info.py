@@ -102,7 +102,8 @@ def _percent(value) -> str:
 
 
 @click.command("info")
-@model_option
+@model_option(help_text="The model to describe: a checkpoint, a run folder (best.pt, else last.pt) or a bundle "
+                        "[default: the model bundled with onparse].")
 @click.option("--json", "as_json", is_flag=True, help="Print the config and metadata as JSON.")
 def info_command(model_paths, as_json):
     """Describe a model: architecture, training corpus and recipe, perplexity and recorded

@@ -149,7 +149,7 @@ def induce_command(file, model_paths, pretokenized, punct, tokenize, keep_punct,
 
 
 @click.command("distances")
-@click.option("--layer", default="2", show_default=True,
+@click.option("--layer", default="2", show_default=True, metavar="N[,N]",
               help="Layer(s) to report (1-based): a number, a comma-separated list, or all (one column / key "
                    "each, for every model).")
 @click.option("--gate", type=click.Choice(["forget", "input"]), default="forget", show_default=True,

@@ -13,6 +13,7 @@ from ..safeio import bounded_lines, dumps
 from .common import (check_writable, device_option, line_limit_option, load_parser, members_options, model_name,
                      model_option, refuse_overwrite, report_too_long)
 from .figures import check_plots, plots_option, write_eval_plots
+from ..baselines import KINDS as BASELINE_KINDS
 from ..treebank import GOLD_NAMES, PTB_ROOT_ENV, is_gold_spec
 
 
@@ -176,11 +177,13 @@ def _read_text(handle, name: str) -> str:
 @model_option
 @members_options
 @device_option
+@click.option("--beside", type=click.Choice(BASELINE_KINDS), multiple=True,
+              help="Also score this baseline on the same sentences, in the same table (repeatable).")
 @line_limit_option
 @click.argument("pred", type=click.Path(exists=True, dir_okay=False, allow_dash=True), required=False)
 @click.pass_context
 def eval_command(ctx, gold, ptb_root, as_json, per_sentence, plots, model_paths, layer, decoder, voter, ties, device,
-                 pred):
+                 beside, pred):
     """Score trees against gold trees: the trees in PRED, or the trees a model induces.
 
     PRED is a file (or - for standard input) with one bracketed tree per line, in gold
@@ -206,8 +209,10 @@ def eval_command(ctx, gold, ptb_root, as_json, per_sentence, plots, model_paths,
     onparse eval --gold wsj                  # the bundled model
     onparse eval --gold wsj -m s1/best.pt -m s2/best.pt -m s3/best.pt --layer 2,3
     onparse eval --gold wsj-sample-dev -m s1/best.pt -m s2/best.pt --layer 2,3 --voter right --ties right
+    onparse eval --gold wsj-sample-test --beside right     # the bundled model beside right-branching
     """
-    params = {"layer": "layer", "decode": "decoder", "voter": "voter", "ties": "ties", "device": "device"}
+    params = {"layer": "layer", "decode": "decoder", "voter": "voter", "ties": "ties", "device": "device",
+              "beside": "beside"}
     model_only = [f"--{name}" for name, param in params.items()
                   if ctx.get_parameter_source(param) == click.core.ParameterSource.COMMANDLINE]
     if pred is not None and (model_paths or model_only):
@@ -227,7 +232,7 @@ def eval_command(ctx, gold, ptb_root, as_json, per_sentence, plots, model_paths,
         emit_report(result, as_json, per_sentence)
         write_eval_plots(plots, result, gold_set, source)
         return
-    _eval_model(gold_set, model_paths, layer, decoder, voter, ties, device, as_json, per_sentence, plots)
+    _eval_model(gold_set, model_paths, layer, decoder, voter, ties, device, as_json, per_sentence, plots, beside)
 
 
 def _stdin_is_piped() -> bool:
@@ -241,36 +246,50 @@ def _stdin_is_piped() -> bool:
         return False
 
 
-def _eval_model(gold_set, model_paths, layer, decoder, voter, ties, device, as_json, per_sentence, plots) -> None:
-    """``onparse eval`` without PRED: induce trees for the gold sentences and score them."""
-    from ..metrics import format_comparison
+def _eval_model(gold_set, model_paths, layer, decoder, voter, ties, device, as_json, per_sentence, plots,
+                beside=()) -> None:
+    """``onparse eval`` without PRED: induce trees for the gold sentences and score them, with
+    the ``beside`` baselines scored on the same sentences."""
+    from ..baselines import baseline_trees
+    from ..metrics import evaluate, format_comparison
 
     parser = load_parser(model_paths, device, layer, decoder, voter=voter, ties=ties)
     scores = parser.score(gold_set)
     report_too_long(parser)
     name = model_name(model_paths)
-    if scores.average is None:
+    baselines = [(f"{kind} baseline", kind, evaluate(baseline_trees(gold_set.tokens, kind), gold_set,
+                                                     check_tokens=False)) for kind in dict.fromkeys(beside)]
+    if baselines and not as_json:
+        rows = scores.rows() if scores.average is not None else [(parser.describe_average(), scores.result)]
+        click.echo(f"model {name}")
+        click.echo(format_comparison(rows + [(label, result) for label, _, result in baselines]))
+        emit_report(scores.result, False, per_sentence, quiet=True)
+        write_eval_plots(plots, scores.result, gold_set, f"{name} ({parser.describe_average()})")
+        return
+    if scores.average is None and not baselines:
         (member, result), = scores.members
         emit_report(result, as_json, per_sentence, {"model": name, "layer": member.layer, "decoder": member.decoder})
         write_eval_plots(plots, result, gold_set, f"{name} (layer {member.layer}, {member.decoder})")
         return
     if as_json:
         records = [{"model": name, "member": member.to_dict(), **r.to_dict()} for member, r in scores.members]
-        records.append({"model": name, "average_of": [m.to_dict() for m, _ in scores.members],
-                        "voters": list(scores.voters), "ties": scores.ties, **scores.average.to_dict()})
+        if scores.average is not None:
+            records.append({"model": name, "average_of": [m.to_dict() for m, _ in scores.members],
+                            "voters": list(scores.voters), "ties": scores.ties, **scores.average.to_dict()})
+        records += [{"baseline": kind, **result.to_dict()} for _, kind, result in baselines]
         click.echo(dumps(records, indent=2))
     else:
         click.echo(f"model {name}")
         click.echo(format_comparison(scores.rows()))
-    emit_report(scores.average, False, per_sentence, quiet=True)
-    write_eval_plots(plots, scores.average, gold_set, f"{name} ({parser.describe_average()})")
+    emit_report(scores.result, False, per_sentence, quiet=True)
+    write_eval_plots(plots, scores.result, gold_set, f"{name} ({parser.describe_average()})")
 
 
 @click.command("baseline")
 @gold_option
 @click.option(
     "--kind",
-    type=click.Choice(["right", "left", "balanced", "random"]),
+    type=click.Choice(BASELINE_KINDS),
     required=True,
     help="right/left-branching, balanced (middle split), or random (uniform split points).",
 )

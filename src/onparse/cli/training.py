@@ -47,53 +47,55 @@ def _config_options(command):
         kind = float if f.type in (float, "float") else int
         values = ", ".join(f"{name} {getattr(cfg, f.name)}" for name, cfg in PRESETS.items())
         option = click.option("--" + f.name.replace("_", "-"), f.name, type=kind, default=None,
-                              help=f"{f.metadata['help']} [preset: {values}]")
+                              help=f"{f.metadata['help'][:1].upper()}{f.metadata['help'][1:]} [preset: {values}]")
         command = option(command)
     return command
 
 
 @click.command("train")
 @click.option("--preset", type=click.Choice(tuple(PRESETS)), default="small", show_default=True,
-              help="starting hyperparameters: paper (section 2; a GPU job), small (CPU, minutes an epoch), "
-                   "tiny (seconds; tests)")
+              help="Starting hyperparameters: paper (section 2; a GPU job), small (CPU, minutes an epoch), "
+                   "tiny (tests, and trying the workflow: seconds an epoch on a few hundred sentences, as "
+                   "examples/train_tiny.sh does; over 40 minutes an epoch on the 1M-word default corpus)")
 @click.option("--corpus", default=corpora.DEFAULT, show_default=True, metavar="NAME|PATH",
-              help="news (conll2000 + Brown's press sections + abc, none of the evaluation sample's sentences), "
+              help="News (conll2000 + Brown's press sections + abc, none of the evaluation sample's sentences), "
                    "conll2000 or conll2000+press (news' in-domain parts alone, sample removed too), "
                    "wsj (NLTK treebank sample + conll2000: holds the evaluation text), brown, "
                    "wsj+brown, alpino / cess_esp / floresta (a treebank's training part), "
                    "or a file with one sentence per line")
 @click.option("--valid", "valid", type=click.Path(dir_okay=False), default=None,
-              help="validation file (default: a held-out 5% of the corpus, and another 5% for test)")
+              help="Validation file (default: a held-out 5% of the corpus, and another 5% for test)")
 @click.option("--test", "test", type=click.Path(dir_okay=False), default=None,
-              help="test file, with --valid (e.g. ptb.test.txt)")
+              help="Test file, with --valid (e.g. ptb.test.txt)")
 @click.option("--format", "fmt", type=click.Choice(corpora.FORMATS), default="auto",
               show_default=True,
-              help="corpus file format; auto: ptb for files named ptb.*.txt (tokens used verbatim), "
+              help="Corpus file format; auto: ptb for files named ptb.*.txt (tokens used verbatim), "
                    "else text (raw text: tokenised, punctuation dropped, lowercased, digits to N); "
                    "tokens: like text but split on whitespace only (pre-tokenised text)")
 @click.option("--out", default=None, metavar="DIR",
-              help="output folder for best.pt, last.pt and metrics.jsonl [default: runs/PRESET]")
+              help="Output folder for best.pt, last.pt and metrics.jsonl [default: runs/PRESET]")
 @device_option
 @click.option("--max-time", type=_Duration(), default=None,
-              help="stop (and save) after this much training time in this invocation: 3600, 45m, 2h30m")
+              help="Stop (and save) after this much training time in this invocation: 3600, 45m, 2h30m")
 @click.option("--max-steps", type=click.IntRange(min=0), default=None,
-              help="stop (and save) after this many optimiser steps in total")
+              help="Stop (and save) after this many optimiser steps in total")
 @click.option("--checkpoint-every", type=_Duration(), default="10m", show_default=True,
-              help="also save last.pt this often inside an epoch, so a killed run loses at most this much "
+              help="Also save last.pt this often inside an epoch, so a killed run loses at most this much "
                    "(0: only at epoch ends)")
 @click.option("--keep-epochs", is_flag=True,
-              help="keep every epoch's weights as epoch-NNN.pt beside best.pt (to score the run's progress)")
-@click.option("--resume", is_flag=True, help="continue the run saved in --out (exactly where it stopped)")
-@click.option("--overwrite", is_flag=True, help="start afresh even if --out holds a run")
+              help="Keep every epoch's weights as epoch-NNN.pt beside best.pt (to score the run's progress)")
+@click.option("--resume", is_flag=True, help="Continue the run saved in --out (exactly where it stopped)")
+@click.option("--overwrite", is_flag=True, help="Start afresh even if --out holds a run")
 @click.option("--init-from", "init_from", type=click.Path(dir_okay=False), default=None, metavar="CHECKPOINT",
-              help="start from this checkpoint's vocabulary and weights (e.g. adapt a model to new text); "
+              help="Start from this checkpoint's vocabulary and weights (e.g. adapt a model to new text); "
                    "the size options must match its run")
 @click.option("--progress/--no-progress", default=None,
-              help="progress bar on stderr [default: when stderr is a terminal]")
+              help="A progress bar on stderr; --no-progress: no progress at all  [default: a bar when stderr is a "
+                   "terminal, else a plain line a minute]")
 @click.option("--threads", type=click.IntRange(min=1), default=None,
               help="CPU threads per process [default: torch's choice; torchrun sets 1]")
-@click.option("--amp/--no-amp", default=True, show_default=True, help="bf16 autocast on CUDA")
-@click.option("--json", "as_json", is_flag=True, help="print the summary as JSON")
+@click.option("--amp/--no-amp", default=True, show_default=True, help="Bf16 autocast on CUDA")
+@click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON")
 @no_verify_option
 @_config_options
 @click.pass_context
@@ -169,19 +171,19 @@ def train_command(ctx, preset, corpus, valid, test, fmt, out, device, max_time, 
 @click.option("--corpus", default=None, metavar="NAME|PATH",
               help=f"{', '.join(corpora.NAMES)} or a file [default: the corpus the model was trained on]")
 @click.option("--split", type=click.Choice(corpora.SPLITS), default=None,
-              help="which part of the corpus [default: test for a corpus name or the training corpus, "
+              help="Which part of the corpus [default: test for a corpus name or the training corpus, "
                    "all for a file]")
 @click.option("--format", "fmt", type=click.Choice(corpora.FORMATS), default="auto",
-              show_default=True, help="format of a corpus file (see onparse train --help)")
+              show_default=True, help="Format of a corpus file (see onparse train --help)")
 @click.option("--batch-size", type=click.IntRange(min=1), default=None,
-              help="parallel streams [default: the run's --eval-batch-size, else 10]")
+              help="Parallel streams [default: the run's --eval-batch-size, else 10]")
 @click.option("--bptt", type=click.IntRange(min=1), default=None,
-              help="window length; the state is carried across windows [default: the run's --bptt, else 70]")
+              help="Window length; the state is carried across windows [default: the run's --bptt, else 70]")
 @device_option
 @click.option("--threads", type=click.IntRange(min=1), default=None,
               help="CPU threads [default: torch's choice]")
 @click.option("--json", "as_json", is_flag=True,
-              help="print the result as JSON (a list, one object per model, for a bundle of several)")
+              help="Print the result as JSON (a list, one object per model, for a bundle of several)")
 def perplexity_command(model_paths, corpus, split, fmt, batch_size, bptt, device, threads, as_json):
     """Perplexity of a trained model on a corpus (by default the test part of the corpus it was
     trained on).  For a bundle, the perplexity of each of its models, one line each.
