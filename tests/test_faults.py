@@ -591,3 +591,43 @@ def test_closed_standard_streams(tmp_path):
     (tmp_path / "one.txt").write_text("the cat sat\n")
     induced = without_stderr("induce", "one.txt", "-m", "run")
     assert induced.returncode == 0 and induced.stdout.count("\n") == 1 and "cat" in induced.stdout
+
+
+def test_a_sentence_too_long_to_average_never_stops_the_stream(tmp_path, monkeypatch):
+    """Averaged members over a line longer than the averaging limit: that line gets the first
+    member's tree, every other line its average, one note on stderr, exit 0, no line lost."""
+    import onparse.average as average
+    from onparse.induce import format_tree
+
+    monkeypatch.setattr(average, "MAX_WORDS", 12)
+    words = "the cat sat on a mat and the dog barked at it".split()
+    _, _, path = save_tiny_checkpoint(tmp_path / "m.pt", words, seed=4)
+    long_line = " ".join(words * 2)                                   # 24 words
+    lines = ["the cat sat on a mat", long_line, "the dog barked"]
+    both = CliRunner().invoke(main, ["induce", "-", "-m", path, "--layer", "1,2"], input="\n".join(lines) + "\n")
+    assert both.exit_code == 0, both.output
+    out = both.stdout.splitlines()
+    assert len(out) == 3
+    first = CliRunner().invoke(main, ["induce", "-", "-m", path, "--layer", "1"], input=long_line + "\n")
+    assert out[1] == first.stdout.strip()                             # layer 1: the first member
+    assert both.stderr == ("note: 1 sentence(s) of more than 12 words were too long to average: each got its "
+                           "first member's tree\n")
+    from onparse.api import load
+
+    averaged = load(path, "cpu", layers=[1, 2])
+    assert [out[0], out[2]] == [format_tree(t, "brackets") for t in averaged.trees([lines[0].split(), lines[2].split()])]
+
+
+def test_a_reader_that_goes_away_stops_the_printing_not_the_training(corpus, tmp_path):
+    """`onparse train ... 2>&1 | head -1`: every epoch is trained, logged and saved."""
+    out = tmp_path / "run"
+    proc = subprocess.Popen([sys.executable, "-m", "onparse", "train", "--preset", "tiny", "--threads", "1",
+                             "--corpus", corpus, "--epochs", "3", "--out", str(out)],
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    assert proc.stdout.readline().startswith(b"training: ")
+    proc.stdout.close()                                   # what `head -1` does after one line
+    assert proc.wait(timeout=300) == 0
+    epochs = [json.loads(line)["epoch"] for line in (out / "metrics.jsonl").read_text().splitlines()
+              if json.loads(line)["event"] == "epoch"]
+    assert epochs == [1, 2, 3]
+    assert load_checkpoint(str(out / "last.pt"))["training"]["schedule"]["epoch"] == 3

@@ -172,12 +172,19 @@ class MetricsLog:
     def __init__(self, path: Optional[str], enabled: bool):
         self.enabled = enabled
         self.path = path
+        self.printing = True
 
     def say(self, message: str) -> None:
-        if self.enabled and sys.stderr is not None:    # a closed stderr (2>&-) silences the run, no more
+        # A closed stderr (2>&-) silences the run, no more.
+        if self.enabled and self.printing and sys.stderr is not None:
             from tqdm import tqdm
 
-            tqdm.write(message, file=sys.stderr)
+            try:
+                tqdm.write(message, file=sys.stderr)
+            except OSError:
+                # A reader that went away (`train ... 2>&1 | head -1`) or a full disk under a log
+                # file stops the printing, never the training: metrics.jsonl keeps the record.
+                self.printing = False
 
     def event(self, name: str, **values) -> None:
         if self.enabled and self.path:
