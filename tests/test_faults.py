@@ -631,3 +631,27 @@ def test_a_reader_that_goes_away_stops_the_printing_not_the_training(corpus, tmp
               if json.loads(line)["event"] == "epoch"]
     assert epochs == [1, 2, 3]
     assert load_checkpoint(str(out / "last.pt"))["training"]["schedule"]["epoch"] == 3
+
+
+def test_no_output_option_replaces_a_model_without_force(tmp_path):
+    """A typo that names another run's checkpoint as an output file is a usage error, whichever
+    run the file belongs to; --force replaces it."""
+    words = "the cat sat".split()
+    _, _, model = save_tiny_checkpoint(tmp_path / "a.pt", words, seed=1)
+    (tmp_path / "other").mkdir()
+    _, _, other = save_tiny_checkpoint(tmp_path / "other" / "last.pt", words, seed=2)
+    before = open(other, "rb").read()
+    gold = tmp_path / "gold.txt"
+    gold.write_text("((the cat) sat)\n")
+    runs = [["show", "the", "cat", "sat", "-m", model, "--svg", other],
+            ["eval", "--gold", str(gold), "-m", model, "--per-sentence", other],
+            ["baseline", "--gold", str(gold), "--kind", "right", "--score", "--per-sentence", other]]
+    for args in runs:
+        got = CliRunner().invoke(main, args)
+        assert got.exit_code == 2, (args, got.output)
+        assert f"{other} holds an onparse model; writing there would destroy it (pass --force to replace it)" in \
+            " ".join(got.output.split()), got.output
+        assert open(other, "rb").read() == before
+    forced = CliRunner().invoke(main, ["eval", "--gold", str(gold), "-m", model, "--per-sentence", other, "--force"])
+    assert forced.exit_code == 0, forced.output
+    assert open(other, "rb").read() != before

@@ -13,8 +13,8 @@ import click
 from ..errors import OnparseError
 from ..text import PUNCT_POLICIES
 from ..treebank import PTB_ROOT_ENV
-from .common import (device_option, line_limit_option, load_parser, members_options, model_name, model_option,
-                     refuse_overwrite)
+from .common import (device_option, force_option, line_limit_option, load_parser, members_options, model_name,
+                     model_option, refuse_model, refuse_overwrite)
 
 _SCALES = ("layer", "unit")
 
@@ -86,9 +86,10 @@ def _wants_unicode(ascii_only: bool) -> bool:
 @click.option("--tokenize", is_flag=True, hidden=True)
 @click.option("--keep-punct", is_flag=True, hidden=True)
 @device_option
+@force_option
 @line_limit_option
 def show_command(sentence, model_paths, layer, decoder, voter, ties, gold_spec, ptb_root, png_path, svg_path,
-                 ascii_only, height, scale, pretokenized, punct, tokenize, keep_punct, device):
+                 ascii_only, height, scale, pretokenized, punct, tokenize, keep_punct, device, force):
     """Draw the tree a model induces for SENTENCE, with the distance of every word.
 
     Prints the induced tree (brackets and a drawing) and under its words the master-forget
@@ -115,6 +116,7 @@ def show_command(sentence, model_paths, layer, decoder, voter, ties, gold_spec, 
     inputs = _inputs(model_paths, gold_spec)
     for option, path in (("--png", png_path), ("--svg", svg_path)):
         refuse_overwrite(path, option, inputs)
+        refuse_model(path, option, force)
     golds = read_gold(gold_spec, ptb_root) if gold_spec else None
     from_stdin = list(sentence) == ["-"]
     if from_stdin:
@@ -151,6 +153,7 @@ def show_command(sentence, model_paths, layer, decoder, voter, ties, gold_spec, 
 
                 target = _numbered(path, number) if several else path
                 refuse_overwrite(target, f"--{fmt}", inputs)
+                refuse_model(target, f"--{fmt}", force)
                 with _writing(target):
                     plot_sentence(view, target, caption, fmt=fmt, scale=scale)
                 click.echo(f"wrote {target}", err=True)
@@ -176,7 +179,8 @@ def _leaves(tree):
 @click.option("--out", "-o", "out", type=click.Path(dir_okay=False), default=None,
               help="Figure file; the format follows the extension (.png, .svg, .pdf) "
                    "[default: training-curves.png beside the log].")
-def plot_log_command(log, out):
+@force_option
+def plot_log_command(log, out, force):
     """Draw the training curves of a run: loss and validation perplexity per epoch.
 
     LOG is the metrics.jsonl that `onparse train` writes, or the run folder holding it.
@@ -193,6 +197,7 @@ def plot_log_command(log, out):
     if out is None:
         out = os.path.join(os.path.dirname(os.path.abspath(log_path(log))), "training-curves.png")
     check_output_path(out)
+    refuse_model(out, "--out", force)
     with _writing(out):
         click.echo(plot_log(read_log(log), out))
 

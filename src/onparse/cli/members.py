@@ -5,8 +5,8 @@ import sys
 import click
 
 from ..errors import OnparseError
-from .common import (check_writable, device_option, line_limit_option, load_parser, members_options, model_option,
-                     refuse_overwrite)
+from .common import (check_writable, device_option, force_option, line_limit_option, load_parser, members_options,
+                     model_option, refuse_model, refuse_overwrite)
 
 
 def _model_blobs(model_paths):
@@ -36,9 +36,10 @@ def _model_blobs(model_paths):
 @click.option("--weights", type=click.Choice(["float32", "float16", "int8"]), default="float16", show_default=True,
               help="How the bundle stores its weights.")
 @device_option
+@force_option
 @line_limit_option
 def agreement_command(file, model_paths, layer, decoder, voter, ties, pretokenized, limit, keep, bundle_path, weights,
-                      device):
+                      device, force):
     """Choose members without gold trees: score each member (model x layer x decoder) by its
     trees' agreement with the other models' members on the lines of FILE, raw text that is
     not evaluation text (e.g. your language model's validation text).  Voters take no part in
@@ -58,6 +59,7 @@ def agreement_command(file, model_paths, layer, decoder, voter, ties, pretokeniz
 
     check_writable(bundle_path, "--bundle")
     refuse_overwrite(bundle_path, "--bundle", [("input", file)] + [("model", p) for p in model_paths])
+    refuse_model(bundle_path, "--bundle", force)
     parser = load_parser(model_paths, device, layer, decoder, voter=voter, ties=ties)
     if keep is not None and keep > len(parser.members):
         raise click.BadParameter(f"cannot keep {keep} of {len(parser.members)} members", param_hint="--keep")

@@ -10,8 +10,8 @@ import click
 
 from ..errors import OnparseError
 from ..safeio import bounded_lines, dumps
-from .common import (check_writable, device_option, line_limit_option, load_parser, members_options, model_name,
-                     model_option, refuse_overwrite, report_too_long)
+from .common import (check_writable, device_option, force_option, line_limit_option, load_parser, members_options,
+                     model_name, model_option, refuse_model, refuse_overwrite, report_too_long)
 from .figures import check_plots, plots_option, write_eval_plots
 from ..baselines import KINDS as BASELINE_KINDS
 from ..treebank import GOLD_NAMES, PTB_ROOT_ENV, is_gold_spec
@@ -141,11 +141,13 @@ def emit_report(result, as_json: bool, per_sentence: Optional[str], about: Optio
             raise OnparseError(f"cannot write {per_sentence}: {err.strerror}") from None
 
 
-def check_per_sentence(per_sentence: Optional[str], inputs) -> None:
-    """Before any work: the ``--per-sentence`` file must be writable and must not be one of the
-    ``inputs`` ((description, path) pairs) that the command reads."""
+def check_per_sentence(per_sentence: Optional[str], inputs, force: bool = False) -> None:
+    """Before any work: the ``--per-sentence`` file must be writable, must not be one of the
+    ``inputs`` ((description, path) pairs) that the command reads, and must not hold an onparse
+    model unless ``force``."""
     refuse_overwrite(per_sentence, "--per-sentence", [(what, path) for what, path in inputs
                                                       if path and os.path.isfile(path)])
+    refuse_model(per_sentence, "--per-sentence", force)
     check_writable(per_sentence, "--per-sentence")
 
 
@@ -179,11 +181,12 @@ def _read_text(handle, name: str) -> str:
 @device_option
 @click.option("--beside", type=click.Choice(BASELINE_KINDS), multiple=True,
               help="Also score this baseline on the same sentences, in the same table (repeatable).")
+@force_option
 @line_limit_option
 @click.argument("pred", type=click.Path(exists=True, dir_okay=False, allow_dash=True), required=False)
 @click.pass_context
 def eval_command(ctx, gold, ptb_root, as_json, per_sentence, plots, model_paths, layer, decoder, voter, ties, device,
-                 beside, pred):
+                 beside, force, pred):
     """Score trees against gold trees: the trees in PRED, or the trees a model induces.
 
     PRED is a file (or - for standard input) with one bracketed tree per line, in gold
@@ -222,7 +225,7 @@ def eval_command(ctx, gold, ptb_root, as_json, per_sentence, plots, model_paths,
         raise click.UsageError("trees are piped in but PRED is missing: pass - to score them "
                                "(without PRED, onparse eval parses the gold sentences with the bundled model)")
     check_plots(plots)  # a missing matplotlib fails before any work
-    check_per_sentence(per_sentence, [("prediction file", pred), ("gold file", gold)])
+    check_per_sentence(per_sentence, [("prediction file", pred), ("gold file", gold)], force)
     gold_set = load_gold_set(gold, ptb_root)
     if pred is not None:
         from ..metrics import score_text
@@ -305,7 +308,8 @@ def _eval_model(gold_set, model_paths, layer, decoder, voter, ties, device, as_j
     "(a one-word sentence is (W word), with no bracket for EVALB to count).",
 )
 @report_options
-def baseline_command(gold, ptb_root, kind, seed, score, fmt, as_json, per_sentence):
+@force_option
+def baseline_command(gold, ptb_root, kind, seed, score, fmt, as_json, per_sentence, force):
     """Build baseline trees over the gold sentences: print them one per line, or --score them.
 
     The trees are over the gold tokens (lowercased, digits -> N, punctuation removed).
@@ -320,7 +324,7 @@ def baseline_command(gold, ptb_root, kind, seed, score, fmt, as_json, per_senten
 
     if (as_json or per_sentence) and not score:
         raise click.UsageError("--json and --per-sentence go with --score")
-    check_per_sentence(per_sentence, [("gold file", gold)])
+    check_per_sentence(per_sentence, [("gold file", gold)], force)
     gold_set = load_gold_set(gold, ptb_root)
     trees = baseline_trees(gold_set.tokens, kind, seed)
     if score:
