@@ -655,3 +655,90 @@ def test_no_output_option_replaces_a_model_without_force(tmp_path):
     forced = CliRunner().invoke(main, ["eval", "--gold", str(gold), "-m", model, "--per-sentence", other, "--force"])
     assert forced.exit_code == 0, forced.output
     assert open(other, "rb").read() != before
+
+
+@pytest.mark.parametrize("args", [["baseline", "--gold", "{zero}", "--kind", "right", "--score"],
+                                  ["eval", "--gold", "{zero}", "{pred}"],
+                                  ["gold-text", "--gold", "{zero}"],
+                                  ["gold-text", "--gold", "wsj", "--ptb-root", "{root}"],
+                                  ["plot-log", "{zero}"]])
+def test_endless_files_are_read_in_bounded_pieces(args, tmp_path):
+    """/dev/zero as a gold file, a log, or a section file of --ptb-root: a one-line error
+    naming the line, in bounded memory (the process may not grow past 3 GB)."""
+    import resource
+
+    section = tmp_path / "wsj" / "00"
+    section.mkdir(parents=True)
+    os.symlink("/dev/zero", section / "wsj_0001.mrg")
+    pred = tmp_path / "pred.txt"
+    pred.write_text("(a b)\n")
+    args = [a.format(zero="/dev/zero", pred=pred, root=tmp_path / "wsj") for a in args]
+
+    def cap():
+        resource.setrlimit(resource.RLIMIT_AS, (3 << 30, 3 << 30))
+
+    done = subprocess.run([sys.executable, "-m", "onparse", *args], capture_output=True, text=True, timeout=120,
+                          preexec_fn=cap)
+    assert done.returncode == 1, done.stderr
+    assert done.stderr.count("\n") == 1 and "line 1: longer than 1,000,000 bytes" in done.stderr, done.stderr
+
+
+def test_outputs_are_written_whole_or_not_at_all(tmp_path, monkeypatch):
+    """A full disk in the middle of --per-sentence or a figure leaves the old file as it was
+    (or none), and no temporary file; the error is one line."""
+    import errno
+
+    import onparse.metrics as metrics
+
+    gold = tmp_path / "gold.txt"
+    gold.write_text("((the cat) sat)\n(a (dog barked))\n")
+    target = tmp_path / "per.jsonl"
+    target.write_text("the good old file\n")
+
+    def full_disk(result, stream):
+        stream.write('{"half": ')
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(metrics, "write_per_sentence", full_disk)
+    got = CliRunner().invoke(main, ["baseline", "--gold", str(gold), "--kind", "right", "--score",
+                                    "--per-sentence", str(target)])
+    assert got.exit_code == 1 and got.output.endswith(f"error: cannot write {target}: No space left on device\n")
+    assert target.read_text() == "the good old file\n"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["gold.txt", "per.jsonl"]
+    pytest.importorskip("matplotlib")
+    from matplotlib.figure import Figure
+
+    def half_figure(self, path, **kwargs):
+        with open(path, "w") as handle:
+            handle.write("<svg")
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(Figure, "savefig", half_figure)
+    words = "the cat sat".split()
+    _, _, model = save_tiny_checkpoint(tmp_path / "m.pt", words)
+    figure = tmp_path / "fig.svg"
+    got = CliRunner().invoke(main, ["show", "the", "cat", "sat", "-m", model, "--svg", str(figure)])
+    assert got.exit_code == 1 and "No space left on device" in got.output
+    assert not figure.exists() and sorted(p.name for p in tmp_path.iterdir()) == ["gold.txt", "m.pt", "per.jsonl"]
+
+
+@pytest.mark.parametrize("options, message", [
+    (["--hidden-size", "1000000000"], "hidden_size 1,000,000,000 is larger than onparse allows (65,536)"),
+    (["--n-layers", "100000000"], "n_layers 100,000,000 is larger than onparse allows (64)"),
+    (["--hidden-size", "60000", "--embedding-size", "60000"], "parameters is larger than onparse allows"),
+])
+def test_sizes_are_checked_before_anything_is_allocated(corpus, tmp_path, options, message):
+    got = CliRunner().invoke(main, ["train", "--preset", "tiny", "--corpus", corpus, *options,
+                                    "--out", str(tmp_path / "run")])
+    assert got.exit_code == 2 and message in got.output and not (tmp_path / "run").exists()
+
+
+def test_a_checkpoint_with_absurd_sizes_is_one_line_on_info(tmp_path):
+    _, _, path = save_tiny_checkpoint(tmp_path / "m.pt", ["a", "b"])
+    blob = torch.load(path, weights_only=True)
+    blob["config"]["n_layers"] = 10 ** 12
+    torch.save(blob, path)
+    got = CliRunner().invoke(main, ["info", "-m", path])
+    assert got.exit_code == 1
+    assert got.output == f"error: {path}: unusable model config (n_layers 1,000,000,000,000 is larger than onparse " \
+                         "allows (64))\n"

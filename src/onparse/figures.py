@@ -29,7 +29,7 @@ from typing import Callable, Dict, Iterable, List, Mapping, Optional, Sequence, 
 
 from .errors import OnparseError
 from .run_folder import METRICS
-from .safeio import format_ppl, perplexity_of
+from .safeio import atomic_output, format_ppl, perplexity_of, read_text
 from .trees import Span, Tree
 
 MISSING_MATPLOTLIB = "matplotlib is needed for plots: pip install 'onparse[plot]'"
@@ -104,9 +104,10 @@ def save_figure(fig, path: str, fmt: Optional[str] = None) -> str:
         metadata = {"Date": None} if fmt in ("svg", "pdf") else None
         if fmt == "pdf":
             metadata = {"CreationDate": None}
-        fig.savefig(path, format=fmt, dpi=DPI, metadata=metadata)
-        if fmt == "svg":
-            _renumber_svg_ids(path)
+        with atomic_output(path) as tmp:
+            fig.savefig(tmp, format=fmt, dpi=DPI, metadata=metadata)
+            if fmt == "svg":
+                _renumber_svg_ids(tmp)
     except OSError as err:
         raise OnparseError(f"cannot write {path}: {err.strerror or err}") from None
     return path
@@ -592,8 +593,9 @@ def read_log(path: str) -> TrainingLog:
     """
     path = log_path(path)
     try:
-        with open(path, encoding="utf-8") as handle:
-            text = handle.read()
+        if not os.path.exists(path):
+            raise FileNotFoundError(path)
+        text = read_text(path)
     except FileNotFoundError:
         raise OnparseError(f"training log not found: {path}") from None
     except UnicodeDecodeError:

@@ -109,6 +109,67 @@ def bounded_lines(handle: IO[bytes], name: str, limit: Optional[int] = None,
         number += 1
 
 
+@contextlib.contextmanager
+def atomic_output(path: str):
+    """Write ``path`` all at once or not at all: yields a temporary path in the same folder (same
+    extension, so writers that go by it still do), renamed onto ``path`` when the block ends
+    without error and removed otherwise.  A full disk leaves the old file, or none: never a
+    truncated one."""
+    import os
+    import tempfile
+
+    folder, name = os.path.split(os.path.abspath(path))
+    stem, ext = os.path.splitext(name)
+    fd, tmp = tempfile.mkstemp(prefix=f".{stem}.", suffix=f".tmp{ext}", dir=folder)
+    os.close(fd)
+    try:
+        yield tmp
+        if os.path.exists(path):
+            os.chmod(tmp, os.stat(path).st_mode & 0o7777)
+        else:
+            umask = os.umask(0)
+            os.umask(umask)
+            os.chmod(tmp, 0o666 & ~umask)
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise
+
+
+#: The largest text file read whole (gold trees, training logs): far above any treebank.
+MAX_TEXT_BYTES = 1 << 30
+
+
+def read_text(path, name: Optional[str] = None, errors: str = "strict", limit: int = MAX_TEXT_BYTES) -> str:
+    """The UTF-8 text of the file at ``path`` (or of a binary handle), read in bounded pieces:
+    each line at most :func:`line_limit` bytes and the whole at most ``limit`` bytes, so that
+    ``/dev/zero`` or a link to it is a one-line OnparseError naming it, not a process that grows
+    until the kernel kills it.  ``errors``: as for ``bytes.decode`` (``strict`` raises
+    UnicodeDecodeError)."""
+    name = name or str(path)
+    if hasattr(path, "readline"):
+        return _read_bounded(path, name, limit).decode("utf-8", errors=errors)
+    try:
+        with open(path, "rb") as handle:
+            data = _read_bounded(handle, name, limit)
+    except OSError as err:
+        raise OnparseError(f"cannot read {name}: {err.strerror or err}") from None
+    return data.decode("utf-8", errors=errors)
+
+
+def _read_bounded(handle, name: str, limit: int) -> bytes:
+    parts, total = [], 0
+    for line in bounded_lines(handle, name):
+        total += len(line)
+        if total > limit:
+            raise OnparseError(f"{name} is larger than {limit:,} bytes: not a file onparse reads whole")
+        parts.append(line)
+    return b"".join(parts)
+
+
 def format_duration(seconds: float) -> str:
     """``45s``, ``12m05s``, ``2h03m``; ``?`` when unknown (not finite).
 

@@ -35,6 +35,7 @@ from typing import Dict, Iterable, Iterator, List, Mapping, Optional, Sequence, 
 
 from .decode import DECODERS, decode
 from .errors import OnparseError
+from .safeio import read_text
 from .trees import Span, Tree, leaves, spans_to_tree, to_brackets, tree_spans
 
 #: Bar cells from empty to full: eighth blocks (Unicode) or a coarse ramp (ASCII).
@@ -465,7 +466,7 @@ def read_gold(spec: str, ptb_root=None) -> List[GoldTree]:
     path = Path(text)
     if path.is_file():
         try:
-            content = path.read_text(encoding="utf-8")
+            content = read_text(path)
         except (OSError, UnicodeDecodeError) as err:
             raise OnparseError(f"cannot read {spec}: {getattr(err, 'strerror', None) or err}") from None
         return [_gold_tree(s) for s in read_gold_text(content, str(path))]

@@ -69,6 +69,7 @@ class TrainConfig:
         for name in ("embedding_size", "hidden_size") if self.n_layers > 1 else ("embedding_size",):
             if getattr(self, name) % self.chunk_size:
                 raise ValueError(f"{name} {getattr(self, name)} is not a multiple of chunk_size {self.chunk_size}")
+        self.model_config(self.max_vocab or 1)   # the model's size bounds, before any corpus is read
 
     def model_config(self, vocab_size: int):
         """The :class:`onparse.model.ModelConfig` of this run for a vocabulary of ``vocab_size``:

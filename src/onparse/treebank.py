@@ -39,6 +39,7 @@ from typing import FrozenSet, Iterator, List, Optional, Tuple
 
 from . import tagsets
 from .errors import OnparseError
+from .safeio import read_text
 from .text import normalize_word
 from .trees import Span, Tree, guess_labelled, is_labelled, iter_sexprs, leaves, sexpr_to_tree, spans_to_tree, tree_spans
 from .trees import depth as tree_depth
@@ -324,7 +325,7 @@ def _nltk_sample() -> Tuple[GoldSentence, ...]:
             if files:
                 out: List[GoldSentence] = []
                 for file in files:
-                    out.extend(read_gold_text(file.read_text(encoding="utf-8"), file.name, _PTB))
+                    out.extend(read_gold_text(read_text(file), file.name, _PTB))
                 return tuple(out)
     # Not unzipped on a known path (e.g. only treebank.zip): let NLTK find and read it.
     from .data import require
@@ -349,10 +350,7 @@ def _read_path(path: Path, tagset=None) -> Tuple[List[GoldSentence], "tagsets.Ta
         files = [path]
     texts = []
     for file in files:
-        try:
-            texts.append((file, file.read_text(encoding="utf-8", errors="replace")))
-        except OSError as err:
-            raise OnparseError(f"cannot read gold file {file}: {err.strerror}") from None
+        texts.append((file, read_text(file, f"gold file {file}", errors="replace")))
     notes: List[str] = []
     if tagset is None and len(texts) > 1:
         # One decision for the folder: the tags of all its labelled trees.
@@ -406,7 +404,7 @@ def _read_sections(ptb_root: Path, sections: Optional[Tuple[str, ...]]) -> Tuple
         if not files:
             raise OnparseError(f"PTB root {base}: section {section} has no .mrg files")
         for file in files:
-            text = file.read_text(encoding="utf-8", errors="replace")
+            text = read_text(file, f"gold file {file}", errors="replace")
             out.extend(read_gold_text(text, f"{section}/{file.name}", _PTB))
     return tuple(out)
 

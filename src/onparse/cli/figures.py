@@ -180,6 +180,7 @@ def _leaves(tree):
               help="Figure file; the format follows the extension (.png, .svg, .pdf) "
                    "[default: training-curves.png beside the log].")
 @force_option
+@line_limit_option
 def plot_log_command(log, out, force):
     """Draw the training curves of a run: loss and validation perplexity per epoch.
 

@@ -9,7 +9,7 @@ from typing import Optional
 import click
 
 from ..errors import OnparseError
-from ..safeio import bounded_lines, dumps
+from ..safeio import atomic_output, dumps, read_text
 from .common import (check_writable, device_option, force_option, line_limit_option, load_parser, members_options,
                      model_name, model_option, refuse_model, refuse_overwrite, report_too_long)
 from .figures import check_plots, plots_option, write_eval_plots
@@ -135,7 +135,7 @@ def emit_report(result, as_json: bool, per_sentence: Optional[str], about: Optio
             write_per_sentence(result, sys.stdout)
             return
         try:
-            with open(per_sentence, "w", encoding="utf-8") as stream:
+            with atomic_output(per_sentence) as tmp, open(tmp, "w", encoding="utf-8") as stream:
                 write_per_sentence(result, stream)
         except OSError as err:
             raise OnparseError(f"cannot write {per_sentence}: {err.strerror}") from None
@@ -169,7 +169,7 @@ def read_input(path: str):
 
 
 def _read_text(handle, name: str) -> str:
-    return b"".join(bounded_lines(handle, name)).decode("utf-8", errors="replace")
+    return read_text(handle, name, errors="replace")
 
 
 @click.command("eval")
@@ -309,6 +309,7 @@ def _eval_model(gold_set, model_paths, layer, decoder, voter, ties, device, as_j
 )
 @report_options
 @force_option
+@line_limit_option
 def baseline_command(gold, ptb_root, kind, seed, score, fmt, as_json, per_sentence, force):
     """Build baseline trees over the gold sentences: print them one per line, or --score them.
 
@@ -339,6 +340,7 @@ def baseline_command(gold, ptb_root, kind, seed, score, fmt, as_json, per_senten
 @gold_option
 @click.option("--normalized", is_flag=True,
               help="Write the normalised tokens (lowercase, digits -> N) instead of the words as written.")
+@line_limit_option
 def gold_text_command(gold, ptb_root, normalized):
     """Write the raw text of a gold set: its kept words, one sentence per line, in gold order.
 
