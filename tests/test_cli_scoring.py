@@ -201,7 +201,7 @@ def test_ptb_root_option_and_environment(run, tmp_path):
 def test_help_shows_defaults(run):
     text = " ".join(run("eval", "--help").stdout.split())  # independent of line wrapping
     assert "[default: wsj10]" in text and "ONPARSE_PTB_ROOT" in text
-    assert "[default: 0]" in run("baseline", "--help").stdout
+    assert "[default: 0; 0<=x<=4294967295]" in " ".join(run("baseline", "--help").stdout.split())
 
 
 def _onparse(*args):

@@ -95,11 +95,18 @@ def test_init_from(trained, tmp_path):
 
 def test_perplexity_of_the_recorded_test_split(trained):
     corpus, run, output = trained
-    result = invoke("perplexity", "--model", run / "best.pt", "--device", "cpu", "--threads", 1)
+    # The model names its training file; onparse does not open a path a model names.
+    refused = invoke("perplexity", "--model", run / "best.pt", "--device", "cpu", "--threads", 1)
+    assert refused.exit_code == 1
+    assert refused.output == (f"error: {run / 'best.pt'} was trained on the file {corpus!r}; onparse opens no path "
+                              "that a model names: pass --corpus FILE (with --split test for its held-out test "
+                              "part)\n")
+    result = invoke("perplexity", "--model", run / "best.pt", "--corpus", corpus, "--split", "test", "--threads", 1)
     assert result.exit_code == 0, result.output
     assert result.stdout.startswith("toy.txt test: perplexity ")
     # The figure the trainer reported for best.pt: same split, same evaluation settings.
-    as_json = json.loads(invoke("perplexity", "--model", run / "best.pt", "--json", "--threads", 1).stdout)
+    as_json = json.loads(invoke("perplexity", "--model", run / "best.pt", "--corpus", corpus, "--split", "test",
+                                "--json", "--threads", 1).stdout)
     reported = float(next(line for line in output.splitlines() if line.startswith("test ppl:")).split()[-1])
     # (``output`` is stdout and stderr interleaved; the summary lines are stdout's.)
     assert as_json["perplexity"] == pytest.approx(reported, abs=0.01)

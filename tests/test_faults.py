@@ -742,3 +742,76 @@ def test_a_checkpoint_with_absurd_sizes_is_one_line_on_info(tmp_path):
     assert got.exit_code == 1
     assert got.output == f"error: {path}: unusable model config (n_layers 1,000,000,000,000 is larger than onparse " \
                          "allows (64))\n"
+
+
+def test_a_leftover_world_size_is_one_line(corpus, tmp_path, monkeypatch):
+    for name in ("RANK", "MASTER_ADDR", "MASTER_PORT", "LOCAL_RANK"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("WORLD_SIZE", "2")
+    got = CliRunner().invoke(main, ["train", "--preset", "tiny", "--corpus", corpus, "--threads", "1",
+                                    "--out", str(tmp_path / "run")])
+    assert got.exit_code == 1
+    assert got.output == ("error: WORLD_SIZE=2 asks for a distributed run, but RANK, MASTER_ADDR, MASTER_PORT are "
+                          "not set: start the run with torchrun, or unset WORLD_SIZE for a single process\n")
+
+
+def test_leftover_torchrun_variables_time_out_instead_of_waiting_forever(corpus, tmp_path):
+    env = dict(os.environ, WORLD_SIZE="2", RANK="0", MASTER_ADDR="127.0.0.1", MASTER_PORT="29577",
+               ONPARSE_JOIN_TIMEOUT="3")
+    done = subprocess.run([sys.executable, "-m", "onparse", "train", "--preset", "tiny", "--corpus", corpus,
+                           "--threads", "1", "--out", str(tmp_path / "run")], env=env, capture_output=True,
+                          text=True, timeout=120)
+    assert done.returncode == 1 and done.stderr.count("\n") == 1, done.stderr
+    assert done.stderr.startswith("error: cannot join the distributed run (WORLD_SIZE=2, RANK=0, "
+                                  "MASTER_ADDR=127.0.0.1, MASTER_PORT=29577): ")
+
+
+def test_one_reading_rule_bom_accepted_invalid_utf8_named(tmp_path):
+    bom = tmp_path / "bom.txt"
+    bom.write_bytes(b"\xef\xbb\xbf((the cat) sat)\n")
+    assert CliRunner().invoke(main, ["gold-text", "--gold", str(bom)]).stdout == "the cat sat\n"
+    scored = CliRunner().invoke(main, ["eval", "--gold", str(bom), str(bom), "--json"])
+    assert scored.exit_code == 0 and json.loads(scored.stdout)["sentence_f1_onlstm"]["f1"] == 1.0
+    bad = tmp_path / "bad.txt"
+    bad.write_bytes(b"((the cat) sat)\n(a \xff)\n")
+    got = CliRunner().invoke(main, ["gold-text", "--gold", str(bad)])
+    assert got.exit_code == 1
+    assert got.output == f"error: gold file {bad} line 2: not UTF-8 text (byte 0xff); convert the file to UTF-8\n"
+    pred = CliRunner().invoke(main, ["eval", "--gold", str(bom), str(bad)])
+    assert pred.exit_code == 1 and pred.output.endswith(f"{bad} line 2: not UTF-8 text (byte 0xff); "
+                                                        "convert the file to UTF-8\n")
+
+
+def test_metadata_names_no_file_to_read_and_prints_no_control_characters(tmp_path):
+    secret = tmp_path / "secret.txt"
+    secret.write_text("the cat sat\n" * 50)
+    _, _, path = save_tiny_checkpoint(tmp_path / "m.pt", ["the", "cat", "sat"],
+                                      metadata={"corpus": {"source": str(secret), "format": "text", "valid": None,
+                                                           "test": None},
+                                                "recipe": "ring\x07 the bell \x1b[31mred"})
+    got = CliRunner().invoke(main, ["perplexity", "-m", path])
+    assert got.exit_code == 1 and "onparse opens no path that a model names" in got.output
+    info = CliRunner().invoke(main, ["info", "-m", path])
+    assert info.exit_code == 0 and "recipe: ring the bell [31mred\n" in info.stdout
+    assert not any(ord(ch) < 32 and ch != "\n" for ch in info.stdout)
+
+
+def test_small_ones_empty_out_bad_int8_int32_and_a_named_vocabulary(corpus, tmp_path):
+    got = CliRunner().invoke(main, ["train", "--preset", "tiny", "--corpus", corpus, "--out", ""])
+    assert got.exit_code == 2 and "is empty: name a folder" in got.output
+    _, _, path = save_tiny_checkpoint(tmp_path / "m.pt", ["the", "cat", "sat"])
+    blob = torch.load(path, weights_only=True)
+    for name, change in (("int32", lambda b: b["state_dict"].__setitem__(
+                             "embedding.weight", b["state_dict"]["embedding.weight"].to(torch.int32))),
+                         ("scale", lambda b: (b["state_dict"].__setitem__(
+                             "embedding.weight", b["state_dict"]["embedding.weight"].to(torch.int8)),
+                             b["state_dict"].__setitem__("embedding.weight:int8-scale", torch.ones(2)))),
+                         ("vocab", lambda b: b.__setitem__("vocab", ["the"] * len(b["vocab"])))):
+        damaged = {**blob, "state_dict": dict(blob["state_dict"]), "metadata": {}}
+        change(damaged)
+        target = tmp_path / f"{name}.pt"
+        torch.save(damaged, target)
+        out = CliRunner().invoke(main, ["induce", "-", "-m", str(target)], input="the cat\n")
+        assert out.exit_code == 1 and out.output.startswith(f"error: {target}: "), out.output
+        assert {"int32": "is torch.int32, not floating point", "scale": "expected int8 with",
+                "vocab": "vocabulary has duplicate words"}[name] in out.output

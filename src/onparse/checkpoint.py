@@ -268,12 +268,24 @@ def _check_shapes(config, weights: Dict[str, Any], path) -> None:
     """The config's parameter shapes against the file's tensors, computed, not allocated."""
     if config.n_layers > len(weights):          # bounds the work of parameter_shapes()
         raise OnparseError(f"{path}: config says {config.n_layers:,} layers, the file holds {len(weights)} tensors")
+    import torch
+
+    from .bundle import SCALE_SUFFIX
+
     for name, shape in config.parameter_shapes().items():
         if name not in weights:
             raise OnparseError(f"{path}: the weights lack {name}")
         if tuple(weights[name].shape) != shape:
             raise OnparseError(f"{path}: the config does not fit the weights: {name} is "
                                f"{tuple(weights[name].shape)} in the file, {shape} by the config")
+        tensor, scale = weights[name], weights.get(name + SCALE_SUFFIX)
+        # Weights are floating point, or int8 with one float scale per row (onparse.bundle).
+        if scale is None and not tensor.is_floating_point():
+            raise OnparseError(f"{path}: weight {name} is {tensor.dtype}, not floating point")
+        if scale is not None and (tensor.dtype != torch.int8 or not scale.is_floating_point()
+                                  or tuple(scale.shape) != (shape[0],)):
+            raise OnparseError(f"{path}: weight {name} is {tensor.dtype} with scales of shape {tuple(scale.shape)}: "
+                               f"expected int8 with {shape[0]} floating-point scales")
 
 
 class LoadedModel(NamedTuple):
@@ -301,4 +313,8 @@ def model_from_blob(blob: Dict[str, Any], path, device="cpu") -> LoadedModel:
     except (TypeError, ValueError, KeyError, RuntimeError) as err:
         raise OnparseError(f"{path}: checkpoint does not match this onparse version's model ({_first_line(err)})")
     model.to(device).eval()
-    return LoadedModel(model, Vocabulary(blob["vocab"]), blob.get("metadata", {}))
+    try:
+        vocab = Vocabulary(blob["vocab"])
+    except OnparseError as err:
+        raise OnparseError(f"{path}: {err}") from None
+    return LoadedModel(model, vocab, blob.get("metadata", {}))

@@ -33,6 +33,12 @@ class Dist:
         return self.rank == 0
 
 
+#: What torchrun sets beside WORLD_SIZE; without them a process group cannot form.
+TORCHRUN_VARIABLES = ("RANK", "MASTER_ADDR", "MASTER_PORT")
+#: Seconds to wait for the other processes of a distributed run (ONPARSE_JOIN_TIMEOUT overrides).
+JOIN_TIMEOUT_S = int(os.environ.get("ONPARSE_JOIN_TIMEOUT", "300") or 300)
+
+
 def _env_int(name: str, default: int) -> int:
     value = os.environ.get(name)
     try:
@@ -60,7 +66,23 @@ def setup(device_name: str) -> Tuple[Dist, "torch.device"]:
         return Dist(), device
     if dist.is_initialized():
         return Dist(dist.get_rank(), dist.get_world_size(), local_rank, False), device
-    dist.init_process_group("nccl" if device.type == "cuda" else "gloo")
+    # WORLD_SIZE > 1 without the rest of torchrun's variables is a leftover of another job.
+    missing = [name for name in TORCHRUN_VARIABLES if not os.environ.get(name)]
+    if missing:
+        raise OnparseError(f"WORLD_SIZE={world} asks for a distributed run, but {', '.join(missing)} "
+                           f"{'is' if len(missing) == 1 else 'are'} not set: start the run with torchrun, or "
+                           "unset WORLD_SIZE for a single process")
+    import datetime
+
+    try:
+        dist.init_process_group("nccl" if device.type == "cuda" else "gloo",
+                                timeout=datetime.timedelta(seconds=JOIN_TIMEOUT_S))
+    except (RuntimeError, ValueError, OSError) as err:
+        # Includes the join timing out: the other processes never came (leftover RANK, MASTER_*).
+        first = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
+        raise OnparseError(f"cannot join the distributed run (WORLD_SIZE={world}, RANK="
+                           f"{os.environ.get('RANK')}, MASTER_ADDR={os.environ.get('MASTER_ADDR')}, "
+                           f"MASTER_PORT={os.environ.get('MASTER_PORT')}): {first}") from None
     return Dist(dist.get_rank(), dist.get_world_size(), local_rank, True), device
 
 

@@ -29,7 +29,7 @@ from typing import Callable, Dict, Iterable, List, Mapping, Optional, Sequence, 
 
 from .errors import OnparseError
 from .run_folder import METRICS
-from .safeio import atomic_output, format_ppl, perplexity_of, read_text
+from .safeio import NotUTF8Error, atomic_output, format_ppl, perplexity_of, read_text
 from .trees import Span, Tree
 
 MISSING_MATPLOTLIB = "matplotlib is needed for plots: pip install 'onparse[plot]'"
@@ -598,7 +598,7 @@ def read_log(path: str) -> TrainingLog:
         text = read_text(path)
     except FileNotFoundError:
         raise OnparseError(f"training log not found: {path}") from None
-    except UnicodeDecodeError:
+    except NotUTF8Error:
         raise OnparseError(f"{path} is not a training log: not UTF-8 text (expected the "
                            "metrics.jsonl written by `onparse train`)") from None
     except OSError as err:

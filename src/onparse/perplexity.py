@@ -144,6 +144,10 @@ def measure_model(loaded, corpus: Optional[str] = None, split: Optional[str] = N
             spec = CorpusSpec.from_dict(recorded)
         except (TypeError, ValueError):
             raise OnparseError(f"{name}: unreadable corpus record {recorded!r}; pass --corpus") from None
+        if not spec.is_named:
+            # A model file may come from anyone: it names a corpus, it does not choose what is read.
+            raise OnparseError(f"{name} was trained on the file {spec.source!r}; onparse opens no path that a "
+                               f"model names: pass --corpus FILE (with --split test for its held-out test part)")
         split = split or "test"
     else:
         spec = make_spec(corpus, fmt)

@@ -143,21 +143,43 @@ def atomic_output(path: str):
 MAX_TEXT_BYTES = 1 << 30
 
 
-def read_text(path, name: Optional[str] = None, errors: str = "strict", limit: int = MAX_TEXT_BYTES) -> str:
+def read_text(path, name: Optional[str] = None, limit: int = MAX_TEXT_BYTES) -> str:
     """The UTF-8 text of the file at ``path`` (or of a binary handle), read in bounded pieces:
     each line at most :func:`line_limit` bytes and the whole at most ``limit`` bytes, so that
     ``/dev/zero`` or a link to it is a one-line OnparseError naming it, not a process that grows
-    until the kernel kills it.  ``errors``: as for ``bytes.decode`` (``strict`` raises
-    UnicodeDecodeError)."""
+    until the kernel kills it.  The one reading rule of onparse's inputs: a byte-order mark at
+    the start is skipped, and bytes that are not UTF-8 are an OnparseError naming the line."""
     name = name or str(path)
     if hasattr(path, "readline"):
-        return _read_bounded(path, name, limit).decode("utf-8", errors=errors)
+        data = _read_bounded(path, name, limit)
+    else:
+        try:
+            with open(path, "rb") as handle:
+                data = _read_bounded(handle, name, limit)
+        except OSError as err:
+            raise OnparseError(f"cannot read {name}: {err.strerror or err}") from None
+    return decode_utf8(data, name)
+
+
+class NotUTF8Error(OnparseError):
+    """Raised by :func:`decode_utf8` (a one-line OnparseError naming the line)."""
+
+
+def decode_utf8(data: bytes, name: str) -> str:
+    """``data`` as text (a leading byte-order mark dropped); OnparseError naming the line of the
+    first byte that is not UTF-8.
+
+    >>> decode_utf8(b"\\xef\\xbb\\xbfa\\nb", "f")
+    'a\\nb'
+    """
+    if data.startswith(b"\xef\xbb\xbf"):
+        data = data[3:]
     try:
-        with open(path, "rb") as handle:
-            data = _read_bounded(handle, name, limit)
-    except OSError as err:
-        raise OnparseError(f"cannot read {name}: {err.strerror or err}") from None
-    return data.decode("utf-8", errors=errors)
+        return data.decode("utf-8")
+    except UnicodeDecodeError as err:
+        line = data.count(b"\n", 0, err.start) + 1
+        raise NotUTF8Error(f"{name} line {line}: not UTF-8 text (byte 0x{data[err.start]:02x}); "
+                           "convert the file to UTF-8") from None
 
 
 def _read_bounded(handle, name: str, limit: int) -> bytes:

@@ -350,7 +350,7 @@ def _read_path(path: Path, tagset=None) -> Tuple[List[GoldSentence], "tagsets.Ta
         files = [path]
     texts = []
     for file in files:
-        texts.append((file, read_text(file, f"gold file {file}", errors="replace")))
+        texts.append((file, read_text(file, f"gold file {file}")))
     notes: List[str] = []
     if tagset is None and len(texts) > 1:
         # One decision for the folder: the tags of all its labelled trees.
@@ -404,7 +404,7 @@ def _read_sections(ptb_root: Path, sections: Optional[Tuple[str, ...]]) -> Tuple
         if not files:
             raise OnparseError(f"PTB root {base}: section {section} has no .mrg files")
         for file in files:
-            text = read_text(file, f"gold file {file}", errors="replace")
+            text = read_text(file, f"gold file {file}")
             out.extend(read_gold_text(text, f"{section}/{file.name}", _PTB))
     return tuple(out)
 

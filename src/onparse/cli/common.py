@@ -4,6 +4,13 @@ import re
 
 import click
 
+#: The largest value an integer option takes (click checks it: no overflow deeper down).
+INT_MAX = 2 ** 31 - 1
+#: Seeds are 32-bit, as NumPy's and every platform's generators take them.
+SEED_RANGE = click.IntRange(0, 2 ** 32 - 1)
+#: CPU threads a process may ask for.
+THREADS_RANGE = click.IntRange(1, 4096)
+
 MODEL_HELP = ("Model checkpoint written by `onparse train` (or its run folder: best.pt, else last.pt), or a "
               "bundle of several; repeat to average the trees of several models [default: the model bundled "
               "with onparse; see `onparse info`].")
@@ -49,7 +56,7 @@ def line_limit_option(func):
     error naming it, instead of memory growing on a file without newlines)."""
     from ..safeio import MAX_LINE_BYTES
 
-    return click.option("--max-line-bytes", type=click.IntRange(min=1), default=MAX_LINE_BYTES,
+    return click.option("--max-line-bytes", type=click.IntRange(1, INT_MAX), default=MAX_LINE_BYTES,
                         show_default=True, expose_value=False, callback=_limit_lines,
                         help="Longest input line, in bytes; a longer line is an error naming it.")(func)
 

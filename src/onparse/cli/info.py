@@ -11,6 +11,18 @@ SCORE_KEYS = (("sentence_f1_onlstm", "sent. F1 ON-LSTM"), ("sentence_f1_kim", "s
               ("corpus_f1", "corpus F1"), ("corpus_f1_evalb", "EVALB F1"))
 
 
+def printable(text: str) -> str:
+    """``text`` without control characters (a checkpoint's metadata may hold a BEL or an escape
+    sequence), line breaks kept.
+
+    >>> printable("a\\x07b\\x1b[31mc\\nd")
+    'ab[31mc\\nd'
+    """
+    import unicodedata
+
+    return "".join(ch for ch in text if ch == "\n" or unicodedata.category(ch) != "Cc")
+
+
 def describe(blob: dict, name: str, path: str) -> str:
     """A human-readable description of a checkpoint dict (see :mod:`onparse.checkpoint`).
 
@@ -127,7 +139,7 @@ def info_command(model_paths, as_json):
         if as_json:
             click.echo(dumps(bundle_summary(blob, name, path), indent=2, default=str))
         else:
-            click.echo(describe_bundle(blob, name, path))
+            click.echo(printable(describe_bundle(blob, name, path)))
         return
     if as_json:
         # default=str: metadata may hold values JSON has no type for (tensors, from other tools).
@@ -135,7 +147,7 @@ def info_command(model_paths, as_json):
                           "vocab_size": len(blob["vocab"]), "metadata": blob.get("metadata", {})},
                          indent=2, default=str))
     else:
-        click.echo(describe(blob, name, path))
+        click.echo(printable(describe(blob, name, path)))
 
 
 def bundle_summary(blob: dict, name: str, path: str) -> dict:

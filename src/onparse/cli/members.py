@@ -5,8 +5,8 @@ import sys
 import click
 
 from ..errors import OnparseError
-from .common import (check_writable, device_option, force_option, line_limit_option, load_parser, members_options,
-                     model_option, refuse_model, refuse_overwrite)
+from .common import (INT_MAX, check_writable, device_option, force_option, line_limit_option, load_parser,
+                     members_options, model_option, refuse_model, refuse_overwrite)
 
 
 def _model_blobs(model_paths):
@@ -27,9 +27,9 @@ def _model_blobs(model_paths):
 @model_option
 @members_options
 @click.option("--pretokenized", is_flag=True, help="Split lines on whitespace only (text already tokenised).")
-@click.option("--limit", type=click.IntRange(min=1), default=2000, show_default=True,
+@click.option("--limit", type=click.IntRange(1, INT_MAX), default=2000, show_default=True,
               help="Use the first N lines of at least 3 words.")
-@click.option("--keep", type=click.IntRange(min=1), default=None,
+@click.option("--keep", type=click.IntRange(1, INT_MAX), default=None,
               help="Members to keep  [default: half of them, rounded up].")
 @click.option("--bundle", "bundle_path", type=click.Path(dir_okay=False), default=None,
               help="Write the kept members, most central first, and their models as a bundle file.")

@@ -8,8 +8,8 @@ import sys
 import click
 
 from ..text import PUNCT_POLICIES
-from .common import (device_option, layer_list, line_limit_option, load_parser, members_options, model_option,
-                     report_too_long)
+from .common import (INT_MAX, device_option, layer_list, line_limit_option, load_parser, members_options,
+                     model_option, report_too_long)
 
 
 class _ShardType(click.ParamType):
@@ -39,7 +39,7 @@ def _common_options(func):
                           "vocabulary holds it as a word (such as % or &); drop: drop all of it."),
         click.option("--tokenize", is_flag=True, hidden=True),      # the default since 0.2; kept for old scripts
         click.option("--keep-punct", is_flag=True, hidden=True),    # the default (--punct vocab) since 0.2
-        click.option("--batch-size", type=click.IntRange(min=1), default=None,
+        click.option("--batch-size", type=click.IntRange(1, INT_MAX), default=None,
                      help="Sentences per batch, sorted by length within a window of 4096 lines  "
                           "[default: 64 on CPU, 512 on GPU]."),
         click.option("--shard", type=_ShardType(), default=None,

@@ -10,8 +10,8 @@ import click
 
 from ..errors import OnparseError
 from ..safeio import atomic_output, dumps, read_text
-from .common import (check_writable, device_option, force_option, line_limit_option, load_parser, members_options,
-                     model_name, model_option, refuse_model, refuse_overwrite, report_too_long)
+from .common import (SEED_RANGE, check_writable, device_option, force_option, line_limit_option, load_parser,
+                     members_options, model_name, model_option, refuse_model, refuse_overwrite, report_too_long)
 from .figures import check_plots, plots_option, write_eval_plots
 from ..baselines import KINDS as BASELINE_KINDS
 from ..treebank import GOLD_NAMES, PTB_ROOT_ENV, is_gold_spec
@@ -152,24 +152,16 @@ def check_per_sentence(per_sentence: Optional[str], inputs, force: bool = False)
 
 
 def read_input(path: str):
-    """``(source name, text)`` of a file, or of stdin for ``-``; undecodable bytes become U+FFFD
-    and line endings ``\\r\\n`` and ``\\r`` become ``\\n``.  A line longer than
-    ``--max-line-bytes`` is an error naming it (``/dev/zero`` has no end)."""
+    """``(source name, text)`` of a file, or of stdin for ``-``, read by onparse's one rule
+    (:func:`onparse.safeio.read_text`: a byte-order mark skipped, bytes that are not UTF-8 an
+    error naming the line, bounded lines); line endings ``\\r\\n`` and ``\\r`` become ``\\n``."""
     if path == "-":
         if sys.stdin is None:
             raise OnparseError("standard input is closed; pass a FILE instead of -")
-        name, text = "stdin", _read_text(sys.stdin.buffer, "stdin")   # bytes, as for files
+        name, text = "stdin", read_text(sys.stdin.buffer, "stdin")   # bytes, as for files
     else:
-        try:
-            with open(path, "rb") as handle:
-                name, text = path, _read_text(handle, path)
-        except OSError as err:
-            raise OnparseError(f"cannot read {path}: {err.strerror}") from None
+        name, text = path, read_text(path)
     return name, text.replace("\r\n", "\n").replace("\r", "\n")     # as text mode reads files
-
-
-def _read_text(handle, name: str) -> str:
-    return read_text(handle, name, errors="replace")
 
 
 @click.command("eval")
@@ -296,7 +288,7 @@ def _eval_model(gold_set, model_paths, layer, decoder, voter, ties, device, as_j
     required=True,
     help="right/left-branching, balanced (middle split), or random (uniform split points).",
 )
-@click.option("--seed", type=int, default=0, show_default=True, help="Seed of the random baseline.")
+@click.option("--seed", type=SEED_RANGE, default=0, show_default=True, help="Seed of the random baseline.")
 @click.option("--score", is_flag=True, help="Score the trees against the gold (same report as eval) instead of printing them.")
 @click.option(
     "--format",

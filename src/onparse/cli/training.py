@@ -9,7 +9,7 @@ from .. import corpora
 from ..errors import OnparseError
 from ..safeio import dumps, format_ppl
 from ..train_config import PRESETS, TrainConfig
-from .common import device_option, model_option, no_verify_option
+from .common import INT_MAX, SEED_RANGE, THREADS_RANGE, device_option, model_option, no_verify_option
 
 # Kept free of torch imports (corpora and train_config import none): `onparse --help` must stay fast.
 _DURATION = re.compile(r"^(?:(\d+(?:\.\d*)?)h)?(?:(\d+(?:\.\d*)?)m)?(?:(\d+(?:\.\d*)?)s?)?$")
@@ -44,7 +44,7 @@ class _Duration(click.ParamType):
 def _config_options(command):
     """One ``--field-name`` option per TrainConfig field, default: the preset's value."""
     for f in reversed(fields(TrainConfig)):
-        kind = float if f.type in (float, "float") else int
+        kind = float if f.type in (float, "float") else SEED_RANGE if f.name == "seed" else click.IntRange(0, INT_MAX)
         values = ", ".join(f"{name} {getattr(cfg, f.name)}" for name, cfg in PRESETS.items())
         option = click.option("--" + f.name.replace("_", "-"), f.name, type=kind, default=None,
                               help=f"{f.metadata['help'][:1].upper()}{f.metadata['help'][1:]} [preset: {values}]")
@@ -77,7 +77,7 @@ def _config_options(command):
 @device_option
 @click.option("--max-time", type=_Duration(), default=None,
               help="Stop (and save) after this much training time in this invocation: 3600, 45m, 2h30m")
-@click.option("--max-steps", type=click.IntRange(min=0), default=None,
+@click.option("--max-steps", type=click.IntRange(0, INT_MAX), default=None,
               help="Stop (and save) after this many optimiser steps in total")
 @click.option("--checkpoint-every", type=_Duration(), default="10m", show_default=True,
               help="Also save last.pt this often inside an epoch, so a killed run loses at most this much "
@@ -92,7 +92,7 @@ def _config_options(command):
 @click.option("--progress/--no-progress", default=None,
               help="A progress bar on stderr; --no-progress: no progress at all  [default: a bar when stderr is a "
                    "terminal, else a plain line a minute]")
-@click.option("--threads", type=click.IntRange(min=1), default=None,
+@click.option("--threads", type=THREADS_RANGE, default=None,
               help="CPU threads per process [default: torch's choice; torchrun sets 1]")
 @click.option("--amp/--no-amp", default=True, show_default=True, help="Bf16 autocast on CUDA")
 @click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON")
@@ -118,6 +118,8 @@ def train_command(ctx, preset, corpus, valid, test, fmt, out, device, max_time, 
     from ..train import RunOptions, resume_settings, train
 
     explicit = {k: v for k, v in hyper.items() if v is not None}
+    if out is not None and not out.strip():
+        raise click.BadParameter("is empty: name a folder, or leave --out out for runs/PRESET", param_hint="--out")
     out = out or f"runs/{preset}"
 
     def given(name):
@@ -175,12 +177,12 @@ def train_command(ctx, preset, corpus, valid, test, fmt, out, device, max_time, 
                    "all for a file]")
 @click.option("--format", "fmt", type=click.Choice(corpora.FORMATS), default="auto",
               show_default=True, help="Format of a corpus file (see onparse train --help)")
-@click.option("--batch-size", type=click.IntRange(min=1), default=None,
+@click.option("--batch-size", type=click.IntRange(1, INT_MAX), default=None,
               help="Parallel streams [default: the run's --eval-batch-size, else 10]")
-@click.option("--bptt", type=click.IntRange(min=1), default=None,
+@click.option("--bptt", type=click.IntRange(1, INT_MAX), default=None,
               help="Window length; the state is carried across windows [default: the run's --bptt, else 70]")
 @device_option
-@click.option("--threads", type=click.IntRange(min=1), default=None,
+@click.option("--threads", type=THREADS_RANGE, default=None,
               help="CPU threads [default: torch's choice]")
 @click.option("--json", "as_json", is_flag=True,
               help="Print the result as JSON (a list, one object per model, for a bundle of several)")
