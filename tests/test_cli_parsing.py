@@ -177,6 +177,18 @@ def test_progress_bar_only_on_a_terminal(monkeypatch):
         assert parsing._run(iter(chunks), "induce") == 3
         assert out.getvalue() == "(a b)\n\n(c d)\n"  # results only on stdout
         assert ("3" in err.getvalue() and "lines" in err.getvalue()) == tty
+    # Not a terminal: a plain line per interval (here every chunk), with the total when known.
+    import onparse.progress as progress
+
+    monkeypatch.setattr(progress, "PLAIN_EVERY", 0.0)
+    out, err = io.StringIO(), Terminal(False)
+    monkeypatch.setattr(sys, "stdout", out)
+    monkeypatch.setattr(sys, "stderr", err)
+    assert parsing._run(iter(chunks), "induce", total=3) == 3
+    lines = err.getvalue().splitlines()
+    assert lines[0] == "induce: 2 of 3 lines (67%), about " + lines[0].split("about ")[1]
+    assert lines[1].startswith("induce: 3 of 3 lines (100%), about 0s left")
+    assert parsing._run(iter(chunks), "induce", total=3, quiet=True) == 3 and len(err.getvalue().splitlines()) == 2
 
 
 def test_chinese_and_cyrillic_end_to_end_through_real_processes(tmp_path):

@@ -3,6 +3,7 @@ direct computation, ``Parser.perplexity`` (one result per model), and ``onparse 
 with ``-m``, a bundle, and the bundled model by default."""
 import json
 import math
+import os
 
 import pytest
 import torch
@@ -13,6 +14,7 @@ from onparse.bundle import Member, save_bundle
 from onparse.checkpoint import load_checkpoint, load_model, save_checkpoint
 from onparse.cli import main
 from onparse.corpora import make_spec
+from onparse.errors import OnparseError
 from onparse.model import ModelConfig, ONLSTMLanguageModel
 from onparse.perplexity import measure, measure_model
 from onparse.pretrained import default_model_path
@@ -77,12 +79,16 @@ def test_measure_model_is_the_mean_cross_entropy_of_the_stream(files):
 
 
 def test_parser_perplexity_gives_one_result_per_model(files):
-    single = [measure(files[k], device="cpu")[0] for k in ("one", "two")]
-    # The recorded corpus's test part: test.txt, named after the corpus (train.txt).
-    assert single[0].corpus == "train.txt test" and single[0].sentences == 3
-    assert single[0].loss != single[1].loss
+    # The models record files as their corpus; a model names a corpus, it does not choose what is read.
     parser = onparse.load(files["bundle"], "cpu")
-    assert parser.perplexity() == single                              # each model's recorded corpus
+    for attempt in (lambda: measure(files["one"], device="cpu"), parser.perplexity):
+        with pytest.raises(OnparseError, match="onparse opens no path that a model names: pass --corpus FILE"):
+            attempt()
+    test = os.path.join(os.path.dirname(files["text"]), "test.txt")
+    single = [measure(files[k], test, device="cpu")[0] for k in ("one", "two")]
+    assert single[0].corpus == "test.txt" and single[0].sentences == 3
+    assert single[0].loss != single[1].loss
+    assert parser.perplexity(test) == single                          # each model of the bundle
     on_text = parser.perplexity(files["text"], batch_size=2)
     assert [r.corpus for r in on_text] == ["text.txt", "text.txt"]
     assert on_text == [measure(files[k], files["text"], batch_size=2, device="cpu")[0] for k in ("one", "two")]

@@ -383,7 +383,7 @@ class Parser(ParserI):
 
     # -- language modelling --------------------------------------------------------------------
     def perplexity(self, corpus: Optional[str] = None, split: Optional[str] = None, *, fmt: str = "auto",
-                   batch_size: Optional[int] = None, bptt: Optional[int] = None) -> List[Any]:
+                   batch_size: Optional[int] = None, bptt: Optional[int] = None, quiet: bool = False) -> List[Any]:
         """The perplexity of each model of the parser (a bundle's models one by one): one
         :class:`onparse.perplexity.PerplexityResult` per model, in order, whose ``corpus`` says
         what was measured (``"wsj test"``).
@@ -395,13 +395,14 @@ class Parser(ParserI):
         parallel streams and window length, by default those of each model's training run (else
         10 and 70), so that the figure matches the trainer's.
 
+        Progress goes to stderr (a bar on a terminal, a line a minute otherwise; ``quiet``: none).
         Cost: per model, one forward pass over the text without gradients, on the parser's
         device; memory of the order of ``batch_size x bptt x vocabulary`` for the logits.
         """
         from .perplexity import measure_model
 
         return [measure_model(loaded, corpus, split, fmt, batch_size, bptt,
-                              name=self.names[i] if i < len(self.names) else f"model {i + 1}")
+                              name=self.names[i] if i < len(self.names) else f"model {i + 1}", quiet=quiet)
                 for i, loaded in enumerate(self.models)]
 
 

@@ -10,7 +10,7 @@ figure.
 """
 import contextlib
 from dataclasses import asdict, dataclass, replace
-from typing import Optional, Tuple
+from typing import Callable, Optional, Tuple
 
 import torch
 
@@ -55,12 +55,14 @@ def autocast_context(device: torch.device, enabled: bool = True):
 
 
 @torch.no_grad()
-def stream_loss(model, data: torch.Tensor, bptt: int, amp: bool = True) -> Tuple[float, int]:
+def stream_loss(model, data: torch.Tensor, bptt: int, amp: bool = True,
+                progress: Optional[Callable[[int], None]] = None) -> Tuple[float, int]:
     """Summed cross-entropy (nats) and number of predicted tokens over ``data`` (N, B) ids.
 
     ``model`` is an :class:`~onparse.model.ONLSTMLanguageModel` (put in eval mode here and left
     so); ``data`` is on the model's device.  Rows are read in windows of ``bptt`` steps with the
-    state carried over; the targets of row ``t`` are row ``t + 1``.
+    state carried over; the targets of row ``t`` are row ``t + 1``.  ``progress(n)`` is called
+    with the tokens of each window.
     """
     if bptt < 1:
         raise ValueError(f"bptt must be positive, got {bptt}")
@@ -79,13 +81,19 @@ def stream_loss(model, data: torch.Tensor, bptt: int, amp: bool = True) -> Tuple
             loss = model.loss(out.output, targets)
         total += loss.double() * targets.numel()
         state = out.state
+        if progress is not None:
+            progress(targets.numel())
     return float(total), (n_rows - 1) * n_streams
 
 
 def corpus_perplexity(model, vocab, sentences, batch_size: int = DEFAULT_BATCH_SIZE, bptt: int = 70,
-                      device: Optional[torch.device] = None, amp: bool = True) -> PerplexityResult:
+                      device: Optional[torch.device] = None, amp: bool = True, quiet: bool = True,
+                      desc: str = "perplexity") -> PerplexityResult:
     """Perplexity of ``model`` on ``sentences`` (lists of normalised words; unknown words are
-    ``<unk>``).  ``device`` defaults to the model's."""
+    ``<unk>``).  ``device`` defaults to the model's.  Unless ``quiet``, progress on stderr
+    (:mod:`onparse.progress`), named ``desc``."""
+    from .progress import Progress
+
     from .corpora import batchify, encode_stream
 
     if batch_size < 1:
@@ -94,7 +102,8 @@ def corpus_perplexity(model, vocab, sentences, batch_size: int = DEFAULT_BATCH_S
         device = next(model.parameters()).device
     stream = encode_stream(sentences, vocab)
     data = batchify(stream, fit_streams(stream.numel(), batch_size)).to(device)
-    total, count = stream_loss(model, data, bptt, amp)
+    with Progress(desc, (data.shape[0] - 1) * data.shape[1], "tokens", quiet) as bar:
+        total, count = stream_loss(model, data, bptt, amp, bar.update)
     loss = total / count
     return PerplexityResult(loss, perplexity_of(loss), count, len(sentences))
 
@@ -117,7 +126,7 @@ def measure(model_path: str, corpus: Optional[str] = None, split: Optional[str] 
 
 def measure_model(loaded, corpus: Optional[str] = None, split: Optional[str] = None, fmt: str = "auto",
                   batch_size: Optional[int] = None, bptt: Optional[int] = None,
-                  name: str = "the model") -> PerplexityResult:
+                  name: str = "the model", quiet: bool = False) -> PerplexityResult:
     """Perplexity of a loaded model (:class:`onparse.checkpoint.LoadedModel`: model, vocabulary
     and metadata), on the model's device; the result's ``corpus`` describes what was measured.
 
@@ -126,7 +135,7 @@ def measure_model(loaded, corpus: Optional[str] = None, split: Optional[str] = N
     (``split="all"``); another split applies the held-out rule of :mod:`onparse.corpora`.
     ``batch_size`` and ``bptt`` default to the evaluation settings of the run that wrote the
     checkpoint (so the figure matches the trainer's), else 10 and 70.  ``name`` names the model
-    in errors.
+    in errors and in the progress shown on stderr (none when ``quiet``).
 
     Cost: one forward pass over the text (no gradients) in ``batch_size`` streams of ``bptt``
     steps; memory of the order of ``batch_size x bptt x vocabulary`` for the logits.
@@ -166,7 +175,8 @@ def measure_model(loaded, corpus: Optional[str] = None, split: Optional[str] = N
         batch_size = run.get("eval_batch_size", DEFAULT_BATCH_SIZE)
     if bptt is None:
         bptt = run.get("bptt", DEFAULT_BPTT)
-    result = corpus_perplexity(loaded.model, loaded.vocab, sentences, batch_size=batch_size, bptt=bptt)
+    result = corpus_perplexity(loaded.model, loaded.vocab, sentences, batch_size=batch_size, bptt=bptt,
+                               quiet=quiet, desc=f"perplexity of {name} on {described}")
     return replace(result, corpus=described)
 
 

@@ -55,8 +55,6 @@ def _common_options(func):
     return func
 
 
-#: Seconds between plain progress lines when stderr is not a terminal.
-PLAIN_EVERY = 60.0
 #: Files up to this size have their lines counted first, for the bar's total and ETA.
 COUNT_LIMIT = 1 << 30
 
@@ -77,29 +75,12 @@ def count_lines(file, shard=None):
 
 
 def _run(chunks, what: str, total=None, quiet: bool = False):
-    """Write the output chunks to stdout; progress on stderr: a bar with ``total`` (and so an
-    ETA) on a terminal, else a plain line every :data:`PLAIN_EVERY` seconds; none with ``quiet``."""
-    import time
-
+    """Write the output chunks to stdout, with progress on stderr (:mod:`onparse.progress`)."""
     from ..induce import steady_memory, write_stream
+    from ..progress import Progress
 
     steady_memory()
-    if quiet or sys.stderr is None:
-        return write_stream(chunks, sys.stdout)
-    if not sys.stderr.isatty():
-        state = {"done": 0, "at": time.monotonic()}
-
-        def plain(n):
-            state["done"] += n
-            if time.monotonic() - state["at"] >= PLAIN_EVERY:
-                state["at"] = time.monotonic()
-                of = f" of {total:,}" if total else ""
-                click.echo(f"{what}: {state['done']:,}{of} lines", err=True)
-
-        return write_stream(chunks, sys.stdout, progress=plain)
-    from tqdm import tqdm
-
-    with tqdm(total=total, unit=" lines", desc=what, file=sys.stderr, dynamic_ncols=True) as bar:
+    with Progress(what, total, "lines", quiet) as bar:
         return write_stream(chunks, sys.stdout, progress=bar.update)
 
 

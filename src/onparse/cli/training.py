@@ -186,7 +186,9 @@ def train_command(ctx, preset, corpus, valid, test, fmt, out, device, max_time, 
               help="CPU threads [default: torch's choice]")
 @click.option("--json", "as_json", is_flag=True,
               help="Print the result as JSON (a list, one object per model, for a bundle of several)")
-def perplexity_command(model_paths, corpus, split, fmt, batch_size, bptt, device, threads, as_json):
+@click.option("--quiet", "-q", is_flag=True,
+              help="No progress on stderr (neither the bar on a terminal nor the periodic lines otherwise).")
+def perplexity_command(model_paths, corpus, split, fmt, batch_size, bptt, device, threads, as_json, quiet):
     """Perplexity of a trained model on a corpus (by default the test part of the corpus it was
     trained on).  For a bundle, the perplexity of each of its models, one line each.
 
@@ -204,7 +206,7 @@ def perplexity_command(model_paths, corpus, split, fmt, batch_size, bptt, device
     with torch_threads(threads):
         # Layer 1 exists in every model: the parser's members matter only for trees, not here.
         parser = load(model_paths[0] if model_paths else None, device, layers=[1])
-        results = parser.perplexity(corpus, split, fmt=fmt, batch_size=batch_size, bptt=bptt)
+        results = parser.perplexity(corpus, split, fmt=fmt, batch_size=batch_size, bptt=bptt, quiet=quiet)
     several = len(results) > 1
     records = [{**({"model": name} if several else {}), "corpus": r.corpus, **r.to_dict()}
                for name, r in zip(parser.names, results)]
