@@ -118,7 +118,9 @@ def main(argv=None) -> int:
           file=sys.stderr)
     tests = {}
     for path in order:
-        result, described = measure(path, threads=None)
+        # The runs given here are the script's to trust: their recorded corpus is measured by name.
+        source = blobs[path]["metadata"]["corpus"]["source"]
+        result, described = measure(path, source, "test", threads=None)
         tests[path] = (result.perplexity, described)
     corpus = load_corpus(make_spec(blobs[order[0]]["metadata"]["corpus"]["source"]))
     sentences = corpus.valid

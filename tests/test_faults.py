@@ -467,18 +467,21 @@ def test_config_sizes_are_bounded_by_the_tensors_before_building(tmp_path, monke
     import onparse.model as model_module
 
     def huge(blob):
-        blob["config"]["hidden_size"] = 4_000_000
+        blob["config"]["hidden_size"] = 4_000
     def strided(blob):   # 10^12 elements claimed from 4 bytes
         blob["state_dict"]["decoder_bias"] = torch.zeros(1).expand(10 ** 12)
 
     path = make_model_file(tmp_path / "huge.pt", mutate=huge)
     assert os.path.getsize(path) < 20_000
     strided_path = make_model_file(tmp_path / "strided.pt", mutate=strided)
+    absurd = make_model_file(tmp_path / "absurd.pt", mutate=lambda blob: blob["config"].update(hidden_size=4_000_000))
     built = []
     monkeypatch.setattr(model_module.ONLSTMLanguageModel, "__init__",
                         lambda self, config: built.append(config) or 1 / 0)
-    with pytest.raises(OnparseError, match=r"layers.0.weight_ih is \(36, 8\) in the file, \(18000000, 8\)"):
+    with pytest.raises(OnparseError, match=r"layers.0.weight_ih is \(36, 8\) in the file, \(18000, 8\)"):
         load_model(path)
+    with pytest.raises(OnparseError, match=r"hidden_size 4,000,000 is larger than onparse allows \(65,536\)"):
+        load_model(absurd)
     with pytest.raises(OnparseError, match="claims more elements than the file holds"):
         load_model(strided_path)
     assert not built

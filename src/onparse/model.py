@@ -29,17 +29,10 @@ import torch.nn.functional as F
 from torch import Tensor, nn
 
 from . import cell as _cell
+from .sizes import check_sizes, parameter_count
 
 State = List[Tuple[Tensor, Tensor]]
 IMPLEMENTATIONS = ("fast", "reference")
-
-
-#: Bounds checked before anything is allocated (a typo such as --hidden-size 1000000000, or a
-#: damaged checkpoint, is a one-line error instead of gigabytes and a MemoryError).
-MAX_LAYERS = 64
-MAX_WIDTH = 1 << 16
-MAX_VOCAB = 10_000_000
-MAX_PARAMETERS = 2_000_000_000
 
 
 @dataclass(frozen=True)
@@ -63,13 +56,7 @@ class ModelConfig:
             if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < 1:
                 raise ValueError(f"{name} must be a positive integer, got {value!r}")
             object.__setattr__(self, name, int(value))        # numpy integers become plain ints
-        for name, bound in (("n_layers", MAX_LAYERS), ("embedding_size", MAX_WIDTH), ("hidden_size", MAX_WIDTH),
-                            ("chunk_size", MAX_WIDTH), ("vocab_size", MAX_VOCAB)):
-            if getattr(self, name) > bound:
-                raise ValueError(f"{name} {getattr(self, name):,} is larger than onparse allows ({bound:,})")
-        if self.parameter_count() > MAX_PARAMETERS:
-            raise ValueError(f"a model of {self.parameter_count():,} parameters is larger than onparse allows "
-                             f"({MAX_PARAMETERS:,}); choose smaller sizes")
+        check_sizes(self.vocab_size, self.embedding_size, self.hidden_size, self.n_layers, self.chunk_size)
         for name in ("dropout_word", "dropout_input", "dropout_hidden", "dropout_output", "dropconnect"):
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, numbers.Real) or not 0.0 <= value < 1.0:
@@ -81,14 +68,8 @@ class ModelConfig:
 
     def parameter_count(self) -> int:
         """The number of weights of a model of this config, computed without building anything."""
-        count = self.vocab_size * (self.embedding_size + 1)
-        n_in = self.embedding_size
-        for layer in range(self.n_layers):
-            n_out = self.embedding_size if layer == self.n_layers - 1 else self.hidden_size
-            gates = 2 * (n_out // self.chunk_size) + 4 * n_out
-            count += gates * (n_in + n_out + 2)
-            n_in = n_out
-        return count
+        return parameter_count(self.vocab_size, self.embedding_size, self.hidden_size, self.n_layers,
+                               self.chunk_size)
 
     def layer_sizes(self) -> List[int]:
         """Hidden size of each layer: ``hidden_size`` for all but the last, ``embedding_size`` last."""

@@ -293,6 +293,8 @@ class _Run:
         self.epoch_loss_sum = 0.0                # this rank's summed cross-entropy over the epoch so far
         self.epoch_tokens = 0
         self.run_tokens, self.run_time = 0, 0.0  # of this invocation, over all ranks
+        self.plain_progress = False              # plain progress lines (run() decides), and when the last was
+        self.plain_at = (time.monotonic(), 0)
         if resumed:
             try:
                 self._restore(*resumed)
@@ -587,7 +589,7 @@ class _Run:
             self.epoch_tokens += tokens
             bar.set_postfix(loss=f"{loss_sum / tokens:.3f}", ppl=format_ppl(perplexity_of(loss_sum / tokens)),
                             refresh=False)
-            if getattr(self, "plain_progress", False):
+            if self.plain_progress:
                 self._plain_progress(loss_sum / tokens)
 
     def _plain_progress(self, loss: float) -> None:

@@ -8,6 +8,7 @@ from dataclasses import asdict, dataclass, field, fields, replace
 from typing import Any, Dict, Optional
 
 from .errors import OnparseError
+from .sizes import check_sizes
 
 
 def _opt(default, help_text):
@@ -69,7 +70,8 @@ class TrainConfig:
         for name in ("embedding_size", "hidden_size") if self.n_layers > 1 else ("embedding_size",):
             if getattr(self, name) % self.chunk_size:
                 raise ValueError(f"{name} {getattr(self, name)} is not a multiple of chunk_size {self.chunk_size}")
-        self.model_config(self.max_vocab or 1)   # the model's size bounds, before any corpus is read
+        # The model's size bounds, before any corpus is read (and before torch is imported).
+        check_sizes(self.max_vocab or 1, self.embedding_size, self.hidden_size, self.n_layers, self.chunk_size)
 
     def model_config(self, vocab_size: int):
         """The :class:`onparse.model.ModelConfig` of this run for a vocabulary of ``vocab_size``:
