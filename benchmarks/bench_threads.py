@@ -22,10 +22,13 @@ import time
 SETUPS = {
     "1 thread": dict(threads=1),
     "2 threads": dict(threads=2),
+    "2 threads, OMP_WAIT_POLICY=PASSIVE": dict(threads=2, env={"OMP_WAIT_POLICY": "PASSIVE"}),
+    "2 threads, GOMP_SPINCOUNT=10000": dict(threads=2, env={"GOMP_SPINCOUNT": "10000"}),
     "2 processes x 1 thread": dict(threads=1, processes=2),
     "busy: 1 thread": dict(threads=1, busy=True),
     "busy: 2 threads": dict(threads=2, busy=True),
-    "busy: 2 threads, OMP_WAIT_POLICY=PASSIVE": dict(threads=2, busy=True, passive=True),
+    "busy: 2 threads, OMP_WAIT_POLICY=PASSIVE": dict(threads=2, busy=True, env={"OMP_WAIT_POLICY": "PASSIVE"}),
+    "busy: 2 threads, GOMP_SPINCOUNT=10000": dict(threads=2, busy=True, env={"GOMP_SPINCOUNT": "10000"}),
 }
 
 
@@ -66,9 +69,7 @@ def busy_loop() -> None:
 
 
 def run_setup(setup: dict, seconds: float) -> float:
-    env = dict(os.environ)
-    if setup.get("passive"):
-        env["OMP_WAIT_POLICY"] = "PASSIVE"
+    env = {**os.environ, **setup.get("env", {})}
     hog = subprocess.Popen([sys.executable, __file__, "--busy"]) if setup.get("busy") else None
     try:
         procs = [subprocess.Popen([sys.executable, __file__, "--worker", str(setup["threads"]), str(seconds)],
@@ -86,6 +87,8 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--seconds", type=float, default=10.0, help="timed seconds per setup and round")
+    ap.add_argument("--only", nargs="+", choices=sorted(SETUPS), default=None, metavar="SETUP",
+                    help="measure these setups only (1 thread is always measured: it is the base)")
     ap.add_argument("--worker", nargs=2, help=argparse.SUPPRESS)
     ap.add_argument("--busy", action="store_true", help=argparse.SUPPRESS)
     args = ap.parse_args()
@@ -94,9 +97,12 @@ def main() -> None:
     if args.worker:
         worker(int(args.worker[0]), float(args.worker[1]))
         return
-    results = {name: [] for name in SETUPS}
+    chosen = ["1 thread"] + [s for s in (args.only or SETUPS) if s != "1 thread"]
+    results = {name: [] for name in SETUPS if name in chosen}
     for r in range(args.rounds):
         for name, setup in SETUPS.items():
+            if name not in results:
+                continue
             results[name].append(run_setup(setup, args.seconds))
             print(f"round {r + 1}: {name}: {results[name][-1]:,.0f} tok/s", file=sys.stderr)
     base = statistics.median(results["1 thread"])

@@ -1,4 +1,6 @@
 """One device rule and one thread setting for every command and the API."""
+import os
+
 import pytest
 import torch
 
@@ -81,3 +83,17 @@ def test_training_gives_its_threads_back_even_when_it_fails(model_and_text, tmp_
     with pytest.raises(OnparseError, match="unknown device"):
         train(PRESETS["tiny"], make_spec(text), RunOptions(out=str(tmp_path / "o"), device="meta", threads=other))
     assert torch.get_num_threads() == before
+
+
+def test_the_command_line_makes_openmp_threads_sleep_unless_told_otherwise():
+    """benchmarks/bench_threads.py: spinning threads halve training on a busy machine."""
+    import subprocess
+    import sys
+
+    code = "import os, onparse.cli; print(os.environ['OMP_WAIT_POLICY'])"
+    env = {k: v for k, v in os.environ.items() if k != "OMP_WAIT_POLICY"}
+    default = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=60)
+    assert default.stdout.strip() == "PASSIVE", default.stderr
+    told = subprocess.run([sys.executable, "-c", code], env={**env, "OMP_WAIT_POLICY": "ACTIVE"},
+                          capture_output=True, text=True, timeout=60)
+    assert told.stdout.strip() == "ACTIVE", told.stderr

@@ -61,6 +61,11 @@ def _reserve_closed_streams() -> None:
 
 _end_start_up = _guard_start_up()   # before the imports below, which are the slow part
 _reserve_closed_streams()
+# OpenMP threads that wait at a barrier sleep instead of spinning: with torch's default two
+# threads on a two-core machine that another process also uses, spinning halves training speed
+# (0.54x of one thread), sleeping keeps it near one thread's (0.91x), and an idle machine still
+# gains (1.14x).  Before torch is imported; a value the user set wins.  benchmarks/bench_threads.py.
+os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
 import click  # noqa: E402
 
