@@ -166,6 +166,15 @@ def test_cli_show_figures(mpl, tiny_model, tmp_path):
     check_png(str(tmp_path / "s-3.png"))
 
 
+def test_cli_show_out_follows_the_extension_as_plot_log_does(mpl, tiny_model, tmp_path):
+    out = tmp_path / "fig.svg"
+    result = CliRunner().invoke(main, ["show", "the cat sat", "--model", tiny_model, "-o", str(out)])
+    assert result.exit_code == 0 and f"wrote {out}" in result.output
+    check_svg(str(out), must_contain=["layer 2"])
+    bad = CliRunner().invoke(main, ["show", "the cat sat", "--model", tiny_model, "-o", str(tmp_path / "f.jpeg")])
+    assert bad.exit_code == 1 and "cannot tell the figure format" in bad.output
+
+
 # --- evaluation plots -------------------------------------------------------------------------
 
 def _small_gold():

@@ -67,10 +67,13 @@ def _wants_unicode(ascii_only: bool) -> bool:
 @click.option("--ptb-root", type=click.Path(exists=True, file_okay=False), envvar=PTB_ROOT_ENV,
               show_envvar=True, default=None,
               help="LDC treebank folder parsed/mrg/wsj, for --gold wsj-test:I and the full WSJ.")
+@click.option("--out", "-o", "out_path", type=click.Path(dir_okay=False), default=None,
+              help="Also save the picture as a figure; the format follows the extension (.png, .svg, .pdf), "
+                   "as for plot-log -o (needs matplotlib: pip install 'onparse[plot]').")
 @click.option("--png", "png_path", type=click.Path(dir_okay=False), default=None,
-              help="Also save the picture as a PNG (needs matplotlib: pip install 'onparse[plot]').")
+              help="Also save the picture as a PNG (as --out FILE.png).")
 @click.option("--svg", "svg_path", type=click.Path(dir_okay=False), default=None,
-              help="Also save the picture as an SVG (needs matplotlib).")
+              help="Also save the picture as an SVG (as --out FILE.svg).")
 @click.option("--ascii", "ascii_only", is_flag=True,
               help="Draw with ASCII characters only [default: Unicode when the terminal can show it].")
 @click.option("--height", default=1, show_default=True, type=click.IntRange(1, 8),
@@ -88,7 +91,7 @@ def _wants_unicode(ascii_only: bool) -> bool:
 @device_option
 @force_option
 @line_limit_option
-def show_command(sentence, model_paths, layer, decoder, voter, ties, gold_spec, ptb_root, png_path, svg_path,
+def show_command(sentence, model_paths, layer, decoder, voter, ties, gold_spec, ptb_root, out_path, png_path, svg_path,
                  ascii_only, height, scale, pretokenized, punct, tokenize, keep_punct, device, force):
     """Draw the tree a model induces for SENTENCE, with the distance of every word.
 
@@ -102,19 +105,25 @@ def show_command(sentence, model_paths, layer, decoder, voter, ties, gold_spec, 
 
     \b
     onparse show "the cat sat on the mat" --model lm.pt
-    onparse show --model lm.pt --gold wsj10:3 --png wsj10-3.png
+    onparse show --model lm.pt --gold wsj10:3 -o wsj10-3.png
     onparse show the cat sat --model lm.pt --gold "((the cat) sat)" --decode split
     cat sentences.txt | onparse show - --model lm.pt --svg figs/sentence.svg
     """
     from ..induce import read_lines
     from ..show import read_gold, render_view, views_from_lines
 
-    if png_path or svg_path:
+    figures = [(path, fmt, option) for path, fmt, option in
+               ((out_path, None, "--out"), (png_path, "png", "--png"), (svg_path, "svg", "--svg")) if path]
+    if out_path:
+        from ..figures import check_output_path
+
+        check_output_path(out_path)       # a usage error for an extension no figure has
+    if figures:
         from ..figures import require_matplotlib
 
         require_matplotlib()  # before the model is loaded: fail fast
     inputs = _inputs(model_paths, gold_spec)
-    for option, path in (("--png", png_path), ("--svg", svg_path)):
+    for path, _, option in figures:
         refuse_overwrite(path, option, inputs)
         refuse_model(path, option, force)
     golds = read_gold(gold_spec, ptb_root) if gold_spec else None
@@ -147,13 +156,13 @@ def show_command(sentence, model_paths, layer, decoder, voter, ties, gold_spec, 
         first = False
         click.echo(render_view(view, unicode=unicode, height=height, scale=scale, width=width))
         sys.stdout.flush()
-        for path, fmt in ((png_path, "png"), (svg_path, "svg")):
+        for path, fmt, option in figures:
             if path:
                 from ..figures import plot_sentence
 
                 target = _numbered(path, number) if several else path
-                refuse_overwrite(target, f"--{fmt}", inputs)
-                refuse_model(target, f"--{fmt}", force)
+                refuse_overwrite(target, option, inputs)
+                refuse_model(target, option, force)
                 with _writing(target):
                     plot_sentence(view, target, caption, fmt=fmt, scale=scale)
                 click.echo(f"wrote {target}", err=True)
