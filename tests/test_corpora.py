@@ -232,3 +232,18 @@ def test_evaluation_sentences_are_removed_from_news(monkeypatch, nltk_treebank, 
         assert planted not in sentences and ["a", "sentence", "of", "news"] in sentences
     finally:
         corpora._named_sentences.cache_clear()
+
+
+@pytest.mark.parametrize("name, parts", [("conll2000", 1), ("conll2000+press", 2)])
+def test_in_domain_corpora_hold_no_evaluation_sentence(name, parts, nltk_treebank, nltk_conll2000, nltk_brown):
+    """conll2000 (WSJ sections 15-18, 20) and conll2000 + Brown's press sections: news' first
+    parts alone, with the same removal of the sample's sentences, in every split."""
+    from onparse.corpora import HELD_OUT_NAMES, evaluation_sentences, load_corpus, make_spec
+
+    assert name in HELD_OUT_NAMES
+    corpus = load_corpus(make_spec(name))
+    sample = [s for s in evaluation_sentences() if len(s) >= 5]
+    for split in ("train", "valid", "test"):
+        assert not _occurrences(sample, corpus.split(split)), split
+    words = sum(len(s) for s in corpus.split("all"))
+    assert (220_000 < words < 240_000) if parts == 1 else (390_000 < words < 420_000)

@@ -34,38 +34,42 @@ def blob():
     return load_checkpoint(str(BUNDLED), bundles=True)
 
 
-def _dev_trials():
-    """research/dev-trials-v5.tsv: every candidate of rule v5 with its dev scores."""
-    lines = (ROOT / "research" / "dev-trials-v5.tsv").read_text().splitlines()
+def _dev_trials(name):
+    """research/dev-trials-vN.tsv: every candidate of the rule with its dev scores."""
+    lines = (ROOT / name).read_text().splitlines()
     header = lines[0].split("\t")
     return [dict(zip(header, line.split("\t"))) for line in lines[1:]]
 
 
 def test_bundled_model_is_a_small_held_out_bundle_chosen_on_dev(blob):
-    """The news recipe's models (held-out training text), at most 40 MB, and the members,
-    voters and tie rule of the candidate research/PROTOCOL.md rule 27 picks from the recorded
-    dev scores of all 108 candidates (highest dev sentence F1; ties to fewer trees, then order)."""
+    """Models trained on held-out text, at most 40 MB, and the members, voters and tie rule of
+    the candidate the rule picks from the recorded dev scores of all its candidates (highest dev
+    sentence F1; ties to fewer trees, then order): research/PROTOCOL.md, rules v5-v6."""
+    from onparse.corpora import HELD_OUT_NAMES
+
     assert pretrained.default_model_path() == str(BUNDLED)
     assert BUNDLED.stat().st_size <= 40 * 1000 * 1000
     assert blob["format"] == "onparse-bundle" and "training" not in blob
     meta, models = blob["metadata"], blob["models"]
     for key in ("recipe", "selection", "members_rule", "seeds", "dev", "scores"):
         assert key in meta, key
-    assert all(m["metadata"]["corpus"]["source"] == "news" for m in models)
+    assert all(m["metadata"]["corpus"]["source"] in HELD_OUT_NAMES for m in models)   # held-out text
     assert all("training" not in m for m in models)
-    trials = _dev_trials()
-    assert len(trials) == 108
+    dev = meta["dev"]
+    trials = _dev_trials(dev.get("trials", "research/dev-trials-v5.tsv"))
     best = max(trials, key=lambda r: (float(r["dev all sent F1"]), -int(r["trees"]), -int(r["order"])))
-    assert meta["dev"]["chosen"] == best["candidate"]
-    assert round(100 * meta["dev"]["sentence_f1"]["all"]["sentence_f1"], 2) == float(best["dev all sent F1"])
-    # The candidate's name spells out what the bundle holds.
-    layers, rest = best["candidate"][1:].split(" ", 1)
-    decoders = rest.split(" ")[0].split(",")[0].split("+")
-    members = [Member.from_dict(m) for m in blob["members"]]
-    assert members == [Member(m, layer, d) for m in range(len(models)) for layer in map(int, layers.split(","))
-                       for d in decoders]
-    assert blob["voters"] == ["right"] * best["candidate"].count("+ right")
+    assert dev["chosen"] == best["candidate"]
+    assert round(100 * dev["sentence_f1"]["all"]["sentence_f1"], 2) == float(best["dev all sent F1"])
     assert blob["ties"] == best["candidate"].rsplit("ties ", 1)[1]
+    assert blob["voters"] == ["right"] * best["candidate"].count("+ right")
+    if "chosen_members" in dev:                       # v6 records them
+        assert blob["members"] == dev["chosen_members"]
+    else:                                             # v5: the candidate's name spells them out
+        layers, rest = best["candidate"][1:].split(" ", 1)
+        decoders = rest.split(" ")[0].split(",")[0].split("+")
+        assert [Member.from_dict(m) for m in blob["members"]] == \
+            [Member(m, layer, d) for m in range(len(models)) for layer in map(int, layers.split(","))
+             for d in decoders]
     assert {m["metadata"]["weights"] for m in models} == {"float16"}
 
 

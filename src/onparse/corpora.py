@@ -235,6 +235,8 @@ def _read_held_out(parts: Sequence[str]) -> List[Sentence]:
 #: What each held-out named corpus is made of.
 _HELD_OUT_PARTS = {"news": ("conll2000", "press", "abc"), "conll2000": ("conll2000",),
                    "conll2000+press": ("conll2000", "press")}
+#: The named corpora that hold no sentence of the evaluation sample.
+HELD_OUT_NAMES = tuple(_HELD_OUT_PARTS)
 
 
 def wsj_sentences() -> List[Sentence]:
