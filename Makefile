@@ -29,13 +29,16 @@ bench:  ## side-by-side speed comparisons (prints ratios)
 	$(PYTHON) benchmarks/bench_train.py --config paper --rounds 3 --batches 1
 	$(PYTHON) benchmarks/bench_induce.py
 
-model:  ## the bundled model: the news recipe's seeds 3, 4 and 5, 11 epochs side by side (about 5 hours on 2 CPU cores; resumable), then members, voters and tie rule chosen on the dev half (research/PROTOCOL.md rule v5)
-	bash research/train_default.sh
-	$(PYTHON) research/choose_members.py --bundle src/onparse/models/default.pt
+model:  ## the bundled model: 5 seeds of the small preset on conll2000, 8 epochs, two side by side (about 1 hour on 2 CPU cores; resumable), every epoch scored on dev, then research/PROTOCOL.md rule v6
+	RUNS="conll2000:1 conll2000:2" EPOCHS=8 bash research/train_campaign.sh
+	RUNS="conll2000:3 conll2000:4" EPOCHS=8 bash research/train_campaign.sh
+	RUNS="conll2000:5" EPOCHS=8 bash research/train_campaign.sh
+	$(PYTHON) research/score_epochs.py runs/small-conll2000-s1 runs/small-conll2000-s2 runs/small-conll2000-s3 runs/small-conll2000-s4 runs/small-conll2000-s5
+	$(PYTHON) research/choose_v6.py --bundle src/onparse/models/default.pt
 
 results:  ## the bundled model scored on the test half, and the README's results table
-	$(PYTHON) research/choose_members.py --test
-	$(PYTHON) research/choose_members.py --readme
+	$(PYTHON) research/choose_v6.py --test
+	$(PYTHON) research/choose_v6.py --readme
 
 campaign:  ## the recipe search of issue 32 (small preset, in-domain text; resumable), then every kept epoch scored on dev
 	bash research/train_campaign.sh

@@ -4,11 +4,12 @@ v5; the test half scored once.
 
     python research/choose_v6.py --bundle runs/default-v6.pt      # dev: choose, bundle
     python research/choose_v6.py --test --bundle src/onparse/models/default.pt   # test, once
+    python research/choose_v6.py --readme                                         # README's table
 
 Reads the dev scores of every kept epoch from research/campaign-dev.jsonl (research/score_epochs.py)
 and the checkpoints from runs/small-conll2000-sS/epoch-NNN.pt.  Writes research/dev-trials-v6.tsv
-and, with --test, research/test-v6.json (the same layout as rule v5's test-v5.json, so
-`choose_members.py --readme --report research/test-v6.json` writes the README's table).
+and, with --test, research/test-v6.json (the layout of rule v5's test-v5.json); --readme writes
+the README's results table from it.
 """
 import argparse
 import json
@@ -130,9 +131,13 @@ def write_bundle(paths, path, best, lm):
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--bundle", default=None)
-    ap.add_argument("--test", action="store_true")
+    ap.add_argument("--test", action="store_true", help="score the shipped bundle on the test half (once)")
+    ap.add_argument("--readme", action="store_true", help="write README.md's results table from test-v6.json")
     args = ap.parse_args()
-    if args.test:
+    if args.readme:
+        with open(TEST, encoding="utf-8") as handle:
+            v5.replace_block(os.path.join(ROOT, "README.md"), v5.readme_block(json.load(handle)))
+    elif args.test:
         v5.TEST = TEST
         v5.test(args.bundle or v5.DEFAULT)
     else:

@@ -86,8 +86,9 @@ def _recorded(blob, gold, trees):
 
 
 def test_bundled_model_scores_as_recorded(blob, nltk_treebank):
-    """Its scores on both halves of the sample, recomputed here, equal the metadata (to 0.05
-    points): the dev figures rule v5 chose by, and the test figures it reports."""
+    """Its scores on both halves of the sample, recomputed here, equal the metadata: the dev
+    figures its rule chose by (to 0.5 points: rule v6 scored its candidates' float32 checkpoints,
+    and float16 weights move a few trees), and the test figures it reports (to 0.05 points)."""
     from onparse.api import load
 
     parser = load(str(BUNDLED), "cpu")
@@ -95,7 +96,7 @@ def test_bundled_model_scores_as_recorded(blob, nltk_treebank):
     for name, part in (("wsj-sample-dev", "all"), ("wsj10-sample-dev", "10")):
         got = parser.score(name).result
         for key in ("sentence_f1", "kim_f1", "corpus_f1"):
-            assert abs(getattr(got, key).f1 - dev[part][key]) < 5e-4, (name, key)
+            assert abs(getattr(got, key).f1 - dev[part][key]) < 5e-3, (name, key)
     for name in ("wsj-sample-test", "wsj10-sample-test"):
         got = parser.score(name)
         d = got.result.to_dict()
