@@ -1,14 +1,14 @@
 """Generate the README pictures into examples/figures/ (``make figures``).
 
 By default the bundled model is drawn, with the training log of its run
-(``examples/default-model-metrics.jsonl``, copied there by ``research/bundle_default.py``).
+(``examples/default-model-metrics.jsonl``: the log of the run of the bundle's first model).
 ``--tiny`` (or an installation without a bundled model) trains a tiny language model first
 (``onparse train --preset tiny`` on a few hundred sentences of the NLTK treebank sample, capped
 by ``--max-time``), which also gives a real training log, in under a minute.  Pass
 ``--model runs/x/best.pt --log runs/x`` to draw any other model.
 
 Writes (PNG, small):
-    show.png            onparse show --gold wsj10:3 --png      (tree, d_f per layer, gold tree)
+    show.png            onparse show --gold wsj10-sample-test:3 -o show.png   (tree, d_f per layer, gold tree)
     show.txt            the terminal drawing of the same sentence
     f1_by_length.png    onparse eval --plots                   (model against the baselines)
     label_recall.png    onparse eval --plots
@@ -57,7 +57,7 @@ def main(argv=None) -> int:
     parser.add_argument("--sentences", type=int, default=800, help="training sentences of the tiny run")
     parser.add_argument("--epochs", type=int, default=15, help="epochs of the tiny run")
     parser.add_argument("--max-time", default="40s", help="time cap of the tiny run")
-    parser.add_argument("--sentence", default="wsj10:3", help="gold sentence drawn by `show`")
+    parser.add_argument("--sentence", default="wsj10-sample-test:3", help="gold sentence drawn by `show`")
     args = parser.parse_args(argv)
 
     import torch
@@ -87,7 +87,7 @@ def main(argv=None) -> int:
         parser = onparse.load(model_path, device="cpu")
         written = []
 
-        # onparse show --gold wsj10:3 --png show.png
+        # onparse show --gold wsj10-sample-test:3 -o show.png
         golds = read_gold(args.sentence)
         line = " ".join(leaves(golds[0].tree))
         (_, view), = views_from_lines([line], parser, golds=golds, tokenize=False)
@@ -97,11 +97,11 @@ def main(argv=None) -> int:
             handle.write(render_view(view) + "\n")
         written.append(os.path.join(args.out, "show.txt"))
 
-        # onparse eval --gold wsj10 --plots DIR (the model against the baselines)
-        gold = load_gold("wsj10")
+        # onparse eval --gold wsj10-sample-test --plots DIR (the model against the baselines, on
+        # the test half: sentences that chose nothing)
+        gold = load_gold("wsj10-sample-test")
         scores = parser.score(gold)
-        label = (f"{name} (average of {len(parser.members)} members)" if scores.average is not None
-                 else f"{name} (layer {parser.members[0].layer})")
+        label = f"{name} ({parser.describe_average()})"
         written += plot_eval_with_baselines(scores.result, gold, args.out, label, formats=("png",))
 
         # onparse plot-log RUN --out training-curves.png
