@@ -226,10 +226,11 @@ class Parser(ParserI):
         return [prep(s).tokens if isinstance(s, str) else list(s) for s in sentences]
 
     # -- tokens -> distances -> trees ---------------------------------------------------------
-    def model_distances(self, token_lists: Sequence[Sequence[str]]) -> List[List[Any]]:
+    def model_distances(self, token_lists: Sequence[Sequence[str]], progress=None) -> List[List[Any]]:
         """``[model][sentence]`` float32 arrays (n_layers, 2, n): master-forget ``[l, 0]`` and
         master-input ``[l, 1]`` distances of layer l + 1, for the layers the members read.
 
+        ``progress(k)``: called with the sentences of each batch done, model after model.
         Cost: one batched forward pass per model (sentences sorted by length, batches bounded
         by ``batch_size`` sentences and ``max_tokens`` padded tokens); O(total words) memory."""
         from .distances import sentence_distances
@@ -242,7 +243,7 @@ class Parser(ParserI):
                 continue
             ids = self.ids(token_lists, index)
             out.append(sentence_distances(loaded.model, ids, loaded.vocab.eos_id, max(layers),
-                                          self.batch_size, self.max_tokens))
+                                          self.batch_size, self.max_tokens, progress))
         return out
 
     def ids(self, token_lists: Sequence[Sequence[str]], model: int = 0) -> List[List[int]]:
@@ -250,9 +251,10 @@ class Parser(ParserI):
         index = self.models[model].vocab.index
         return [[index(normalize_word(t)) for t in tokens] for tokens in token_lists]
 
-    def member_trees(self, token_lists: Sequence[Sequence[str]], dists=None) -> List[List[Any]]:
-        """Per sentence, each member's tree (nested tuples; None for an empty sentence)."""
-        dists = self.model_distances(token_lists) if dists is None else dists
+    def member_trees(self, token_lists: Sequence[Sequence[str]], dists=None, progress=None) -> List[List[Any]]:
+        """Per sentence, each member's tree (nested tuples; None for an empty sentence);
+        ``progress`` as for :meth:`model_distances`."""
+        dists = self.model_distances(token_lists, progress) if dists is None else dists
         out = []
         for i, tokens in enumerate(token_lists):
             tokens = list(tokens)
@@ -333,16 +335,19 @@ class Parser(ParserI):
 
     # -- scoring -----------------------------------------------------------------------------
     def score(self, gold="wsj10", layers: Optional[Sequence[int]] = None,
-              decoders: Optional[Sequence[str]] = None, ptb_root=None) -> Scores:
+              decoders: Optional[Sequence[str]] = None, ptb_root=None, quiet: bool = True) -> Scores:
         """Parse the sentences of a gold set and score the trees, per member and averaged.
 
         ``gold``: a name (``wsj10``, ``alpino10`` ...), a path, or a :class:`onparse.treebank.Gold`.
         ``layers`` / ``decoders``: score these members instead of the parser's own (every model
         x layer x decoder; ``layers=[]`` or ``None`` with ``decoders`` given means layer 2); the
         parser's voters and tie rule still apply to the average.
-        The models read the gold's kept words as given, normalised.  Cost: the distances once
-        for all members, then a decode per member and sentence.
+        The models read the gold's kept words as given, normalised.  Unless ``quiet``, progress
+        on stderr (:mod:`onparse.progress`).  Cost: the distances once for all members, then a
+        decode per member and sentence.
         """
+        from .progress import Progress
+
         from .metrics import evaluate
         from .treebank import Gold, load_gold
 
@@ -353,7 +358,9 @@ class Parser(ParserI):
         if not isinstance(gold, Gold):
             gold = load_gold(str(gold), ptb_root)
         tokens = [list(s.words) for s in gold]
-        per_sentence = parser.member_trees(tokens)
+        n_models = len({m.model for m in parser.members})
+        with Progress(f"parsing {gold.name}", len(tokens) * n_models, "sentences", quiet) as bar:
+            per_sentence = parser.member_trees(tokens, progress=bar.update)
         members = [(m, evaluate([trees[k] for trees in per_sentence], gold))
                    for k, m in enumerate(parser.members)]
         average = None

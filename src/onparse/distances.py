@@ -51,12 +51,13 @@ def plan_batches(lengths: Sequence[int], batch_size: int = BATCH_SIZE,
 
 def sentence_distances(model, sentences: Sequence[Sequence[int]], eos_id: int,
                        n_layers: Optional[int] = None, batch_size: int = BATCH_SIZE,
-                       max_tokens: int = MAX_TOKENS) -> List[np.ndarray]:
+                       max_tokens: int = MAX_TOKENS, progress=None) -> List[np.ndarray]:
     """Distances of each sentence of word ids, in the order given.
 
     ``model``: an :class:`~onparse.model.ONLSTMLanguageModel` (its ``distances`` method is used,
     on the model's device); ``sentences``: lists of ids without ``<eos>``; ``n_layers``: run
-    the first n layers only (default all; layer K needs ``n_layers >= K``).
+    the first n layers only (default all; layer K needs ``n_layers >= K``); ``progress(k)`` is
+    called with the number of sentences of each batch done.
 
     Returns one float32 array per sentence of shape ``(n_layers, 2, n)``: ``[l, 0]`` is the
     master-forget distance d_f of layer l + 1 at each word, ``[l, 1]`` the master-input
@@ -86,4 +87,6 @@ def sentence_distances(model, sentences: Sequence[Sequence[int]], eos_id: int,
                                "overflow; the trees would be meaningless")
         for column, i in enumerate(batch):
             results[i] = np.ascontiguousarray(dist[:, :, 1:lengths[i] + 1, column])
+        if progress is not None:
+            progress(len(batch))
     return results  # type: ignore[return-value]

@@ -174,11 +174,12 @@ def read_input(path: str):
 @click.option("--beside", type=click.Choice(BASELINE_KINDS), multiple=True,
               help="Also score this baseline on the same sentences, in the same table (repeatable).")
 @force_option
+@click.option("--quiet", "-q", is_flag=True, help="No progress on stderr while the model parses the gold sentences.")
 @line_limit_option
 @click.argument("pred", type=click.Path(exists=True, dir_okay=False, allow_dash=True), required=False)
 @click.pass_context
 def eval_command(ctx, gold, ptb_root, as_json, per_sentence, plots, model_paths, layer, decoder, voter, ties, device,
-                 beside, force, pred):
+                 beside, force, quiet, pred):
     """Score trees against gold trees: the trees in PRED, or the trees a model induces.
 
     PRED is a file (or - for standard input) with one bracketed tree per line, in gold
@@ -227,7 +228,8 @@ def eval_command(ctx, gold, ptb_root, as_json, per_sentence, plots, model_paths,
         emit_report(result, as_json, per_sentence)
         write_eval_plots(plots, result, gold_set, source)
         return
-    _eval_model(gold_set, model_paths, layer, decoder, voter, ties, device, as_json, per_sentence, plots, beside)
+    _eval_model(gold_set, model_paths, layer, decoder, voter, ties, device, as_json, per_sentence, plots, beside,
+                quiet)
 
 
 def _stdin_is_piped() -> bool:
@@ -242,14 +244,14 @@ def _stdin_is_piped() -> bool:
 
 
 def _eval_model(gold_set, model_paths, layer, decoder, voter, ties, device, as_json, per_sentence, plots,
-                beside=()) -> None:
+                beside=(), quiet=False) -> None:
     """``onparse eval`` without PRED: induce trees for the gold sentences and score them, with
     the ``beside`` baselines scored on the same sentences."""
     from ..baselines import baseline_trees
     from ..metrics import evaluate, format_comparison
 
     parser = load_parser(model_paths, device, layer, decoder, voter=voter, ties=ties)
-    scores = parser.score(gold_set)
+    scores = parser.score(gold_set, quiet=quiet)
     report_too_long(parser)
     name = model_name(model_paths)
     baselines = [(f"{kind} baseline", kind, evaluate(baseline_trees(gold_set.tokens, kind), gold_set,
