@@ -30,6 +30,8 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
+sys.path.insert(0, HERE)
+from choose_members import replace_block  # noqa: E402  (one home for rewriting a marked block)
 
 GOLDS = (("wsj10", "WSJ10 (555)"), ("wsj", "all lengths (3,914)"))
 CONVENTIONS = (("sentence_f1", "sent. F1 ON-LSTM"), ("kim_f1", "sent. F1 Kim"), ("corpus_f1", "corpus F1"))
@@ -232,18 +234,6 @@ def markdown(rec, baselines, command) -> str:
         "## Recall per gold label", "", *labels(rec, baselines), "",
         "## Perplexity (news' own held-out splits)", "", *perplexities(rec), "",
     ])
-
-
-def replace_block(path: str, block: str, name: str = "results") -> None:
-    start, end = f"<!-- {name}:start -->", f"<!-- {name}:end -->"
-    with open(path, encoding="utf-8") as handle:
-        text = handle.read()
-    if start not in text or end not in text:
-        sys.exit(f"error: {path} lacks the {start} ... {end} markers")
-    head, rest = text.split(start, 1)
-    _, tail = rest.split(end, 1)
-    with open(path, "w", encoding="utf-8") as handle:
-        handle.write(f"{head}{start}\n{block}\n{end}{tail}")
 
 
 def main(argv=None) -> int:
