@@ -68,3 +68,16 @@ def test_eval_reports_voters_and_agreement_bundles_them(checkpoint, tmp_path):
                         input=LINES[1] + "\n").stdout.strip()
     assert overridden == format_tree(left_branching(LINES[1].split()), "brackets") != induced
 
+
+
+def test_agreement_shows_progress_on_stderr_unless_quiet(checkpoint, tmp_path, monkeypatch):
+    import onparse.progress as progress
+
+    monkeypatch.setattr(progress, "PLAIN_EVERY", 0.0)
+    text = tmp_path / "text.txt"
+    text.write_text("\n".join(LINES * 3) + "\n")
+    loud = invoke("agreement", str(text), "-m", checkpoint[2], "--layer", "2,3")
+    assert loud.exit_code == 0, loud.output
+    assert "agreement: 6 of 6 sentences (100%)" in loud.stderr
+    quiet = invoke("agreement", str(text), "-m", checkpoint[2], "--layer", "2,3", "--quiet")
+    assert quiet.stdout == loud.stdout and "agreement: " not in quiet.stderr

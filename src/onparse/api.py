@@ -369,14 +369,14 @@ class Parser(ParserI):
         return Scores(gold.name, members, average, len(self.models), parser.voters, parser.ties)
 
     def agreement(self, sentences: Iterable[SentenceInput], *, min_words: int = MIN_WORDS,
-                  limit: Optional[int] = None) -> List[Tuple[Member, float]]:
+                  limit: Optional[int] = None, quiet: bool = True) -> List[Tuple[Member, float]]:
         """Each member's agreement score on unlabelled ``sentences`` (:mod:`onparse.agreement`:
         its mean share of non-trivial spans shared with the members of the other models), in
         member order.  No gold tree is involved, so the score may choose members.
 
         Sentences are read as :meth:`tokens` reads them; those of fewer than ``min_words``
         (at least :data:`onparse.agreement.MIN_WORDS`, 3) tokens are skipped, and only
-        the first ``limit`` of the others are used.
+        the first ``limit`` of the others are used.  Unless ``quiet``, progress on stderr.
         Cost: the distances and member trees of those sentences, then O(K^2 n) per sentence."""
         if min_words < MIN_WORDS:
             raise OnparseError(f"agreement needs sentences of at least {MIN_WORDS} words (min_words >= {MIN_WORDS})")
@@ -385,7 +385,12 @@ class Parser(ParserI):
         tokens = [t for t in self.tokens(sentences) if len(t) >= min_words][:limit]
         if not tokens:
             raise OnparseError(f"no sentence of at least {min_words} words to measure agreement on")
-        scores = agreement_scores(self.member_trees(tokens), [m.model for m in self.members])
+        from .progress import Progress
+
+        n_models = len({m.model for m in self.members})
+        with Progress("agreement", len(tokens) * n_models, "sentences", quiet) as bar:
+            trees = self.member_trees(tokens, progress=bar.update)
+        scores = agreement_scores(trees, [m.model for m in self.members])
         return list(zip(self.members, scores))
 
     # -- language modelling --------------------------------------------------------------------

@@ -37,9 +37,10 @@ def _model_blobs(model_paths):
               help="How the bundle stores its weights.")
 @device_option
 @force_option
+@click.option("--quiet", "-q", is_flag=True, help="No progress on stderr while the members parse the text.")
 @line_limit_option
 def agreement_command(file, model_paths, layer, decoder, voter, ties, pretokenized, limit, keep, bundle_path, weights,
-                      device, force):
+                      device, force, quiet):
     """Choose members without gold trees: score each member (model x layer x decoder) by its
     trees' agreement with the other models' members on the lines of FILE, raw text that is
     not evaluation text (e.g. your language model's validation text).  Voters take no part in
@@ -71,7 +72,7 @@ def agreement_command(file, model_paths, layer, decoder, voter, ties, pretokeniz
             sentences.append(tokens)
             if len(sentences) == limit:
                 break
-    scored = parser.agreement(sentences)
+    scored = parser.agreement(sentences, quiet=quiet)
     kept = select([s for _, s in scored], keep)
     rank = {index: r + 1 for r, index in enumerate(kept)}
     n_models = len(parser.models)
