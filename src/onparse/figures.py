@@ -287,8 +287,10 @@ def plot_sentence(view, path: str, caption: Optional[str] = None, fmt: Optional[
     extension of ``path``).  ``scale``: ``layer`` zooms each bar panel's y axis to the layer's
     range in the sentence (the ranking is what the decoder reads), ``unit`` shows 0..1.
     """
-    if scale not in ("layer", "unit"):
-        raise ValueError(f"unknown scale {scale!r}; choose from layer, unit")
+    from .show import SCALES
+
+    if scale not in SCALES:
+        raise ValueError(f"unknown scale {scale!r}; choose from {', '.join(SCALES)}")
     require_matplotlib()
     check_output_path(path, fmt)
     words, n, layers = list(view.words), len(view.words), view.n_layers

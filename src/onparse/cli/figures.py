@@ -11,12 +11,12 @@ import sys
 import click
 
 from ..errors import OnparseError
+from ..show import SCALES
 from ..text import PUNCT_POLICIES
 from ..treebank import PTB_ROOT_ENV
 from .common import (device_option, force_option, line_limit_option, load_parser, members_options, model_name,
                      model_option, refuse_model, refuse_overwrite)
 
-_SCALES = ("layer", "unit")
 
 
 def _numbered(path: str, number: int) -> str:
@@ -78,7 +78,7 @@ def _wants_unicode(ascii_only: bool) -> bool:
               help="Draw with ASCII characters only [default: Unicode when the terminal can show it].")
 @click.option("--height", default=1, show_default=True, type=click.IntRange(1, 8),
               help="Lines per layer in the terminal bar chart (more lines, finer bars).")
-@click.option("--scale", type=click.Choice(_SCALES), default="layer", show_default=True,
+@click.option("--scale", type=click.Choice(SCALES), default="layer", show_default=True,
               help="layer: each layer's bars span its smallest..largest value in the sentence "
                    "(shows the ranking the decoder uses; figures zoom each panel likewise); "
                    "unit: bars span 0..1.")

@@ -4,6 +4,7 @@ import sys
 
 import click
 
+from ..bundle import WEIGHT_KINDS
 from ..errors import OnparseError
 from .common import (INT_MAX, check_writable, device_option, force_option, line_limit_option, load_parser,
                      members_options, model_option, refuse_model, refuse_overwrite)
@@ -33,7 +34,7 @@ def _model_blobs(model_paths):
               help="Members to keep  [default: half of them, rounded up].")
 @click.option("--bundle", "bundle_path", type=click.Path(dir_okay=False), default=None,
               help="Write the kept members, most central first, and their models as a bundle file.")
-@click.option("--weights", type=click.Choice(["float32", "float16", "int8"]), default="float16", show_default=True,
+@click.option("--weights", type=click.Choice(WEIGHT_KINDS), default="float16", show_default=True,
               help="How the bundle stores its weights.")
 @device_option
 @force_option
