@@ -818,3 +818,18 @@ def test_small_ones_empty_out_bad_int8_int32_and_a_named_vocabulary(corpus, tmp_
         assert out.exit_code == 1 and out.output.startswith(f"error: {target}: "), out.output
         assert {"int32": "is torch.int32, not floating point", "scale": "expected int8 with",
                 "vocab": "vocabulary has duplicate words"}[name] in out.output
+
+
+@pytest.mark.parametrize("args, option", [
+    (["induce", "-", "--max-line-bytes", "9223372036854775807"], "--max-line-bytes"),
+    (["train", "--preset", "tiny", "--seed", "18446744073709551616"], "--seed"),
+    (["train", "--preset", "tiny", "--threads", "99999999999999999999"], "--threads"),
+    (["train", "--preset", "tiny", "--batch-size", "99999999999999999999"], "--batch-size"),
+    (["baseline", "--gold", "wsj10", "--kind", "random", "--seed", "-1"], "--seed"),
+])
+def test_integer_options_have_ranges(args, option, tmp_path):
+    got = CliRunner().invoke(main, args + (["--out", str(tmp_path / "run")] if args[0] == "train" else []),
+                             input="a b\n")
+    assert got.exit_code == 2 and f"Invalid value for '{option}'" in got.output and "is not in the range" in \
+        got.output, got.output
+    assert not (tmp_path / "run").exists()
