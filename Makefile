@@ -20,7 +20,7 @@ installed:  ## install, unless `onparse` already runs this checkout (then nothin
 
 quickstart: installed data  ## end to end on the embedded data: the bundled model beside right-branching on the test half, and a sentence parsed
 	onparse eval --gold wsj10-sample-test --beside right
-	@echo "The test half (WSJ section 01 of NLTK's sample) chose nothing; most of the lead over right-branching comes from the bundled model's right-branching voter (see README, Results)."
+	@echo "The test half (WSJ section 01 of NLTK's sample) chose nothing; without its right-branching voter the bundled model's language models score 53.1 at all lengths against right-branching's 39.9 (README, Results)."
 	echo "the cat sat on the mat" | onparse induce -
 
 bench:  ## side-by-side speed comparisons (prints ratios)

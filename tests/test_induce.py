@@ -350,3 +350,11 @@ def test_text_that_does_not_suit_the_model_is_named_once_on_stderr(model, vocab,
     assert got.stderr.count("note: ") == 1 and "CYRILLIC script;" in got.stderr
     quiet = CliRunner().invoke(main, ["induce", "-", "-m", str(path)], input="the cat sat\n")
     assert quiet.stderr == ""
+    # French against this English vocabulary: the share alone (Latin script is known).
+    french = VocabularyCheck(vocab)
+    french.add("le chat est sur la mat".split())
+    assert french.note() == ("note: 83% of the 6 tokens are outside the model's vocabulary; a model trained on "
+                             "text of this language (onparse train --corpus FILE) will parse it better")
+    english = VocabularyCheck(vocab)
+    english.add("the zebra sat on the yak".split())               # 2 of 6 unknown: no note
+    assert english.note() is None

@@ -14,6 +14,9 @@ from .common import (SEED_RANGE, check_writable, device_option, force_option, li
                      members_options, model_name, model_option, refuse_model, refuse_overwrite, report_too_long)
 from .figures import check_plots, plots_option, write_eval_plots
 from ..baselines import KINDS as BASELINE_KINDS
+
+#: How baselines are named in tables.
+BRANCHING = {"right": "right-branching", "left": "left-branching"}
 from ..treebank import GOLD_NAMES, PTB_ROOT_ENV, is_gold_spec
 
 
@@ -254,7 +257,7 @@ def _eval_model(gold_set, model_paths, layer, decoder, voter, ties, device, as_j
     scores = parser.score(gold_set, quiet=quiet)
     report_too_long(parser)
     name = model_name(model_paths)
-    baselines = [(f"{kind} baseline", kind, evaluate(baseline_trees(gold_set.tokens, kind), gold_set,
+    baselines = [(f"{BRANCHING.get(kind, kind)} baseline", kind, evaluate(baseline_trees(gold_set.tokens, kind), gold_set,
                                                      check_tokens=False)) for kind in dict.fromkeys(beside)]
     if baselines and not as_json:
         rows = scores.rows() if scores.average is not None else [(parser.describe_average(), scores.result)]
