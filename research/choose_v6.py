@@ -68,7 +68,7 @@ def choose(bundle_path):
 
     ranked = ranked_members()
     cands = candidates(ranked)
-    chosen_models = [row for row in cands[-1][0]]             # the K = 4 members: every model needed
+    chosen_models = cands[-1][0]                              # the K = 4 members: every model needed
     paths = [RUN.format(seed=seed, epoch=epoch) for _, seed, epoch, _ in chosen_models]
     parser = load(paths, "cpu")
     members = [Member(i, layer, "onlstm") for i, (_, _, _, layer) in enumerate(chosen_models)]

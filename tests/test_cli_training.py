@@ -203,10 +203,10 @@ def test_a_log_file_gets_plain_progress_lines_and_no_progress_silences_them(trai
     (here every window of steps); --no-progress turns them off."""
     import re
 
-    import onparse.train as train
+    import onparse.progress as progress
 
     corpus = trained[0]
-    monkeypatch.setattr(train, "PLAIN_PROGRESS_EVERY", 0.0)
+    monkeypatch.setattr(progress, "PLAIN_EVERY", 0.0)
     args = ["--preset", "tiny", "--threads", "1", "--corpus", corpus, "--epochs", 1]
     plain = invoke("train", *args, "--out", tmp_path / "plain")
     assert plain.exit_code == 0, plain.output

@@ -37,11 +37,12 @@ length, so a corpus costs about ``max length`` NumPy steps per distinct length.
 from __future__ import annotations
 
 from collections import defaultdict
-from typing import Dict, List, Sequence
-
-import numpy as np
+from typing import TYPE_CHECKING, Dict, List, Sequence
 
 from .trees import Span, Tree, leaves, spans_to_tree, tree_spans
+
+if TYPE_CHECKING:  # annotations only: NumPy is imported when a function runs
+    import numpy as np
 
 #: Beyond this length one sentence's tables would take tens of MB: the first member's tree is used.
 MAX_WORDS = 2000
@@ -70,6 +71,8 @@ def check_ties(ties: str) -> str:
 def _weights(n: int, member_spans: Sequence[Sequence[Span]], first_bonus: bool = True) -> np.ndarray:
     """(n+1, n+1) int64 weights per span ``[i, j)``: ``n * count + [in the first member]``,
     or ``count`` alone without ``first_bonus``."""
+    import numpy as np  # here, not at import: the command line reads TIES without paying for NumPy
+
     w = np.zeros((n + 1, n + 1), dtype=np.int64)
     for k, spans in enumerate(member_spans):
         for i, j in set(spans):
@@ -82,6 +85,8 @@ def _best_splits(weights: np.ndarray, longest_left: bool = False) -> np.ndarray:
     """CYK over a batch: ``weights`` (B, n+1, n+1) -> split points (B, n+1, n+1), where
     ``split[b, i, j]`` is the ``k`` of the best tree over ``[i, j)``: the first maximum (the
     shortest left part), or the last one with ``longest_left``."""
+    import numpy as np
+
     batch, size, _ = weights.shape
     n = size - 1
     best = np.zeros_like(weights)
@@ -125,6 +130,8 @@ def average_trees_batch(sentences: Sequence[Sequence[Tree]], ties: str = DEFAULT
     sentence with the same number of members or not, but at least one), ties broken by
     ``ties`` (:data:`TIES`).  Sentences of equal length run through the dynamic program
     together; one longer than :data:`MAX_WORDS` gets its first member's tree."""
+    import numpy as np
+
     check_ties(ties)
     words: List[List[str]] = []
     by_length: Dict[int, List[int]] = defaultdict(list)

@@ -167,7 +167,6 @@ def save_bundle(path, models: Sequence[Dict[str, Any]], members: Sequence[Member
     and tie rule (default: none, and :data:`onparse.average.DEFAULT_TIES`)."""
     from .average import DEFAULT_TIES, check_ties
     from .baselines import check_voters
-
     from .checkpoint import BUNDLE_FORMAT, DIGEST_KEY, weights_digest, write_atomically
 
     entries = []

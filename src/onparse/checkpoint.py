@@ -28,6 +28,7 @@ import textwrap
 from typing import Any, Dict, NamedTuple, Optional
 
 from .errors import OnparseError
+from .safeio import new_file_mode
 
 FORMAT = "onparse-checkpoint"
 VERSION = 1
@@ -59,6 +60,25 @@ def save_checkpoint(path, *, config: Dict[str, Any], vocab, state_dict, metadata
     write_atomically(path, blob)
 
 
+def holds_model(path) -> bool:
+    """True when the file at ``path`` is an onparse checkpoint or bundle, whichever run wrote it
+    (the format name at the head of its pickle; reads a few hundred bytes, not the weights)."""
+    import zipfile
+
+    try:
+        if not os.path.isfile(path) or not zipfile.is_zipfile(path):
+            return False
+        with zipfile.ZipFile(path) as archive:
+            name = next((n for n in archive.namelist() if n.endswith("/data.pkl")), None)
+            if name is None:
+                return False
+            with archive.open(name) as handle:
+                head = handle.read(256)
+    except (OSError, zipfile.BadZipFile):
+        return False
+    return FORMAT.encode() in head or BUNDLE_FORMAT.encode() in head
+
+
 def write_atomically(path, blob: Dict[str, Any]) -> None:
     """``torch.save`` ``blob`` to ``path`` through a temporary file in the same folder and a
     rename, so a reader never sees half a file."""
@@ -81,17 +101,6 @@ def write_atomically(path, blob: Dict[str, Any]) -> None:
         if isinstance(err, (OSError, RuntimeError)):   # torch reports a full disk as RuntimeError
             raise OnparseError(f"cannot write {path}: {_write_failure(err, folder)}") from None
         raise
-
-
-def new_file_mode() -> int:
-    """The mode ``open()`` gives a new file: 0666 less the process umask."""
-    try:
-        with open("/proc/self/status", encoding="ascii") as status:    # Linux: no umask race
-            mask = next(int(line.split()[1], 8) for line in status if line.startswith("Umask:"))
-    except (OSError, StopIteration, ValueError, IndexError):
-        mask = os.umask(0o022)
-        os.umask(mask)
-    return 0o666 & ~mask
 
 
 def _write_failure(err: BaseException, folder: str) -> str:

@@ -594,17 +594,13 @@ def read_log(path: str) -> TrainingLog:
     malformed line (named) or a log without any finished epoch.
     """
     path = log_path(path)
+    if not os.path.exists(path):
+        raise OnparseError(f"training log not found: {path}")
     try:
-        if not os.path.exists(path):
-            raise FileNotFoundError(path)
         text = read_text(path)
-    except FileNotFoundError:
-        raise OnparseError(f"training log not found: {path}") from None
     except NotUTF8Error:
         raise OnparseError(f"{path} is not a training log: not UTF-8 text (expected the "
                            "metrics.jsonl written by `onparse train`)") from None
-    except OSError as err:
-        raise OnparseError(f"cannot read {path}: {err.strerror or err}") from None
     epochs: Dict[int, Tuple[float, float, float]] = {}
     asgd = test = preset = parameters = None
     for number, line in enumerate(text.splitlines(), 1):

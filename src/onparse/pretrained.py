@@ -22,10 +22,6 @@ def default_model_path() -> Optional[str]:
     return path if os.path.isfile(path) else None
 
 
-#: The files of a run folder that hold a model, in the order a folder is read.
-RUN_FILES = ("best.pt", "last.pt")
-
-
 def resolve(path: Optional[str]) -> str:
     """The model file ``path`` names: ``path`` itself; for a run folder of ``onparse train``, its
     ``best.pt``, else its ``last.pt`` (a run stopped before its first epoch ended), said on
@@ -36,9 +32,11 @@ def resolve(path: Optional[str]) -> str:
     ``last.pt`` exists.
     """
     if path is not None:
+        from .run_folder import BEST, LAST
+
         path = os.fspath(path)
         if os.path.isdir(path):
-            for name in RUN_FILES:
+            for name in (BEST, LAST):
                 candidate = os.path.join(path, name)
                 if os.path.isfile(candidate):
                     if sys.stderr is not None:
@@ -47,8 +45,8 @@ def resolve(path: Optional[str]) -> str:
             raise OnparseError(f"{path} is a folder without best.pt or last.pt: pass a checkpoint file or the "
                                "folder of an `onparse train` run")
         folder, name = os.path.split(path)
-        last = os.path.join(folder, RUN_FILES[1])
-        if name == RUN_FILES[0] and not os.path.exists(path) and os.path.isfile(last):
+        last = os.path.join(folder, LAST)
+        if name == BEST and not os.path.exists(path) and os.path.isfile(last):
             raise OnparseError(f"{path} does not exist yet (the run has not finished an epoch); its latest "
                                f"weights are in {last}: pass -m {last} or -m {folder or '.'}")
         return path

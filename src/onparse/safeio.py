@@ -14,6 +14,8 @@ import contextlib
 import contextvars
 import json
 import math
+import os
+import tempfile
 from typing import IO, Any, Callable, Iterator, Optional
 
 from .errors import OnparseError
@@ -109,27 +111,31 @@ def bounded_lines(handle: IO[bytes], name: str, limit: Optional[int] = None,
         number += 1
 
 
+def new_file_mode() -> int:
+    """The mode ``open()`` gives a new file: 0666 less the process umask."""
+    try:
+        with open("/proc/self/status", encoding="ascii") as status:    # Linux: no umask race
+            mask = next(int(line.split()[1], 8) for line in status if line.startswith("Umask:"))
+    except (OSError, StopIteration, ValueError, IndexError):
+        mask = os.umask(0o022)
+        os.umask(mask)
+    return 0o666 & ~mask
+
+
 @contextlib.contextmanager
 def atomic_output(path: str):
     """Write ``path`` all at once or not at all: yields a temporary path in the same folder (same
     extension, so writers that go by it still do), renamed onto ``path`` when the block ends
     without error and removed otherwise.  A full disk leaves the old file, or none: never a
     truncated one."""
-    import os
-    import tempfile
-
     folder, name = os.path.split(os.path.abspath(path))
     stem, ext = os.path.splitext(name)
     fd, tmp = tempfile.mkstemp(prefix=f".{stem}.", suffix=f".tmp{ext}", dir=folder)
     os.close(fd)
     try:
         yield tmp
-        if os.path.exists(path):
-            os.chmod(tmp, os.stat(path).st_mode & 0o7777)
-        else:
-            umask = os.umask(0)
-            os.umask(umask)
-            os.chmod(tmp, 0o666 & ~umask)
+        # mkstemp's 0600 would hide the file from the group: the old file's mode, or open()'s.
+        os.chmod(tmp, os.stat(path).st_mode & 0o7777 if os.path.exists(path) else new_file_mode())
         os.replace(tmp, path)
     except BaseException:
         try:
@@ -198,8 +204,6 @@ def format_duration(seconds: float) -> str:
     >>> format_duration(45.2), format_duration(725), format_duration(7380), format_duration(float("nan"))
     ('45s', '12m05s', '2h03m', '?')
     """
-    import math
-
     if not math.isfinite(seconds):
         return "?"
     seconds = int(round(seconds))

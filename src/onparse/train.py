@@ -54,7 +54,7 @@ import time
 from dataclasses import dataclass, fields, replace
 from typing import Any, Dict, NamedTuple, Optional, Tuple
 
-from . import __version__
+from . import __version__, progress
 from .checkpoint import load_checkpoint, save_checkpoint
 from .corpora import CorpusSpec, batchify, encode_stream, load_corpus, shard_streams
 from .devices import torch_threads
@@ -79,8 +79,6 @@ _Log = MetricsLog            # the old private name, kept for code that reaches 
 
 #: In DDP, how often (steps) the ranks agree on stopping (Ctrl-C, --max-time).
 SYNC_EVERY = 10
-#: Seconds between plain progress lines on a stderr that is not a terminal (a log file, nohup, CI).
-PLAIN_PROGRESS_EVERY = 60.0
 #: How often (steps) the progress bar's loss is refreshed.
 LOG_EVERY = 10
 
@@ -446,7 +444,7 @@ class _Run:
                      f"{len(self.vocab):,}, {self.tokens_per_epoch:,} training tokens per epoch, "
                      f"{self.ctx.world_size} process(es) on {self.device}")
         # --progress: a bar; --no-progress: nothing; by default a bar on a terminal, else a plain
-        # line every PLAIN_PROGRESS_EVERY seconds (a log file must show that the run is alive).
+        # line every progress.PLAIN_EVERY seconds (a log file must show that the run is alive).
         tty = sys.stderr is not None and sys.stderr.isatty()
         show_bar = self.ctx.is_main and (self.opt.progress if self.opt.progress is not None else tty)
         self.plain_progress = self.ctx.is_main and self.opt.progress is None and not tty
@@ -593,11 +591,12 @@ class _Run:
                 self._plain_progress(loss_sum / tokens)
 
     def _plain_progress(self, loss: float) -> None:
-        """Every :data:`PLAIN_PROGRESS_EVERY` seconds, one line: the epoch's share done, the
-        rate since the last line, the window's perplexity and the epoch's time left."""
+        """Every :data:`onparse.progress.PLAIN_EVERY` seconds (the interval of every command), one
+        line: the epoch's share done, the rate since the last line, the window's perplexity and
+        the epoch's time left."""
         now = time.monotonic()
         then, tokens_then = self.plain_at
-        if now - then < PLAIN_PROGRESS_EVERY:
+        if now - then < progress.PLAIN_EVERY:
             return
         self.plain_at = (now, self.run_tokens)
         s, n_rows = self.schedule, self.train_data.shape[0]

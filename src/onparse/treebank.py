@@ -313,7 +313,7 @@ def _nltk_data_dirs() -> List[Path]:
 
 
 #: The sample's files: WSJ 0001-0199, as NLTK's treebank reader lists them.
-_SAMPLE_FILE = re.compile(r"wsj_\d{4}\.mrg")
+_SAMPLE_FILE = re.compile(r"wsj_(\d{4})\.mrg")
 
 
 @lru_cache(maxsize=1)  # wsj and wsj10 share one reading
@@ -469,12 +469,9 @@ def _load_named(name: str, root: Optional[str]) -> Gold:
     return Gold(name, sentences)
 
 
-_FILE_NUMBER = re.compile(r"wsj_(\d{4})")
-
-
 def _file_number(source: str) -> int:
     """The WSJ file number in a sample sentence's source (``wsj_0042.mrg:7`` -> 42)."""
-    return int(_FILE_NUMBER.search(source).group(1))
+    return int(_SAMPLE_FILE.search(source).group(1))
 
 
 def _load_foreign(name: str) -> Gold:

@@ -170,25 +170,11 @@ def refuse_overwrite(target, option: str, inputs) -> None:
                                      param_hint=option)
 
 
-def holds_model(path) -> bool:
-    """True when the file at ``path`` is an onparse checkpoint or bundle, whichever run wrote it
-    (the format name at the head of its pickle; reads a few hundred bytes, not the weights)."""
-    import zipfile
-
-    from ..checkpoint import BUNDLE_FORMAT, FORMAT
-
-    try:
-        if not os.path.isfile(path) or not zipfile.is_zipfile(path):
-            return False
-        with zipfile.ZipFile(path) as archive:
-            name = next((n for n in archive.namelist() if n.endswith("/data.pkl")), None)
-            if name is None:
-                return False
-            with archive.open(name) as handle:
-                head = handle.read(256)
-    except (OSError, zipfile.BadZipFile):
-        return False
-    return FORMAT.encode() in head or BUNDLE_FORMAT.encode() in head
+def quiet_option(func):
+    """``--quiet/-q``: no progress on stderr (:mod:`onparse.progress`); arrives as ``quiet``."""
+    return click.option("--quiet", "-q", is_flag=True,
+                        help="No progress on stderr (neither the bar on a terminal nor the periodic lines "
+                             "otherwise).")(func)
 
 
 def force_option(func):
@@ -201,6 +187,8 @@ def force_option(func):
 def refuse_model(target, option: str, force: bool) -> None:
     """A usage error when the output ``target`` of ``option`` holds an onparse model and
     ``force`` is not given."""
+    from ..checkpoint import holds_model
+
     if target not in (None, "-") and not force and holds_model(target):
         raise click.BadParameter(f"{target} holds an onparse model; writing there would destroy it "
                                  "(pass --force to replace it)", param_hint=option)

@@ -117,7 +117,7 @@ def show_command(sentence, model_paths, layer, decoder, voter, ties, gold_spec, 
     if out_path:
         from ..figures import check_output_path
 
-        check_output_path(out_path)       # a usage error for an extension no figure has
+        check_output_path(out_path)       # an extension no figure has: an error before any work
     if figures:
         from ..figures import require_matplotlib
 
@@ -157,15 +157,14 @@ def show_command(sentence, model_paths, layer, decoder, voter, ties, gold_spec, 
         click.echo(render_view(view, unicode=unicode, height=height, scale=scale, width=width))
         sys.stdout.flush()
         for path, fmt, option in figures:
-            if path:
-                from ..figures import plot_sentence
+            from ..figures import plot_sentence
 
-                target = _numbered(path, number) if several else path
-                refuse_overwrite(target, option, inputs)
-                refuse_model(target, option, force)
-                with _writing(target):
-                    plot_sentence(view, target, caption, fmt=fmt, scale=scale)
-                click.echo(f"wrote {target}", err=True)
+            target = _numbered(path, number) if several else path
+            refuse_overwrite(target, option, inputs)
+            refuse_model(target, option, force)
+            with _writing(target):
+                plot_sentence(view, target, caption, fmt=fmt, scale=scale)
+            click.echo(f"wrote {target}", err=True)
 
 
 def _terminal_width():

@@ -7,7 +7,7 @@ import click
 from ..bundle import WEIGHT_KINDS
 from ..errors import OnparseError
 from .common import (INT_MAX, check_writable, device_option, force_option, line_limit_option, load_parser,
-                     members_options, model_option, refuse_model, refuse_overwrite)
+                     members_options, model_option, quiet_option, refuse_model, refuse_overwrite)
 
 
 def _model_blobs(model_paths):
@@ -38,7 +38,7 @@ def _model_blobs(model_paths):
               help="How the bundle stores its weights.")
 @device_option
 @force_option
-@click.option("--quiet", "-q", is_flag=True, help="No progress on stderr while the members parse the text.")
+@quiet_option
 @line_limit_option
 def agreement_command(file, model_paths, layer, decoder, voter, ties, pretokenized, limit, keep, bundle_path, weights,
                       device, force, quiet):

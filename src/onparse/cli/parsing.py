@@ -9,7 +9,7 @@ import click
 
 from ..text import PUNCT_POLICIES
 from .common import (INT_MAX, device_option, layer_list, line_limit_option, load_parser, members_options,
-                     model_option, report_too_long)
+                     model_option, quiet_option, report_too_long)
 
 
 class _ShardType(click.ParamType):
@@ -45,8 +45,7 @@ def _common_options(func):
         click.option("--shard", type=_ShardType(), default=None,
                      help="Process only the K-th of N contiguous parts of FILE (1-based, e.g. 2/8); "
                           "the N outputs concatenated in order equal the whole output."),
-        click.option("--quiet", "-q", is_flag=True,
-                     help="No progress on stderr (neither the bar on a terminal nor the periodic lines otherwise)."),
+        quiet_option,
         device_option,
         line_limit_option,
     ]

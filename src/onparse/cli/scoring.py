@@ -8,16 +8,17 @@ from typing import Optional
 
 import click
 
+from ..baselines import KINDS as BASELINE_KINDS
 from ..errors import OnparseError
 from ..safeio import atomic_output, dumps, read_text
+from ..treebank import GOLD_NAMES, PTB_ROOT_ENV, is_gold_spec
 from .common import (SEED_RANGE, check_writable, device_option, force_option, line_limit_option, load_parser,
-                     members_options, model_name, model_option, refuse_model, refuse_overwrite, report_too_long)
+                     members_options, model_name, model_option, quiet_option, refuse_model, refuse_overwrite,
+                     report_too_long)
 from .figures import check_plots, plots_option, write_eval_plots
-from ..baselines import KINDS as BASELINE_KINDS
 
 #: How baselines are named in tables.
 BRANCHING = {"right": "right-branching", "left": "left-branching"}
-from ..treebank import GOLD_NAMES, PTB_ROOT_ENV, is_gold_spec
 
 
 class GoldSpec(click.ParamType):
@@ -177,7 +178,7 @@ def read_input(path: str):
 @click.option("--beside", type=click.Choice(BASELINE_KINDS), multiple=True,
               help="Also score this baseline on the same sentences, in the same table (repeatable).")
 @force_option
-@click.option("--quiet", "-q", is_flag=True, help="No progress on stderr while the model parses the gold sentences.")
+@quiet_option
 @line_limit_option
 @click.argument("pred", type=click.Path(exists=True, dir_okay=False, allow_dash=True), required=False)
 @click.pass_context
@@ -257,8 +258,9 @@ def _eval_model(gold_set, model_paths, layer, decoder, voter, ties, device, as_j
     scores = parser.score(gold_set, quiet=quiet)
     report_too_long(parser)
     name = model_name(model_paths)
-    baselines = [(f"{BRANCHING.get(kind, kind)} baseline", kind, evaluate(baseline_trees(gold_set.tokens, kind), gold_set,
-                                                     check_tokens=False)) for kind in dict.fromkeys(beside)]
+    baselines = [(f"{BRANCHING.get(kind, kind)} baseline", kind,
+                  evaluate(baseline_trees(gold_set.tokens, kind), gold_set, check_tokens=False))
+                 for kind in dict.fromkeys(beside)]
     if baselines and not as_json:
         rows = scores.rows() if scores.average is not None else [(parser.describe_average(), scores.result)]
         click.echo(f"model {name}")

@@ -9,7 +9,7 @@ from .. import corpora
 from ..errors import OnparseError
 from ..safeio import dumps, format_ppl
 from ..train_config import PRESETS, TrainConfig
-from .common import INT_MAX, SEED_RANGE, THREADS_RANGE, device_option, model_option, no_verify_option
+from .common import INT_MAX, SEED_RANGE, THREADS_RANGE, device_option, model_option, no_verify_option, quiet_option
 
 # Kept free of torch imports (corpora and train_config import none): `onparse --help` must stay fast.
 _DURATION = re.compile(r"^(?:(\d+(?:\.\d*)?)h)?(?:(\d+(?:\.\d*)?)m)?(?:(\d+(?:\.\d*)?)s?)?$")
@@ -58,7 +58,8 @@ def _config_options(command):
                    "tiny (tests, and trying the workflow: seconds an epoch on a few hundred sentences, as "
                    "examples/train_tiny.sh does; over 40 minutes an epoch on the 1M-word default corpus)")
 @click.option("--corpus", default=corpora.DEFAULT, show_default=True, metavar="NAME|PATH",
-              help="News (conll2000 + Brown's press sections + abc, none of the evaluation sample's sentences), "
+              help="A built-in name: news (conll2000 + Brown's press sections + abc, none of the evaluation "
+                   "sample's sentences), "
                    "conll2000 or conll2000+press (news' in-domain parts alone, sample removed too), "
                    "wsj (NLTK treebank sample + conll2000: holds the evaluation text), brown, "
                    "wsj+brown, alpino / cess_esp / floresta (a treebank's training part), "
@@ -94,7 +95,7 @@ def _config_options(command):
                    "terminal, else a plain line a minute]")
 @click.option("--threads", type=THREADS_RANGE, default=None,
               help="CPU threads per process [default: torch's choice; torchrun sets 1]")
-@click.option("--amp/--no-amp", default=True, show_default=True, help="Bf16 autocast on CUDA")
+@click.option("--amp/--no-amp", default=True, show_default=True, help="Autocast to bf16 on CUDA")
 @click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON")
 @no_verify_option
 @_config_options
@@ -186,8 +187,7 @@ def train_command(ctx, preset, corpus, valid, test, fmt, out, device, max_time, 
               help="CPU threads [default: torch's choice]")
 @click.option("--json", "as_json", is_flag=True,
               help="Print the result as JSON (a list, one object per model, for a bundle of several)")
-@click.option("--quiet", "-q", is_flag=True,
-              help="No progress on stderr (neither the bar on a terminal nor the periodic lines otherwise).")
+@quiet_option
 def perplexity_command(model_paths, corpus, split, fmt, batch_size, bptt, device, threads, as_json, quiet):
     """Perplexity of a trained model on a corpus (by default the test part of the corpus it was
     trained on).  For a bundle, the perplexity of each of its models, one line each.
