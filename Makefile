@@ -44,8 +44,14 @@ campaign:  ## the recipe search of issue 32 (small preset, in-domain text; resum
 	bash research/train_campaign.sh
 	$(PYTHON) research/score_epochs.py runs/small-*
 
-multilingual:  ## train the Dutch, Spanish and Portuguese models (minutes each) and write their README table
-	bash examples/train_languages.sh
+multilingual:  ## rule v7: 3 seeds of the small preset per treebank (Dutch, Spanish, Portuguese; about an hour on 2 CPU cores, resumable), every epoch scored on the dev part, members chosen on dev, test parts scored once, README table
+	for pair in "alpino:1 cess_esp:1" "floresta:1 alpino:2" "cess_esp:2 floresta:2" "alpino:3 cess_esp:3" "floresta:3"; do \
+		RUNS="$$pair" EPOCHS=10 bash research/train_campaign.sh || exit 1; done
+	for lang in alpino cess_esp floresta; do \
+		$(PYTHON) research/score_epochs.py --gold $$lang-dev --records research/languages-dev.jsonl runs/small-$$lang-s1 runs/small-$$lang-s2 runs/small-$$lang-s3 || exit 1; done
+	$(PYTHON) research/choose_v7.py
+	test -f research/test-v7.json || $(PYTHON) research/choose_v7.py --test
+	$(PYTHON) research/choose_v7.py --readme
 
 progress:  ## time to quality: every epoch of the recipe's runs, scored (for reading only)
 	$(PYTHON) research/progress.py runs/news-s1 runs/news-s2 runs/news-s3

@@ -23,7 +23,8 @@ if "NLTK_DATA" not in os.environ and (ROOT.parent / "shared" / "nltk_data").is_d
 
 from naive import differences, naive_scores, scores_of  # noqa: E402
 from onparse.baselines import baseline_trees  # noqa: E402
-from onparse.metrics import evaluate, score_text  # noqa: E402
+from onparse.metrics import evaluate  # noqa: E402
+from onparse.predicted import score_text  # noqa: E402
 from onparse.treebank import load_gold  # noqa: E402
 from onparse.trees import to_brackets  # noqa: E402
 

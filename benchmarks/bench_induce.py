@@ -133,7 +133,7 @@ def bench_config(name, args, ref, peak):
     from types import SimpleNamespace
 
     from onparse import Parser
-    from onparse.bundle import Member
+    from onparse.members import Member
     from onparse.distances import sentence_distances
     from onparse.induce import WINDOW, induce_lines
     from onparse.model import ModelConfig, ONLSTMLanguageModel

@@ -37,7 +37,7 @@ def worker(threads: int, seconds: float) -> None:
     import torch
 
     from onparse.model import ModelConfig, ONLSTMLanguageModel
-    from onparse.recipe import objective
+    from onparse.training.recipe import objective
 
     torch.set_num_threads(threads)
     torch.manual_seed(0)

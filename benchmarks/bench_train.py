@@ -3,7 +3,7 @@
 Both run in this process on the same random token stream with the same step: forward, mean
 cross-entropy + AR (alpha 2, dropped output) + TAR (beta 1, raw output), backward, gradient
 clipping at 0.25, SGD (lr 30, weight decay 1.2e-6).  onparse's side computes the loss with the
-trainer's own objective (``onparse.train.objective``), so it measures what ``onparse train``
+trainer's own objective (``onparse.training.train.objective``), so it measures what ``onparse train``
 runs (in fp32: the trainer's bf16 autocast on CUDA is not used here).  Rounds alternate A B A B; the medians are
 compared.  Also printed: model GFLOP/s (matrix products only, forward + backward counted as
 3x forward) next to this machine's fp32 matmul peak (a 2048-cube ``torch.mm``), and peak memory.
@@ -72,7 +72,7 @@ class OnparseRunner:
 
     def __init__(self, c, data, device, seed, implementation="fast"):
         from onparse.model import ModelConfig, ONLSTMLanguageModel
-        from onparse.train import objective
+        from onparse.training.recipe import objective
 
         torch.manual_seed(seed)
         cfg = ModelConfig(vocab_size=c["vocab"], embedding_size=c["emsize"], hidden_size=c["nhid"],

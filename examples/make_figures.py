@@ -63,9 +63,13 @@ def main(argv=None) -> int:
     import torch
 
     import onparse
-    from onparse.figures import plot_eval_with_baselines, plot_log, plot_sentence, read_log
+    from onparse.figures import plot_eval_with_baselines, plot_log
+    from onparse.sentence_figure import plot_sentence
+    from onparse.training_log import read_log
     from onparse.pretrained import DEFAULT_NAME, default_model_path
-    from onparse.show import read_gold, render_view, views_from_lines
+    from onparse.gold_trees import read_gold
+    from onparse.induce import views_from_lines
+    from onparse.show import render_view
     from onparse.treebank import load_gold
     from onparse.trees import leaves
 

@@ -47,7 +47,7 @@ RULE_V2 = ("of every seed x layers 2 and 3 x decoders onlstm and split, the half
 
 
 def members_for(n_seeds: int):
-    from onparse.bundle import Member
+    from onparse.members import Member
 
     return [Member(m, layer, decoder) for m in range(n_seeds) for layer in LAYERS for decoder in DECODERS]
 

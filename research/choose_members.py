@@ -65,7 +65,7 @@ def chosen(rows, lm_only=False):
 
 def choose(models, bundle_path):
     from onparse.api import load
-    from onparse.bundle import default_members
+    from onparse.members import default_members
     from onparse.treebank import load_gold
 
     parser = load(models, "cpu")
@@ -104,12 +104,12 @@ def choose(models, bundle_path):
 
 
 def write_bundle(models, path, best, lm):
-    from onparse.bundle import Member, save_bundle
-    from onparse.checkpoint import load_checkpoint
+    from onparse.members import Member
+    from onparse.bundle import load_model_file, save_bundle
 
     blobs, meta = [], None
     for model in models:
-        blob = load_checkpoint(model, bundles=True)
+        blob = load_model_file(model)
         if meta is None:
             meta = dict(blob.get("metadata") or {})
         blobs.extend(blob["models"] if "models" in blob else [blob])
@@ -131,7 +131,7 @@ def test(bundle_path):
     """Score the shipped bundle, its LM-only candidate and right-branching on the test half."""
     from onparse.api import load
     from onparse.baselines import baseline_trees
-    from onparse.bundle import Member
+    from onparse.members import Member
     from onparse.metrics import evaluate
     from onparse.treebank import load_gold
 
@@ -163,9 +163,10 @@ def test(bundle_path):
 def record_scores(bundle_path, rows):
     """Write the test-half scores into the bundle's metadata (``onparse info`` shows them; its
     weights and their checksums are untouched)."""
-    from onparse.checkpoint import load_checkpoint, write_atomically
+    from onparse.bundle import load_model_file
+    from onparse.checkpoint import write_atomically
 
-    blob = load_checkpoint(bundle_path, bundles=True)
+    blob = load_model_file(bundle_path)
     blob["metadata"]["scores"] = rows
     blob["metadata"]["scores_gold"] = "the test half of the sample (section 01), never chosen from"
     write_atomically(bundle_path, blob)

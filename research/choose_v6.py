@@ -63,7 +63,7 @@ def name_of(members, voters, ties) -> str:
 
 def choose(bundle_path):
     from onparse.api import load
-    from onparse.bundle import Member
+    from onparse.members import Member
     from onparse.treebank import load_gold
 
     ranked = ranked_members()
@@ -104,7 +104,8 @@ def choose(bundle_path):
 
 
 def write_bundle(paths, path, best, lm):
-    from onparse.bundle import Member, save_bundle
+    from onparse.members import Member
+    from onparse.bundle import save_bundle
     from onparse.checkpoint import load_checkpoint
 
     blobs = [load_checkpoint(p) for p in paths]

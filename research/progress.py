@@ -26,14 +26,11 @@ MEMBERS = [(2, "onlstm"), (2, "split"), (3, "onlstm"), (3, "split")]
 
 def epoch_log(run: str) -> dict:
     """``{epoch: {"valid_ppl", "hours"}}`` from a run's metrics.jsonl (hours: training time so far)."""
-    out, hours = {}, 0.0
-    with open(os.path.join(run, "metrics.jsonl"), encoding="utf-8") as handle:
-        for line in handle:
-            record = json.loads(line)
-            if record.get("event") == "epoch":
-                hours += (record.get("epoch_time_s") or 0.0) / 3600
-                out[record["epoch"]] = {"valid_ppl": record.get("valid_ppl"), "hours": hours}
-    return out
+    from onparse.training_log import read_log
+
+    log = read_log(run)
+    hours = log.hours()
+    return {e: {"valid_ppl": ppl, "hours": hours[e]} for e, ppl in zip(log.epochs, log.valid_ppl)}
 
 
 def previous_scores(path: str) -> dict:
@@ -46,7 +43,7 @@ def previous_scores(path: str) -> dict:
 
 def score_snapshot(path: str, golds) -> dict:
     from onparse.api import load
-    from onparse.bundle import Member
+    from onparse.members import Member
 
     parser = load(path, "cpu").with_members([Member(0, layer, d) for layer, d in MEMBERS])
     out = {}

@@ -57,7 +57,7 @@ def score_bundle(path: str, golds) -> dict:
     """The bundle's average, each member, and each seed's own 4-member average, per gold set."""
     from onparse.api import load
     from onparse.average import average_trees_batch
-    from onparse.bundle import default_members
+    from onparse.members import default_members
     from onparse.metrics import evaluate
 
     parser = load(path, "cpu")

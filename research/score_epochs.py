@@ -1,6 +1,7 @@
 """Score every kept epoch of the campaign's runs on the dev half of the sample (issue 32, point 3).
 
     python research/score_epochs.py runs/small-conll2000-s1 runs/small-conll2000+press-s1
+    python research/score_epochs.py --gold alpino-dev --records research/languages-dev.jsonl runs/small-alpino-s1
 
 For each run folder and each ``epoch-NNN.pt`` not yet in ``research/campaign-dev.jsonl``, one
 record: the run's recipe (preset, corpus, seed), the epoch, its validation perplexity and
@@ -8,8 +9,9 @@ training hours (from ``metrics.jsonl``), and sentence F1 (ON-LSTM convention) on
 ``wsj-sample-dev`` and on its sentences of at most 10 words for every single member (layers
 1-3 x both decoders) and the average of layers 2 and 3 (paper decoder) with one right-branching
 voter and ties ``right`` (rule v5's shape; an average of one run's two members without a voter
-is its first member, so none is recorded).  Dev may choose
-anything; the test half is never read here.  ``--table`` prints the records as a Markdown table.
+is its first member, so none is recorded).  ``--gold`` names another dev set (``alpino-dev``
+for the Dutch runs, rule v7; its sentences of at most 10 words are the ``10`` scores) and
+``--records`` another file.  Dev may choose anything; the test half is never read here.  ``--table`` prints the records as a Markdown table.
 """
 import argparse
 import glob
@@ -28,30 +30,26 @@ AVERAGES = {"avg L2,3 onlstm + right, ties right": (("right",), "right")}
 
 def run_log(run: str) -> dict:
     """``{"recipe": ..., "epochs": {epoch: {"valid_ppl", "hours"}}}`` from a run's metrics.jsonl."""
-    recipe, epochs, seconds = {}, {}, 0.0
-    with open(os.path.join(run, "metrics.jsonl"), encoding="utf-8") as handle:
-        for line in handle:
-            record = json.loads(line)
-            if record.get("event") == "start" and not recipe:
-                recipe = {"preset": record.get("preset"), "corpus": (record.get("corpus") or {}).get("source"),
-                          "seed": (record.get("config") or {}).get("seed"),
-                          "hidden_size": (record.get("config") or {}).get("hidden_size")}
-            if record.get("event") == "epoch":
-                seconds += record.get("epoch_time_s") or 0.0
-                epochs[record["epoch"]] = {"valid_ppl": record.get("valid_ppl"), "hours": seconds / 3600}
-    return {"recipe": recipe, "epochs": epochs}
+    from onparse.training_log import read_log
+
+    log = read_log(run)
+    hours = log.hours()
+    recipe = {"preset": log.preset, "corpus": log.corpus, "seed": log.seed,
+              "hidden_size": (log.config or {}).get("hidden_size")}
+    return {"recipe": recipe, "epochs": {e: {"valid_ppl": ppl, "hours": hours[e]}
+                                         for e, ppl in zip(log.epochs, log.valid_ppl)}}
 
 
-def done() -> set:
-    if not os.path.exists(RECORDS):
+def done(records: str = RECORDS) -> set:
+    if not os.path.exists(records):
         return set()
-    with open(RECORDS, encoding="utf-8") as handle:
+    with open(records, encoding="utf-8") as handle:
         return {(r["run"], r["epoch"]) for r in map(json.loads, handle)}
 
 
 def score(path: str, gold, short_index) -> dict:
     from onparse.api import load
-    from onparse.bundle import Member, default_members
+    from onparse.members import Member, default_members
     from onparse.metrics import evaluate
 
     parser = load(path, "cpu").with_members([Member(0, layer, d) for layer, d in SINGLES])
@@ -71,8 +69,8 @@ def score(path: str, gold, short_index) -> dict:
     return out
 
 
-def table() -> str:
-    with open(RECORDS, encoding="utf-8") as handle:
+def table(records: str = RECORDS) -> str:
+    with open(records, encoding="utf-8") as handle:
         rows = [json.loads(line) for line in handle]
     keys = ["L1 onlstm", "L2 onlstm", "L3 onlstm", "L2 split", "L3 split"] + list(AVERAGES)
     lines = ["| run | epoch | hours | valid ppl | " + " | ".join(keys) + " |",
@@ -87,15 +85,19 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("runs", nargs="*")
     ap.add_argument("--table", action="store_true", help="print the records as a Markdown table")
+    ap.add_argument("--gold", default="wsj-sample-dev", help="the dev set [default: wsj-sample-dev]")
+    ap.add_argument("--records", default=RECORDS, help="the JSON-lines file of scores [default: campaign-dev.jsonl]")
     args = ap.parse_args()
     if args.table:
-        print(table())
+        print(table(args.records))
         return
+    if "test" in args.gold:
+        ap.error("only a dev set may be scored here")
     from onparse.treebank import load_gold
 
-    gold = load_gold("wsj-sample-dev")
+    gold = load_gold(args.gold)
     short_index = [i for i, s in enumerate(gold) if len(s) <= 10]
-    seen = done()
+    seen = done(args.records)
     for run in args.runs:
         log = run_log(run)
         name = os.path.basename(os.path.normpath(run))
@@ -105,7 +107,7 @@ def main():
                 continue
             record = {"run": name, **log["recipe"], "epoch": epoch, **log["epochs"][epoch],
                       "dev": score(path, gold, short_index)}
-            with open(RECORDS, "a", encoding="utf-8") as out:
+            with open(args.records, "a", encoding="utf-8") as out:
                 out.write(json.dumps(record) + "\n")
             print(f"{name} epoch {epoch}: valid ppl {record['valid_ppl']:.1f}, dev L2 / L3 onlstm "
                   f"{100 * record['dev']['L2 onlstm']['all']:.1f} / {100 * record['dev']['L3 onlstm']['all']:.1f}",

@@ -7,7 +7,8 @@ import torch
 import onparse
 from onparse.api import CHUNK, load, to_nltk
 from onparse.average import average_trees
-from onparse.bundle import Member, save_bundle
+from onparse.members import Member
+from onparse.bundle import load_model_file, save_bundle
 from onparse.checkpoint import load_checkpoint, save_checkpoint
 from onparse.errors import OnparseError
 from onparse.model import ModelConfig, ONLSTMLanguageModel
@@ -59,16 +60,16 @@ def test_strings_are_tokenised_lists_are_used_as_given(paths):
 
 
 def test_parse_sents_keeps_order_and_runs_in_batches(paths, monkeypatch):
-    import onparse.distances as distances
+    import onparse.api as api
 
     calls = []
-    real = distances.sentence_distances
+    real = api.sentence_distances
 
     def counting(model, sentences, *args, **kwargs):
         calls.append(len(sentences))
         return real(model, sentences, *args, **kwargs)
 
-    monkeypatch.setattr(distances, "sentence_distances", counting)
+    monkeypatch.setattr(api, "sentence_distances", counting)
     parser = load(paths[0], "cpu")
     rng = np.random.default_rng(0)
     sentences = [" ".join(rng.choice(WORDS, size=rng.integers(1, 12))) for _ in range(50)] + ["", "a cat"]
@@ -107,7 +108,7 @@ def test_int8_bundle_weights_are_close_and_a_quarter_of_the_size(paths, tmp_path
     for (name, x), y in zip(a.state_dict().items(), b.state_dict().values()):
         step = x.abs().amax(dim=-1, keepdim=True) / 127 if x.dim() >= 2 else x.abs().max() / 1000
         assert torch.all((x - y).abs() <= step / 2 + 1e-6), name
-    tensor_bytes = lambda path: sum(t.numel() * t.element_size() for m in load_checkpoint(path, bundles=True)["models"]  # noqa: E731
+    tensor_bytes = lambda path: sum(t.numel() * t.element_size() for m in load_model_file(path)["models"]  # noqa: E731
                                     for t in m["state_dict"].values())
     assert tensor_bytes(str(small)) < 0.35 * tensor_bytes(str(full))  # (tiny rows: the scales weigh more)
 

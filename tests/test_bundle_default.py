@@ -12,11 +12,13 @@ import pytest
 from conftest import write_corpus
 from onparse.agreement import MIN_WORDS, select
 from onparse.api import load
-from onparse.bundle import Member, save_bundle
+from onparse.members import Member
+from onparse.bundle import load_model_file, save_bundle
 from onparse.checkpoint import load_checkpoint
 from onparse.corpora import load_corpus, make_spec
 from onparse.text import is_word
-from onparse.train import PRESETS, RunOptions, train
+from onparse.training.config import PRESETS, RunOptions
+from onparse.training.train import train
 
 pytestmark = pytest.mark.usefixtures("one_thread", "nltk_treebank")
 
@@ -65,7 +67,7 @@ def expected_members(paths):
 
 
 def written(path):
-    blob = load_checkpoint(path, bundles=True)
+    blob = load_model_file(path)
     members = [Member.from_dict(m) for m in blob["members"]]
     seeds = [m["metadata"]["train_config"]["seed"] for m in blob["models"]]
     return blob, members, seeds, {m["metadata"]["weights"] for m in blob["models"]}

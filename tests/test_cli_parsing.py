@@ -43,8 +43,10 @@ def test_induce_file_formats_and_decoders(model_path, tmp_path):
     ptb = invoke(["induce", str(path), "-m", model_path, "--format", "ptb", "--decode", "split", "--layer", "1"])
     assert ptb.exit_code == 0, ptb.output
     assert ptb.stdout.splitlines()[3] == "(W dog)"
-    # `json` is an alias of `jsonl`; the old --tokenize / --keep-punct flags (now the defaults) still parse.
-    js = invoke(["induce", str(path), "-m", model_path, "--format", "json", "--tokenize", "--keep-punct"])
+    # `json` is an alias of `jsonl`; the old hidden --tokenize / --keep-punct flags are gone.
+    js = invoke(["induce", str(path), "-m", model_path, "--format", "json"])
+    for gone in ("--tokenize", "--keep-punct"):
+        assert invoke(["induce", str(path), "-m", model_path, gone]).exit_code == 2
     records = [json.loads(line) for line in js.stdout.splitlines()]
     assert js.stdout == invoke(["induce", str(path), "-m", model_path, "--format", "jsonl"]).stdout
     assert len(records) == 6 and records[1] == {"tokens": [], "tree": None, "distances": [], "oov": []}

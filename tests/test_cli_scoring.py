@@ -73,7 +73,7 @@ def test_eval_file_and_stdin_agree(right_wsj10, run, tmp_path):
 
 
 def test_eval_per_sentence(right_wsj10, run, tmp_path):
-    from onparse.show import read_gold
+    from onparse.gold_trees import read_gold
 
     out = tmp_path / "per.jsonl"
     result = run("eval", "--per-sentence", str(out), "-", input=right_wsj10)

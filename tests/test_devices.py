@@ -11,7 +11,8 @@ from onparse.devices import resolve_device, torch_threads
 from onparse.errors import OnparseError
 from onparse.model import ModelConfig, ONLSTMLanguageModel
 from onparse.perplexity import measure
-from onparse.train import PRESETS, RunOptions, train
+from onparse.training.config import PRESETS, RunOptions
+from onparse.training.train import train
 from onparse.vocab import Vocabulary
 
 

@@ -18,16 +18,18 @@ import pytest
 import torch
 from click.testing import CliRunner
 
-import onparse.train as train_module
+import onparse.training.train as train_module
 from conftest import save_tiny_checkpoint, write_corpus
-from onparse.checkpoint import (DIGEST_KEY, load_checkpoint, load_model, remove_stale_temp_files, weights_digest)
+from onparse.checkpoint import DIGEST_KEY, load_checkpoint, remove_stale_temp_files
+from onparse.model import load_model
+from onparse.weights import weights_digest
 from onparse.cli import main
 from onparse.distances import resolve_device, sentence_distances
 from onparse.errors import OnparseError
 from onparse.induce import read_lines
 from onparse.model import ModelConfig, ONLSTMLanguageModel
 from onparse.safeio import dumps, format_ppl
-from onparse.train import FolderLock, truncate_log
+from onparse.training.run_folder import FolderLock, MetricsLog, truncate_log
 
 pytestmark = pytest.mark.usefixtures("one_thread")
 
@@ -320,7 +322,7 @@ def test_a_full_disk_under_the_metrics_log_is_one_line():
     if not os.path.exists("/dev/full"):
         pytest.skip("needs /dev/full")
     with pytest.raises(OnparseError, match="cannot write /dev/full: No space left on device"):
-        train_module._Log("/dev/full", True).event("epoch", epoch=1)
+        MetricsLog("/dev/full", True).event("epoch", epoch=1)
 
 
 def test_an_unreadable_training_state_is_one_line(run_copy):
@@ -551,7 +553,7 @@ def test_show_layer_out_of_range_exits_2(model_file):
 
 
 def test_per_sentence_never_overwrites_an_input_and_is_checked_first(tmp_path, monkeypatch):
-    import onparse.metrics as metrics
+    import onparse.predicted as predicted
 
     gold = tmp_path / "gold.txt"
     gold.write_text("((the cat) (sat down))\n")
@@ -562,7 +564,7 @@ def test_per_sentence_never_overwrites_an_input_and_is_checked_first(tmp_path, m
         assert result.exit_code == 2 and f"is the {what}" in result.output
     assert pred.read_text() == "(the (cat (sat down)))\n" and gold.read_text() == "((the cat) (sat down))\n"
     scored = []
-    monkeypatch.setattr(metrics, "score_text", lambda *a, **k: scored.append(1))
+    monkeypatch.setattr(predicted, "score_text", lambda *a, **k: scored.append(1))
     result = invoke("eval", "--gold", gold, pred, "--per-sentence", tmp_path / "missing" / "per.jsonl")
     assert result.exit_code == 2 and "cannot write" in result.output and not scored
     baseline = invoke("baseline", "--gold", gold, "--kind", "right", "--score", "--per-sentence", gold)

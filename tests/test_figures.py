@@ -21,11 +21,13 @@ from click.testing import CliRunner
 from conftest import save_tiny_checkpoint
 from onparse.cli import main
 from onparse.errors import OnparseError
-from onparse.figures import (MISSING_MATPLOTLIB, TrainingLog, check_output_path, f1_by_length, length_bins,
-                             plot_eval, plot_eval_with_baselines, plot_log, plot_sentence, read_log,
-                             require_matplotlib, tree_layout)
+from onparse.figures import (MISSING_MATPLOTLIB, check_output_path, f1_by_length, length_bins, plot_eval,
+                             plot_eval_with_baselines, plot_log, require_matplotlib)
+from onparse.sentence_figure import plot_sentence, tree_layout
+from onparse.training_log import TrainingLog, read_log
 from onparse.metrics import evaluate
-from onparse.show import make_view, read_gold
+from onparse.gold_trees import read_gold
+from onparse.show import make_view
 from onparse.trees import parse_brackets
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
@@ -112,7 +114,7 @@ def test_one_word_and_long_sentences_render(mpl, tmp_path):
 
 
 def test_bar_panel_limits():
-    from onparse.figures import _bar_limits
+    from onparse.sentence_figure import _bar_limits
 
     assert _bar_limits([0.2, 0.6], "unit") == (0.0, 1.0)
     low, high = _bar_limits([0.2, 0.6], "layer")  # 15% of the 0.4 range each side

@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 
 from onparse.api import Parser
 from onparse.average import average_trees
-from onparse.bundle import Member
+from onparse.members import Member
 from onparse.decode import decode
 from onparse.errors import OnparseError
 from onparse.induce import Shard, distance_lines, induce_lines, read_lines

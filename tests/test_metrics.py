@@ -12,18 +12,10 @@ import onparse
 from naive import differences, naive_scores, scores_of
 from onparse.baselines import baseline_trees, random_tree, right_branching
 from onparse.errors import OnparseError
-from onparse.metrics import (
-    CONVENTIONS,
-    SpanMetric,
-    corpus_prf,
-    evaluate,
-    kim_prf,
-    read_predictions,
-    score_text,
-    sentence_prf,
-    token_mismatch,
-    write_per_sentence,
-)
+from onparse.conventions import CONVENTIONS, corpus_prf, kim_prf, sentence_prf
+from onparse.metrics import SpanMetric, evaluate, write_per_sentence
+from onparse.predicted import read_predictions, score_text
+from onparse.token_match import token_mismatch
 from onparse.treebank import GoldSentence, read_gold_text
 from onparse.trees import spans_to_tree, to_brackets, tree_spans
 

@@ -404,7 +404,8 @@ def test_fused_loss_with_several_pending_backwards_and_without_grad():
 
 
 def test_checkpoint_round_trip(tmp_path):
-    from onparse.checkpoint import load_model, save_checkpoint
+    from onparse.checkpoint import save_checkpoint
+    from onparse.model import load_model
     from onparse.vocab import Vocabulary
 
     words = ["<unk>", "<eos>"] + [f"w{i}" for i in range(21)]

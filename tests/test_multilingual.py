@@ -19,8 +19,11 @@ def _need(name):
 
 def test_split_is_five_and_ten_percent_blocks():
     parts = [split_of(i, 7000) for i in range(7000)]
-    assert parts.count("valid") == 350 and parts.count("test") == 700
-    assert parts[:56] == ["train"] * 56 and parts[56:63] == ["valid"] * 7  # blocks of 7 sentences
+    assert parts.count("valid") == 350 and parts.count("dev") == 700 and parts.count("test") == 700
+    assert parts.count("train") == 7000 - 350 - 700 - 700
+    # blocks of 7 sentences: 3 train blocks, a dev block, 4 train blocks, a validation block
+    assert parts[:21] == ["train"] * 21 and parts[21:28] == ["dev"] * 7
+    assert parts[28:56] == ["train"] * 28 and parts[56:63] == ["valid"] * 7
 
 
 # Sentences, flat recoveries (left out of the gold), and words of the <=10-word held-out set.
@@ -33,11 +36,14 @@ def test_named_gold_sets(name):
     read = read_treebank(name)
     n, flat = EXPECTED[name]
     assert len(read.sexprs) == n and read.flat == flat
-    full, short, test, short_test = (load_gold(f"{name}{suffix}") for suffix in ("", "10", "-test", "10-test"))
+    full, short, dev, short_dev, test, short_test = (
+        load_gold(f"{name}{suffix}") for suffix in ("", "10", "-dev", "10-dev", "-test", "10-test"))
     assert len(full) == n - flat - sum(1 for s in read.sexprs if s is not None and not _has_word(s, full.tagset))
     assert all(len(s) <= 10 for s in short) and len(short) == sum(len(s) <= 10 for s in full)
     assert {s.source for s in short_test} <= {s.source for s in test} <= {s.source for s in full}
-    assert 0.08 * len(full) < len(test) < 0.12 * len(full)
+    assert {s.source for s in short_dev} <= {s.source for s in dev} <= {s.source for s in full}
+    assert not {s.source for s in dev} & {s.source for s in test}
+    assert 0.08 * len(full) < len(test) < 0.12 * len(full) and 0.08 * len(full) < len(dev) < 0.12 * len(full)
     assert full.tagset == TREEBANKS[name] and any("flat" in note for note in full.notes)
     # Tag sets drop punctuation and empty elements: no gold word is punctuation-only or *0*.
     from onparse.text import is_punct
@@ -56,9 +62,10 @@ def _has_word(sexpr, tagset):
 @pytest.mark.parametrize("name", list(TREEBANKS))
 def test_held_out_sentences_are_never_training_or_validation_text(name):
     _need(name)
-    test = {tuple(s.tokens) for s in load_gold(f"{name}-test")}
     seen = {tuple(s) for part in ("train", "valid") for s in text_sentences(name, part)}
-    assert test and not (test & seen - _duplicates(name))
+    for part in ("dev", "test"):
+        held_out = {tuple(s.tokens) for s in load_gold(f"{name}-{part}")}
+        assert held_out and not (held_out & seen - _duplicates(name))
 
 
 def _duplicates(name):

@@ -10,8 +10,10 @@ import torch
 from click.testing import CliRunner
 
 import onparse
-from onparse.bundle import Member, save_bundle
-from onparse.checkpoint import load_checkpoint, load_model, save_checkpoint
+from onparse.members import Member
+from onparse.bundle import save_bundle
+from onparse.checkpoint import load_checkpoint, save_checkpoint
+from onparse.model import load_model
 from onparse.cli import main
 from onparse.corpora import make_spec
 from onparse.errors import OnparseError

@@ -14,7 +14,7 @@ import pytest
 from click.testing import CliRunner
 
 from onparse import pretrained
-from onparse.bundle import Member
+from onparse.members import Member
 from onparse.cli import main
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -28,10 +28,10 @@ def invoke(*args, input=None):
 
 @pytest.fixture(scope="module")
 def blob():
-    from onparse.checkpoint import load_checkpoint
+    from onparse.bundle import load_model_file
 
     assert BUNDLED.is_file(), "the bundled model is missing: run `make model`"
-    return load_checkpoint(str(BUNDLED), bundles=True)
+    return load_model_file(str(BUNDLED))
 
 
 def _dev_trials(name):

@@ -20,10 +20,11 @@ from onparse.cli import main
 from onparse.decode import decode
 from onparse.errors import OnparseError
 from onparse.api import Parser
-from onparse.bundle import Member
+from onparse.members import Member
 from onparse.induce import induce_lines
-from onparse.show import (_bar_block, bar_levels, draw_bars, draw_tree, leaf_columns,
-                          make_view, read_gold, render_view, to_nltk, views_from_lines)
+from onparse.gold_trees import read_gold
+from onparse.induce import views_from_lines
+from onparse.show import _bar_block, bar_levels, draw_bars, draw_tree, leaf_columns, make_view, render_view, to_nltk
 from onparse.trees import leaves, spans_to_tree, to_brackets
 
 pytestmark = pytest.mark.usefixtures("one_thread")

@@ -99,7 +99,7 @@ def test_a_tag_set_no_preset_knows_falls_back_with_a_note(tmp_path):
 
 
 def test_predictions_may_keep_punctuation_that_their_tags_identify(tmp_path):
-    from onparse.metrics import score_text
+    from onparse.predicted import score_text
 
     gold = tmp_path / "g.mrg"
     gold.write_text(PTB + "\n")

@@ -16,13 +16,13 @@ import torch
 
 from conftest import write_corpus
 
-from onparse.checkpoint import load_checkpoint, load_model
+from onparse.checkpoint import load_checkpoint
+from onparse.model import load_model
 from onparse.corpora import load_corpus, make_spec
 from onparse.errors import OnparseError
-from onparse.train import (
-    PRESETS, ParameterAverager, RunOptions, TrainConfig, objective, preset, should_start_averaging, train,
-    window_length,
-)
+from onparse.training.config import PRESETS, RunOptions, TrainConfig, preset
+from onparse.training.recipe import ParameterAverager, objective, should_start_averaging, window_length
+from onparse.training.train import train
 
 
 
@@ -261,7 +261,7 @@ def assert_same_values(a, b, path="training"):
 
 
 def test_the_training_state_layout_and_its_round_trip(corpus, tmp_path):
-    from onparse.train_state import TrainingState
+    from onparse.training.state import TrainingState
 
     run(corpus, tmp_path / "r", tiny(nonmono=0, lr=20.0, epochs=4), max_steps=200)   # averaging, mid-epoch
     training = load_checkpoint(str(tmp_path / "r" / "last.pt"))["training"]
@@ -279,7 +279,7 @@ def test_the_training_state_layout_and_its_round_trip(corpus, tmp_path):
 
 
 def test_the_loop_sets_every_attribute_in_init(corpus, tmp_path, monkeypatch):
-    import onparse.train as train_module
+    import onparse.training.train as train_module
 
     seen = []
     real = train_module._Run.run
@@ -307,8 +307,16 @@ def test_resume_refuses_changed_settings(corpus, tmp_path):
     with pytest.raises(OnparseError, match="nothing to resume"):
         run(corpus, tmp_path / "elsewhere", resume=True)
     other = write_corpus(tmp_path / "other.txt", seed=1)
-    with pytest.raises(OnparseError, match="changed since the run started"):
+    with pytest.raises(OnparseError, match="cannot change the corpus"):
         train(tiny(), make_spec(other), RunOptions(out=str(tmp_path / "r"), resume=True, threads=1), "tiny")
+    with pytest.raises(OnparseError, match="cannot change the preset"):
+        train(tiny(), make_spec(corpus), RunOptions(out=str(tmp_path / "r"), resume=True, threads=1), "small")
+    mine = tmp_path / "mine.txt"                       # the same file, another text
+    mine.write_text(open(corpus).read())
+    run(mine, tmp_path / "m", max_steps=2)
+    mine.write_text(open(other).read())
+    with pytest.raises(OnparseError, match="changed since the run started"):
+        run(mine, tmp_path / "m", resume=True)
     fresh = run(corpus, tmp_path / "r", overwrite=True, max_steps=2)
     assert fresh.steps == 2 and [e["event"] for e in events(fresh.out)] == ["start", "stop"]
 

@@ -6,7 +6,7 @@
 Tree('X', [Tree('X', ['The', 'cat']), Tree('X', ['sat', Tree('X', ['on', Tree('X', ['the', 'mat'])])])])
 
 A parser holds one or more language models and one or more *members* (model, layer, decoder;
-:class:`onparse.bundle.Member`), and optionally *voters*, baseline trees that join the average
+:class:`onparse.members.Member`), and optionally *voters*, baseline trees that join the average
 (:data:`onparse.baselines.VOTER_KINDS`).  With one member and no voter a sentence's tree is that
 member's tree; otherwise it is the average of the members' and voters' trees, ties broken by the
 parser's tie rule (:mod:`onparse.average`).  The command line is a thin shell over this class.
@@ -25,12 +25,20 @@ from typing import Any, Dict, Iterable, Iterator, List, Optional, Sequence, Tupl
 from nltk.parse.api import ParserI
 
 from .agreement import MIN_WORDS, agreement_scores
-from .average import DEFAULT_TIES, check_ties
+from .average import DEFAULT_TIES, average_trees_batch, check_ties
 from .baselines import check_voters, voter_tree
-from .bundle import DEFAULT_DECODER, DEFAULT_LAYER, Member, bundle_voting, default_members
-from .decode import DECODERS, decode
+from .bundle import bundle_voting, load_model_file, save_models
+from .decode import decode
+from .distances import GATES, resolve_device, sentence_distances
 from .errors import OnparseError
+from .members import DEFAULT_DECODER, DEFAULT_LAYER, Member, check_layer, grid, member_decoder
+from .metrics import evaluate
+from .model import LoadedModel, model_from_blob
+from .perplexity import measure_model
+from .pretrained import DEFAULT_NAME, resolve
+from .progress import Progress
 from .text import PUNCT_POLICIES, Preprocessor, normalize_word
+from .treebank import Gold, load_gold
 
 #: Label of every internal node of the nltk trees a parser returns.
 NODE_LABEL = "X"
@@ -43,24 +51,22 @@ SentenceInput = Union[str, Sequence[str]]
 def load(model: Union[None, str, os.PathLike, Sequence[Union[str, os.PathLike]]] = None, device: str = "auto", *,
          layers: Optional[Sequence[int]] = None, decoders: Optional[Sequence[str]] = None,
          voters: Optional[Sequence[str]] = None, ties: Optional[str] = None,
-         batch_size: Optional[int] = None) -> "Parser":
+         batch_size: Optional[int] = None, verify: bool = True) -> "Parser":
     """Load a parser.
 
     ``model``: None (the model bundled with onparse), a checkpoint or bundle path, or a list of
     them (their trees are averaged).  ``device``: ``auto`` (a GPU when there is one), ``cpu``,
-    ``cuda`` or ``cuda:N``.  ``layers`` / ``decoders``: read trees off these layers (1-based) with
-    these decoders (:data:`onparse.decode.DECODERS`), for every model; by default a bundle's own
-    members and layer 2 with the paper's decoder for a checkpoint.  ``voters``: baseline trees
+    ``cuda`` or ``cuda:N``.  ``layers`` / ``decoders``: read trees off these layers (1-based, or
+    ``"all"``) with these decoders (:data:`onparse.decode.DECODERS`, or ``"all"``), for every
+    model; by default a bundle's own members and layer 2 with the paper's decoder for a
+    checkpoint (:func:`onparse.members.grid`).  ``voters``: baseline trees
     that join the average (``["right"]``; :data:`onparse.baselines.VOTER_KINDS`) and ``ties``:
     the average's tie rule (:data:`onparse.average.TIES`); by default the first bundle's own,
     else none and ``first``.  ``batch_size``: sentences per batch (default 64 on CPU, 512 on GPU).
+    ``verify=False`` loads files whose weights do not match their recorded checksum.
 
     Cost: reading the files (a second or two for the bundled model); nothing runs until asked.
     """
-    from .checkpoint import load_checkpoint, model_from_blob
-    from .distances import resolve_device
-    from .pretrained import DEFAULT_NAME, resolve
-
     if model is None or isinstance(model, (str, os.PathLike)):
         paths = [model]
     else:
@@ -72,7 +78,7 @@ def load(model: Union[None, str, os.PathLike, Sequence[Union[str, os.PathLike]]]
     for path in paths:
         file = resolve(None if path is None else os.fspath(path))
         name = DEFAULT_NAME if path is None else os.fspath(path)
-        blob = load_checkpoint(file, bundles=True)
+        blob = load_model_file(file, verify=verify)
         offset = len(models)
         if "models" in blob:  # a bundle
             for i, entry in enumerate(blob["models"]):
@@ -89,13 +95,10 @@ def load(model: Union[None, str, os.PathLike, Sequence[Union[str, os.PathLike]]]
             meta = dict(blob.get("metadata") or {})
         if metadata is None:
             metadata = meta
-    if layers is None and decoders is None:
-        members = own_members
-    else:
-        members = default_members(len(models), tuple(layers or (DEFAULT_LAYER,)),
-                                  tuple(decoders or (DEFAULT_DECODER,)))
+    if layers is not None or decoders is not None:
+        own_members = grid([m.model.config.n_layers for m in models], layers, decoders)
     own_voters, own_ties = voting or ((), DEFAULT_TIES)
-    return Parser(models, members, names, metadata or {}, batch_size=batch_size,
+    return Parser(models, own_members, names, metadata or {}, batch_size=batch_size,
                   voters=tuple(own_voters if voters is None else voters), ties=own_ties if ties is None else ties)
 
 
@@ -161,8 +164,6 @@ class Parser(ParserI):
     def from_model(cls, model, vocab, members: Optional[Sequence[Member]] = None, **options) -> "Parser":
         """A parser over one in-memory :class:`onparse.model.ONLSTMLanguageModel` and its
         :class:`onparse.vocab.Vocabulary` (default member: layer 2, the paper's decoder)."""
-        from .checkpoint import LoadedModel
-
         return cls([LoadedModel(model.eval(), vocab, {})],
                    list(members or [Member(0, DEFAULT_LAYER, DEFAULT_DECODER)]), ["model"], **options)
 
@@ -170,9 +171,8 @@ class Parser(ParserI):
         if not self.models or not self.members:
             raise OnparseError("a parser needs at least one model and one member")
         for m in self.members:
-            check_layer(self.models[m.model].model, m.layer)
-            if m.decoder not in DECODERS:
-                raise OnparseError(f"unknown decoder {m.decoder!r}; choose from {', '.join(DECODERS)}")
+            check_layer(m.layer, self.models[m.model].model.config.n_layers)
+            member_decoder(m.decoder)
         try:
             self.voters = check_voters(self.voters)
             check_ties(self.ties)
@@ -206,6 +206,19 @@ class Parser(ParserI):
         return Parser(self.models, list(members), self.names, self.metadata, self.batch_size, self.max_tokens,
                       tuple(self.voters if voters is None else voters), self.ties if ties is None else ties)
 
+    def with_grid(self, layers=None, decoders=None) -> "Parser":
+        """The same models read by every model x layer x decoder (:func:`onparse.members.grid`:
+        lists, or ``"all"``; None means layer 2 / the paper's decoder); voters and ties kept.
+        :class:`onparse.members.MemberError` for a layer or decoder that does not exist."""
+        return self.with_members(grid([m.model.config.n_layers for m in self.models], layers, decoders))
+
+    def save_bundle(self, path, *, weights: str = "float16", metadata: Optional[Dict[str, Any]] = None) -> None:
+        """Write the parser as a bundle file (:mod:`onparse.bundle`): the models its members read,
+        the members, voters and tie rule; ``weights``: how the weights are stored
+        (:data:`onparse.weights.WEIGHT_KINDS`).  ``load(path)`` gives the same trees back."""
+        save_models(path, self.models, self.members, weights=weights, metadata=metadata,
+                    voters=self.voters, ties=self.ties)
+
     def describe_average(self) -> str:
         """``layer 2 onlstm`` for one member, else :func:`average_label`."""
         if not self.averages:
@@ -233,8 +246,6 @@ class Parser(ParserI):
         ``progress(k)``: called with the sentences of each batch done, model after model.
         Cost: one batched forward pass per model (sentences sorted by length, batches bounded
         by ``batch_size`` sentences and ``max_tokens`` padded tokens); O(total words) memory."""
-        from .distances import sentence_distances
-
         out = []
         for index, loaded in enumerate(self.models):
             layers = [m.layer for m in self.members if m.model == index]
@@ -281,8 +292,6 @@ class Parser(ParserI):
         """The average of each sentence's member trees and the voters' trees over its tokens,
         by the parser's tie rule; a sentence too long to average gets its first member's tree
         and is counted in :attr:`too_long`."""
-        from .average import average_trees_batch
-
         voted = [list(trees) + [voter_tree(v, list(tokens)) for v in self.voters]
                  for trees, tokens in zip(per_sentence, token_lists)]
         out = average_trees_batch(voted, self.ties)
@@ -324,11 +333,9 @@ class Parser(ParserI):
     def distances(self, sentence: SentenceInput, layer: int = 2, gate: str = "forget", model: int = 0):
         """The distances of one sentence at ``layer`` (1-based) of model ``model``: a float32
         array of shape (n,), one value per token (:meth:`tokens` tells which tokens)."""
-        from .distances import GATES
-
         if gate not in GATES:
             raise OnparseError(f"unknown gate {gate!r}; choose from {', '.join(GATES)}")
-        check_layer(self.models[model].model, layer)
+        check_layer(layer, self.models[model].model.config.n_layers)
         tokens = self.tokens([sentence])
         reader = self.with_members([Member(model, layer, "onlstm")])
         return reader.model_distances(tokens)[model][0][layer - 1, GATES[gate]]
@@ -346,15 +353,7 @@ class Parser(ParserI):
         on stderr (:mod:`onparse.progress`).  Cost: the distances once for all members, then a
         decode per member and sentence.
         """
-        from .progress import Progress
-
-        from .metrics import evaluate
-        from .treebank import Gold, load_gold
-
-        parser = self
-        if layers is not None or decoders is not None:
-            parser = self.with_members(default_members(len(self.models), tuple(layers or (DEFAULT_LAYER,)),
-                                                       tuple(decoders or (DEFAULT_DECODER,))))
+        parser = self if layers is None and decoders is None else self.with_grid(layers, decoders)
         if not isinstance(gold, Gold):
             gold = load_gold(str(gold), ptb_root)
         tokens = [list(s.words) for s in gold]
@@ -385,7 +384,6 @@ class Parser(ParserI):
         tokens = [t for t in self.tokens(sentences) if len(t) >= min_words][:limit]
         if not tokens:
             raise OnparseError(f"no sentence of at least {min_words} words to measure agreement on")
-        from .progress import Progress
 
         n_models = len({m.model for m in self.members})
         with Progress("agreement", len(tokens) * n_models, "sentences", quiet) as bar:
@@ -411,18 +409,9 @@ class Parser(ParserI):
         Cost: per model, one forward pass over the text without gradients, on the parser's
         device; memory of the order of ``batch_size x bptt x vocabulary`` for the logits.
         """
-        from .perplexity import measure_model
-
         return [measure_model(loaded, corpus, split, fmt, batch_size, bptt,
                               name=self.names[i] if i < len(self.names) else f"model {i + 1}", quiet=quiet)
                 for i, loaded in enumerate(self.models)]
-
-
-def check_layer(model, layer: int) -> None:
-    """One-line OnparseError unless ``layer`` (1-based) is a layer of ``model``."""
-    n = model.config.n_layers
-    if not isinstance(layer, int) or not 1 <= layer <= n:
-        raise OnparseError(f"layer {layer} does not exist: the model has {n} layers (1..{n})")
 
 
 def to_nltk(tree) -> Any:

@@ -18,29 +18,28 @@ the file's tensors (a small file cannot make onparse allocate a huge model), the
 has ``vocab_size`` words, the weights match their recorded SHA-256 (files written before the
 checksum existed have none and still load) and hold no NaN or infinity.
 """
-import contextlib
-import contextvars
-import hashlib
 import os
 import re
 import tempfile
 import textwrap
-from typing import Any, Dict, NamedTuple, Optional
+import zipfile
+from typing import Any, Dict, Optional
 
 from .errors import OnparseError
+from .model_config import ModelConfig
 from .safeio import new_file_mode
+from .weights import SCALE_SUFFIX, weights_digest
 
 FORMAT = "onparse-checkpoint"
 VERSION = 1
-#: Several models in one file, with the member trees to average (:mod:`onparse.bundle`).
+#: Several models in one file, with the member trees to average (:mod:`onparse.bundle`); named
+#: here so that :func:`holds_model` knows both formats.
 BUNDLE_FORMAT = "onparse-bundle"
 #: Metadata key of the weights' checksum (:func:`weights_digest`).
 DIGEST_KEY = "weights_sha256"
 #: Name pattern of the temporary files of an unfinished save (the writer's pid inside).
 TEMP_PATTERN = re.compile(r"\.onparse-(?:(\d+)-)?.*\.tmp")
 
-# Whether load_checkpoint compares the weights with their checksum (`--no-verify` turns it off).
-_VERIFY: contextvars.ContextVar = contextvars.ContextVar("onparse_verify_checksums", default=True)
 
 
 def save_checkpoint(path, *, config: Dict[str, Any], vocab, state_dict, metadata=None,
@@ -63,8 +62,6 @@ def save_checkpoint(path, *, config: Dict[str, Any], vocab, state_dict, metadata
 def holds_model(path) -> bool:
     """True when the file at ``path`` is an onparse checkpoint or bundle, whichever run wrote it
     (the format name at the head of its pickle; reads a few hundred bytes, not the weights)."""
-    import zipfile
-
     try:
         if not os.path.isfile(path) or not zipfile.is_zipfile(path):
             return False
@@ -114,7 +111,7 @@ def _write_failure(err: BaseException, folder: str) -> str:
     except OSError:
         pass
     failed = [line for line in str(err).splitlines() if "failed" in line]   # torch: "... file write failed"
-    return _short(failed[-1].strip()) if failed else _first_line(err)
+    return _short(failed[-1].strip()) if failed else first_line(err)
 
 
 def remove_stale_temp_files(folder: str) -> list:
@@ -144,54 +141,27 @@ def _alive(pid: int) -> bool:
     return True
 
 
-def weights_digest(state_dict) -> str:
-    """SHA-256 (hex) of a state dict: every tensor's name, dtype, shape and bytes, in name order.
-
-    Stored in the metadata by :func:`save_checkpoint` and compared by :func:`load_checkpoint`,
-    so that a flipped byte in the weights is caught.  Cost: one pass over the weights
-    (about 0.1 s per 100 MB)."""
-    import torch
-
-    digest = hashlib.sha256()
-    for name in sorted(state_dict):
-        tensor = state_dict[name]
-        digest.update(f"{name}\0{tensor.dtype}\0{tuple(tensor.shape)}\0".encode())
-        flat = tensor.detach().to("cpu").contiguous().reshape(-1)
-        digest.update(flat.view(torch.uint8).numpy())
-    return digest.hexdigest()
-
-
-@contextlib.contextmanager
-def checksums_unverified():
-    """Within the block, :func:`load_checkpoint` does not compare weights with their checksum
-    (``--no-verify``: to rescue a damaged file)."""
-    token = _VERIFY.set(False)
-    try:
-        yield
-    finally:
-        _VERIFY.reset(token)
-
-
-def load_checkpoint(path, map_location="cpu", *, bundles: bool = False) -> Dict[str, Any]:
-    """Read and validate a checkpoint; a missing, corrupt or foreign file is a one-line OnparseError.
-
-    With ``bundles``, a bundle file (:mod:`onparse.bundle`) is accepted too and returned as read,
-    each of its models checked as a checkpoint is."""
+def read_file(path, map_location="cpu") -> Any:
+    """What ``torch.load`` reads from ``path`` with ``weights_only`` (no code runs); a missing or
+    unreadable file is a one-line OnparseError."""
     import torch
 
     if not os.path.isfile(path):
         raise OnparseError(f"checkpoint not found: {path}")
     try:
-        blob = torch.load(path, map_location=map_location, weights_only=True)
+        return torch.load(path, map_location=map_location, weights_only=True)
     except Exception as err:  # torch raises many types for a bad file
         raise OnparseError(f"cannot read checkpoint {path}: not an onparse checkpoint ({_load_failure(err)})") from None
-    if bundles and isinstance(blob, dict) and blob.get("format") == BUNDLE_FORMAT:
-        from .bundle import check_bundle
 
-        check_bundle(blob, path)
-        for i, entry in enumerate(blob["models"]):
-            check_contents(entry, f"{path} (model {i + 1})")
-        return blob
+
+def load_checkpoint(path, map_location="cpu", *, verify: bool = True) -> Dict[str, Any]:
+    """Read and validate a checkpoint; a missing, corrupt or foreign file is a one-line
+    OnparseError.  ``verify=False`` skips the weights' checksum (to rescue a damaged file)."""
+    return check_checkpoint(read_file(path, map_location), path, verify=verify)
+
+
+def check_checkpoint(blob: Any, path, *, verify: bool = True) -> Dict[str, Any]:
+    """``blob`` if it is a valid checkpoint dict read from ``path`` (see :func:`check_contents`)."""
     if not isinstance(blob, dict) or blob.get("format") != FORMAT:
         raise OnparseError(f"{path} is not an onparse checkpoint")
     if blob.get("version") != VERSION:
@@ -199,7 +169,7 @@ def load_checkpoint(path, map_location="cpu", *, bundles: bool = False) -> Dict[
     for key in ("config", "vocab", "state_dict"):
         if key not in blob:
             raise OnparseError(f"{path}: checkpoint lacks '{key}'")
-    check_contents(blob, path)
+    check_contents(blob, path, verify=verify)
     return blob
 
 
@@ -208,7 +178,7 @@ def _short(line: str, width: int = 200) -> str:
     return textwrap.shorten(line, width, placeholder=" ...")
 
 
-def _first_line(err: BaseException) -> str:
+def first_line(err: BaseException) -> str:
     lines = [line.strip() for line in str(err).splitlines() if line.strip()]
     return _short(lines[0]) if lines else type(err).__name__
 
@@ -229,15 +199,14 @@ def _load_failure(err: BaseException) -> str:
     return _short((useful or lines or [type(err).__name__])[0])
 
 
-def check_contents(blob: Dict[str, Any], path) -> None:
+def check_contents(blob: Dict[str, Any], path, *, verify: bool = True) -> None:
     """Validate a checkpoint dict before anything is built from it (see the module docstring);
-    OnparseError naming ``path`` at the first problem."""
-    from .model import ModelConfig
-
+    OnparseError naming ``path`` at the first problem.  ``verify``: compare the weights with
+    their recorded checksum."""
     try:
         config = ModelConfig.from_dict(blob["config"])
     except (TypeError, ValueError) as err:
-        raise OnparseError(f"{path}: unusable model config ({_first_line(err)})") from None
+        raise OnparseError(f"{path}: unusable model config ({first_line(err)})") from None
     vocab, meta = blob["vocab"], blob.get("metadata", {})
     if not isinstance(vocab, (list, tuple)) or not all(isinstance(w, str) for w in vocab):
         raise OnparseError(f"{path}: the vocabulary is not a list of words")
@@ -249,7 +218,7 @@ def check_contents(blob: Dict[str, Any], path) -> None:
     weights = _checked_tensors(blob["state_dict"], path)
     _check_shapes(config, weights, path)
     recorded = meta.get(DIGEST_KEY)
-    if recorded is not None and _VERIFY.get() and recorded != weights_digest(weights):
+    if recorded is not None and verify and recorded != weights_digest(weights):
         raise OnparseError(f"{path}: the weights do not match their checksum (the file is damaged or was "
                            "altered); pass --no-verify to load it anyway")
     bad = [name for name, t in weights.items() if t.is_floating_point() and not bool(t.isfinite().all())]
@@ -279,8 +248,6 @@ def _check_shapes(config, weights: Dict[str, Any], path) -> None:
         raise OnparseError(f"{path}: config says {config.n_layers:,} layers, the file holds {len(weights)} tensors")
     import torch
 
-    from .bundle import SCALE_SUFFIX
-
     for name, shape in config.parameter_shapes().items():
         if name not in weights:
             raise OnparseError(f"{path}: the weights lack {name}")
@@ -295,35 +262,3 @@ def _check_shapes(config, weights: Dict[str, Any], path) -> None:
                                   or tuple(scale.shape) != (shape[0],)):
             raise OnparseError(f"{path}: weight {name} is {tensor.dtype} with scales of shape {tuple(scale.shape)}: "
                                f"expected int8 with {shape[0]} floating-point scales")
-
-
-class LoadedModel(NamedTuple):
-    model: Any        # onparse.model.ONLSTMLanguageModel, in eval mode
-    vocab: Any        # onparse.vocab.Vocabulary
-    metadata: Dict[str, Any]
-
-
-def load_model(path, device="cpu") -> LoadedModel:
-    """Rebuild the model saved in ``path`` on ``device``, in eval mode."""
-    return model_from_blob(load_checkpoint(path, map_location="cpu"), path, device)
-
-
-def model_from_blob(blob: Dict[str, Any], path, device="cpu") -> LoadedModel:
-    """Build the model a checkpoint dict (or one model entry of a bundle) describes, in eval
-    mode on ``device``; ``path`` names the file in errors.  int8 weights are dequantised."""
-    from .bundle import dequantize
-    from .model import ModelConfig, ONLSTMLanguageModel
-    from .vocab import Vocabulary
-
-    try:
-        config = ModelConfig.from_dict(blob["config"])
-        model = ONLSTMLanguageModel(config)
-        model.load_state_dict(dequantize(blob["state_dict"]))
-    except (TypeError, ValueError, KeyError, RuntimeError) as err:
-        raise OnparseError(f"{path}: checkpoint does not match this onparse version's model ({_first_line(err)})")
-    model.to(device).eval()
-    try:
-        vocab = Vocabulary(blob["vocab"])
-    except OnparseError as err:
-        raise OnparseError(f"{path}: {err}") from None
-    return LoadedModel(model, vocab, blob.get("metadata", {}))

@@ -41,11 +41,9 @@ normalised words.  Sources (the ``--corpus`` argument of ``onparse train``):
 Every word is normalised with :func:`onparse.text.normalize_word` (lowercase, digit runs to
 ``N``) except in the PTB format.
 
-Held-out split (when no validation file is given): the sentences are cut into consecutive
-blocks of ``max(1, n // 1000)`` sentences; block ``j`` goes to validation when ``j % 20 == 18``,
-to test when ``j % 20 == 19``, to training otherwise.  About 5% each, spread over the whole
-corpus in paragraph-sized runs (so every source and every part of a file is represented), and
-independent of any random seed.
+Held-out split (when no validation file is given): :mod:`onparse.splits`'s rule with its text
+layout, about 5% validation and 5% test, spread over the whole corpus in paragraph-sized runs
+(so every source and every part of a file is represented), and independent of any random seed.
 """
 import functools
 import os
@@ -53,8 +51,12 @@ import re
 from dataclasses import dataclass
 from typing import Iterable, List, Optional, Sequence, Tuple
 
+from .data import require
 from .errors import OnparseError
+from .multilingual import text_sentences
+from .splits import PERIOD as HELD_OUT_PERIOD, TEXT_LAYOUT, split
 from .text import WORD_TAGS, normalize_word, tokenize, words_of
+from .treebank import load_gold
 
 Sentence = List[str]
 
@@ -68,8 +70,6 @@ DEFAULT = "news"
 FORMATS = ("auto", "text", "tokens", "ptb")
 SPLITS = ("train", "valid", "test", "all")
 
-#: One held-out block in HELD_OUT_PERIOD goes to validation, the next to test.
-HELD_OUT_PERIOD = 20
 _BROWN_SUFFIX = re.compile(r"(-(HL|TL|NC))+$")
 _LETTER = re.compile(r"[A-Za-z]")
 
@@ -164,8 +164,6 @@ def news_sentences() -> List[Sentence]:
 def abc_sentences() -> List[Sentence]:
     """NLTK's ``abc`` corpus (rural news, then science), split into sentences and words as raw
     text is (module docstring); sentences left without words are skipped."""
-    from .data import require
-
     require("abc")
     import nltk
     from nltk.tokenize.punkt import PunktSentenceTokenizer
@@ -204,16 +202,12 @@ def holds_evaluation_text(sentence: Sequence[str], held_out: frozenset, by_head:
 def evaluation_sentences() -> frozenset:
     """Word tuples of every sentence of NLTK's ``treebank`` sample, as the gold reads them:
     the text no training corpus may hold."""
-    from .treebank import load_gold
-
     return frozenset(load_gold("wsj").tokens)
 
 
 def _read_held_out(parts: Sequence[str]) -> List[Sentence]:
     """The sentences of ``parts`` (``conll2000``, ``press``, ``abc``, in that order), less every
     one that :func:`holds_evaluation_text`."""
-    from .data import require
-
     held_out = evaluation_sentences()
     by_head: dict = {}
     for needle in held_out:
@@ -253,8 +247,6 @@ def brown_sentences(fileids: Optional[Sequence[str]] = None) -> List[Sentence]:
 
 
 def _read_wsj() -> List[Sentence]:
-    from .data import require
-
     require("treebank")
     require("conll2000")
     from nltk.corpus import conll2000, treebank
@@ -268,8 +260,6 @@ BROWN_PRESS = ("news", "editorial", "reviews")
 
 
 def _read_brown(fileids=None, categories=None) -> List[Sentence]:
-    from .data import require
-
     require("brown")
     from nltk.corpus import brown
 
@@ -322,7 +312,7 @@ def read_sentences(path: str, fmt: str = "auto") -> List[Sentence]:
 
 
 def held_out_split(sentences: Sequence[Sentence]) -> Tuple[List[Sentence], List[Sentence], List[Sentence]]:
-    """Deterministic (train, valid, test) split of ``sentences`` (rule in the module docstring).
+    """Deterministic (train, valid, test) split of ``sentences`` (:data:`onparse.splits.TEXT_LAYOUT`).
 
     >>> tr, va, te = held_out_split([[str(i)] for i in range(40)])
     >>> [s[0] for s in va], [s[0] for s in te], len(tr)
@@ -332,12 +322,8 @@ def held_out_split(sentences: Sequence[Sentence]) -> Tuple[List[Sentence], List[
     if n < HELD_OUT_PERIOD:
         raise OnparseError(f"corpus has only {n} sentences; at least {HELD_OUT_PERIOD} are needed to hold "
                            "out validation and test sentences (or pass a validation file)")
-    block = max(1, n // 1000)
-    parts = ([], [], [])
-    for i, sent in enumerate(sentences):
-        j = (i // block) % HELD_OUT_PERIOD
-        parts[1 if j == HELD_OUT_PERIOD - 2 else 2 if j == HELD_OUT_PERIOD - 1 else 0].append(list(sent))
-    return parts
+    parts = split(sentences, TEXT_LAYOUT)
+    return tuple([list(s) for s in parts[name]] for name in ("train", "valid", "test"))
 
 
 def load_corpus(spec: CorpusSpec) -> Corpus:
@@ -346,8 +332,6 @@ def load_corpus(spec: CorpusSpec) -> Corpus:
         train, valid, test = held_out_split(wsj_sentences())
         return Corpus(spec.source, train + brown_sentences(), valid, test)
     if spec.source in TREEBANK_NAMES:
-        from .multilingual import text_sentences
-
         return Corpus(spec.source, *(text_sentences(spec.source, part) for part in ("train", "valid", "test")))
     if spec.is_named:
         sentences = [list(s) for s in _named_sentences(spec.source)]

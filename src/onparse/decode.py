@@ -103,10 +103,13 @@ def split_tree(distances: Sequence[float], leaves: Sequence):
     return built[root]
 
 
+def check_decoder(name: str) -> str:
+    """``name`` when it is one of :data:`DECODERS`; ValueError naming the choices otherwise."""
+    if name not in DECODERS:
+        raise ValueError(f"unknown decoder {name!r}; choose from {', '.join(DECODERS)}")
+    return name
+
+
 def decode(distances: Sequence[float], leaves: Sequence, method: str = "onlstm"):
     """Tree over ``leaves`` by ``method`` (one of :data:`DECODERS`)."""
-    if method == "onlstm":
-        return onlstm_tree(distances, leaves)
-    if method == "split":
-        return split_tree(distances, leaves)
-    raise ValueError(f"unknown decoder {method!r}; choose from {', '.join(DECODERS)}")
+    return (onlstm_tree if check_decoder(method) == "onlstm" else split_tree)(distances, leaves)

@@ -20,6 +20,9 @@ before the next one is read.
 Sharding: :class:`Shard` ``K/N`` reads the K-th of N contiguous line ranges of a file, cut at
 line starts nearest to equal byte offsets, so that the N parts, concatenated in order, are
 exactly the single-process output (no part needs to read the others' lines).
+
+:func:`views_from_lines` gives ``onparse show`` its views (:mod:`onparse.show`) the same way,
+one line at a time.
 """
 import json
 import os
@@ -27,8 +30,13 @@ import stat
 import sys
 from typing import IO, Callable, Dict, Iterable, Iterator, List, NamedTuple, Optional, Sequence, Tuple
 
+from .distances import GATES
 from .errors import OnparseError
+from .members import DEFAULT_DECODER, Member
+from .safeio import MAX_LINE_BYTES, bounded_lines
+from .show import GoldTree, SentenceView, make_view
 from .text import normalize_word
+from .trees import to_brackets, to_ptb
 
 FORMATS = ("brackets", "ptb", "jsonl")
 DISTANCE_FORMATS = ("tsv", "jsonl")
@@ -77,16 +85,14 @@ def _line_number_at(path: str, offset: int) -> int:
     return count + 1
 
 
-def read_lines(path: str, shard: Optional[Shard] = None, max_line_bytes: Optional[int] = None) -> Iterator[str]:
+def read_lines(path: str, shard: Optional[Shard] = None, max_line_bytes: int = MAX_LINE_BYTES) -> Iterator[str]:
     """Yield the lines of ``path`` (``-`` = standard input) as text without their line ending.
 
     Lines end at ``\\n`` (a ``\\r`` before it is dropped too); a last line without a newline
     counts.  Input must be UTF-8 (a byte-order mark at the start is skipped): other bytes raise
     :class:`OnparseError` naming the line, as does a line longer than ``max_line_bytes``
-    (default: :func:`onparse.safeio.line_limit`) or a read error.  ``shard`` needs a regular file.
+    (``--max-line-bytes``) or a read error.  ``shard`` needs a regular file.
     """
-    from .safeio import bounded_lines
-
     name = "<stdin>" if path == "-" else path
     if shard is not None and shard.count == 1:
         shard = None
@@ -163,8 +169,6 @@ def _windows(lines: Iterable[str], size: int) -> Iterator[List[str]]:
 
 def format_tree(tree, fmt: str) -> str:
     """One output line for a decoded tree (a leaf for one-word sentences)."""
-    from .trees import to_brackets, to_ptb
-
     if fmt == "ptb":
         return to_ptb(tree)
     # A one-word tree is written "(word)" so that every line is a bracketed tree.
@@ -275,19 +279,6 @@ def induce_lines(lines: Iterable[str], parser, *, fmt: str = "brackets", tokeniz
         yield out
 
 
-def distance_columns(parser, layers: Sequence[int]) -> List[Tuple[int, int, str]]:
-    """``(model, layer, name)`` of each distance column: every model x layer; named ``2``
-    for one model, ``1.2`` (model 1, layer 2) for several."""
-    from .api import check_layer
-
-    columns = []
-    for m, loaded in enumerate(parser.models):
-        for layer in layers:
-            check_layer(loaded.model, layer)
-            columns.append((m, layer, f"{m + 1}.{layer}" if len(parser.models) > 1 else str(layer)))
-    return columns
-
-
 def distance_lines(lines: Iterable[str], parser, *, layers: Sequence[int], gate: str = "forget",
                    fmt: str = "tsv", tokenize: bool = True, punct: str = "vocab", header: bool = True,
                    window: int = WINDOW) -> Iterator[List[str]]:
@@ -296,19 +287,18 @@ def distance_lines(lines: Iterable[str], parser, *, layers: Sequence[int], gate:
 
     ``gate``: ``forget`` (d_f, used for parsing) or ``input`` (d_i).  ``tsv``: a header row
     ``token<TAB>layer 2 ...`` (with ``header``), then one ``token<TAB>value...`` row per word
-    (one value per column, :func:`distance_columns`) and a blank line after every sentence (so
+    (one value per column: every model x layer, named ``2`` for one model, ``1.2`` for model 1,
+    layer 2 of several) and a blank line after every sentence (so
     an empty sentence is just a blank line); ``jsonl``: ``{"tokens": [...], "gate": "forget",
     "distances": {"2": [...]}}`` per line.
     """
-    from .api import Member
-    from .distances import GATES
-
     _check_choice(gate, tuple(GATES), "gate")
     _check_choice(fmt, DISTANCE_FORMATS, "format")
     if not layers:
         raise ValueError("no layers to report")
-    columns = distance_columns(parser, layers)
-    reader = parser.with_members([Member(m, layer, "onlstm") for m, layer, _ in columns])
+    reader = parser.with_grid(layers, [DEFAULT_DECODER])    # every model x layer, checked
+    columns = [(m.model, m.layer, f"{m.model + 1}.{m.layer}" if len(parser.models) > 1 else str(m.layer))
+               for m in reader.members]
     prep = parser.preprocessor(tokenize, punct)
     g = GATES[gate]
     if fmt == "tsv" and header:
@@ -374,3 +364,37 @@ def steady_memory() -> bool:
 def _check_choice(value, choices, what):
     if value not in choices:
         raise ValueError(f"unknown {what} {value!r}; choose from {', '.join(choices)}")
+
+
+def views_from_lines(lines: Iterable[str], parser, *, golds: Optional[Sequence[GoldTree]] = None,
+                     tokenize: bool = True, punct: str = "vocab") -> Iterator[Tuple[int, Optional[SentenceView]]]:
+    """Run the parser (:class:`onparse.api.Parser`) over each line and yield ``(line number,
+    view)``; the view is None for a line with no words.  Lines are read one at a time (a
+    terminal user sees each answer at once).  ``golds``: one gold tree per non-empty line, in
+    order (checked against the words).  The bars show the distances of the model the first
+    member reads, at every layer; the tree is the parser's (an average with several members).
+    """
+    first = parser.members[0]
+    reader = parser.with_members([Member(first.model, parser.models[first.model].model.config.n_layers, "onlstm")]
+                                 + list(parser.members))
+    averaged = parser.averages
+    decoder = parser.describe_average() if averaged else first.decoder
+    prep = parser.preprocessor(tokenize, punct)
+    used = 0
+    for number, line in enumerate(lines, 1):
+        tokens = prep(line).tokens
+        if not tokens:
+            yield number, None
+            continue
+        gold = None
+        if golds is not None:
+            if used >= len(golds):
+                raise OnparseError(f"line {number}: no gold tree left (--gold gave {len(golds)})")
+            gold = golds[used]
+            used += 1
+        dists = reader.model_distances([tokens])
+        tree = parser.trees([tokens], dists)[0]
+        rows = dists[first.model][0][:, 0].tolist()          # (L, n): d_f of every layer
+        yield number, make_view(tokens, rows, first.layer, decoder, gold, tree=tree)
+    if golds is not None and used < len(golds):
+        raise OnparseError(f"--gold gave {len(golds)} trees for {used} sentence(s)")

@@ -16,9 +16,10 @@ constituents of >= 2 words without the whole-sentence span; duplicates collapse.
    trees onparse scores (punctuation and empty elements dropped, unary chains collapsed)
    written the same way.  A one-word sentence has no bracket there, so it counts in neither.
 
-Each convention is defined once, as a :class:`Convention` of :data:`CONVENTIONS`: the rule that
-reads one sentence's span counts, and how the rule's values add up over a corpus (a mean of
-per-sentence scores, or pooled counts).  :class:`SpanMetric` accumulates sentences under every
+Each convention is defined once, as a :class:`onparse.conventions.Convention` of
+:data:`onparse.conventions.CONVENTIONS`: the rule that reads one sentence's span counts, and how
+the rule's values add up over a corpus (a mean of per-sentence scores, or pooled counts).
+Predicted trees are read from text by :mod:`onparse.predicted`.  :class:`SpanMetric` accumulates sentences under every
 convention at once (``metric(preds, golds)`` adds sentences, ``a + b`` merges two), and
 :func:`evaluate` is one metric over a whole gold set.
 
@@ -34,170 +35,18 @@ from __future__ import annotations
 import json
 from collections import Counter
 from dataclasses import dataclass, replace
-from typing import Callable, Dict, Iterable, List, NamedTuple, Optional, Sequence, Set, Tuple
+from typing import Dict, Iterable, List, Optional, Sequence, Tuple
 
+from .conventions import CONVENTIONS, KIM_INDEX, ONLSTM_INDEX, SpanCounts, corpus_prf, scan_tree
 from .errors import OnparseError
-from .text import is_punct, normalize_word
-from .trees import Span, Tree, depth, is_labelled, iter_sexprs, leaves, read_tree_matching, to_brackets, tree_spans
+from .token_match import token_mismatch
+from .treebank import Gold, GoldSentence
+from .trees import Tree, to_brackets
 
 #: Gold labels whose recall is reported, in report order, when the gold holds any of them (Penn
 #: Treebank).  A gold in another tag set (alpino's ``np``, cess_esp's ``sn`` ...) gets its own
 #: most frequent labels instead, as many as these.
 REPORT_LABELS = ("NP", "VP", "PP", "SBAR", "ADJP", "ADVP", "S")
-
-
-# --------------------------------------------------------------------------------------
-# One sentence: span sets and counts
-# --------------------------------------------------------------------------------------
-
-
-def _scan(node: tuple, start: int, spans: Set[Span], words: List[str]) -> Tuple[int, int]:
-    # One recursive pass for the scorer: collects spans (>= 2 words) and words, returns
-    # (end position, depth).
-    pos = start
-    deepest = 0
-    for child in node:
-        if child.__class__ is str:
-            words.append(child)
-            pos += 1
-        else:
-            pos, d = _scan(child, pos, spans, words)
-            if d > deepest:
-                deepest = d
-    if pos - start >= 2:
-        spans.add((start, pos))
-    return pos, deepest + 1
-
-
-def _scan_tree(tree: Tree) -> Tuple[Set[Span], List[str], int]:
-    """``(span set, words, depth)`` of a tree in one pass (iterative fallback for deep trees).
-
-    The span set is ``set(onparse.trees.tree_spans(tree))``: whole sentence included.
-    """
-    if tree.__class__ is str:
-        return set(), [tree], 0
-    spans: Set[Span] = set()
-    words: List[str] = []
-    try:
-        _, tree_depth = _scan(tree, 0, spans, words)
-        return spans, words, tree_depth
-    except RecursionError:  # deeper than the recursion limit: the iterative walks
-        return set(tree_spans(tree)), leaves(tree), depth(tree)
-
-
-class SpanCounts(NamedTuple):
-    """What every convention reads of one sentence: its length and its span counts (spans of
-    >= 2 words, whole sentence excluded)."""
-
-    n_words: int
-    n_match: int
-    n_pred: int
-    n_gold: int
-
-
-# --------------------------------------------------------------------------------------
-# The conventions
-# --------------------------------------------------------------------------------------
-
-
-def _f1(precision: float, recall: float) -> float:
-    total = precision + recall
-    return 2 * precision * recall / total if total > 0 else 0.0
-
-
-def sentence_prf(n_match: int, n_pred: int, n_gold: int) -> Tuple[float, float, float]:
-    """P, R, F1 of one sentence in the ON-LSTM/PRPN convention (see module doc).
-
-    >>> sentence_prf(1, 2, 1)
-    (0.5, 1.0, 0.6666666666666666)
-    >>> sentence_prf(0, 0, 0), sentence_prf(0, 1, 0), sentence_prf(0, 0, 1)
-    ((1.0, 1.0, 1.0), (0.0, 1.0, 0.0), (0.0, 0.0, 0.0))
-    """
-    if n_gold == 0:
-        recall = 1.0
-        precision = 1.0 if n_pred == 0 else n_match / n_pred
-    else:
-        recall = n_match / n_gold
-        precision = n_match / n_pred if n_pred else 0.0
-    return precision, recall, _f1(precision, recall)
-
-
-def kim_prf(n_match: int, n_pred: int, n_gold: int) -> Optional[Tuple[float, float, float]]:
-    """P, R, F1 of one sentence in the Kim et al. convention, or None when it is not scored.
-
-    A sentence is scored only when both span sets are non-empty (this also leaves out every
-    sentence of one or two words).
-
-    >>> kim_prf(1, 2, 1), kim_prf(0, 0, 3)
-    ((0.5, 1.0, 0.6666666666666666), None)
-    """
-    if n_pred == 0 or n_gold == 0:
-        return None
-    precision, recall = n_match / n_pred, n_match / n_gold
-    return precision, recall, _f1(precision, recall)
-
-
-def corpus_prf(n_match: int, n_pred: int, n_gold: int) -> Tuple[float, float, float]:
-    """P, R, F1 from pooled counts; an empty denominator gives 0 (1 when both are empty).
-
-    >>> corpus_prf(1, 4, 2), corpus_prf(0, 0, 0)
-    ((0.25, 0.5, 0.3333333333333333), (1.0, 1.0, 1.0))
-    """
-    if n_pred == 0 and n_gold == 0:
-        return 1.0, 1.0, 1.0
-    precision = n_match / n_pred if n_pred else 0.0
-    recall = n_match / n_gold if n_gold else 0.0
-    return precision, recall, _f1(precision, recall)
-
-
-def evalb_counts(counts: SpanCounts) -> Tuple[int, int, int]:
-    """One sentence's (matched, predicted, gold) brackets as EVALB counts them (module doc):
-    the spans plus the whole-sentence span, which both trees have once a sentence has 2 words.
-
-    >>> evalb_counts(SpanCounts(n_words=5, n_match=1, n_pred=3, n_gold=2)), evalb_counts(SpanCounts(1, 0, 0, 0))
-    ((2, 4, 3), (0, 0, 0))
-    """
-    whole = 1 if counts.n_words >= 2 else 0
-    return counts.n_match + whole, counts.n_pred + whole, counts.n_gold + whole
-
-
-@dataclass(frozen=True)
-class Convention:
-    """One way of scoring: ``rule`` reads a sentence's :class:`SpanCounts` and gives either
-    its P, R, F1 (``pooled=False``: the corpus score is their mean over the sentences where the
-    rule gives a value, None leaving a sentence out) or the (matched, predicted, gold) counts
-    it contributes (``pooled=True``: the corpus score is :func:`corpus_prf` of their sums).
-
-    ``name`` is the attribute of :class:`SpanMetric` (``metric.kim_f1``), ``key`` the JSON key,
-    ``title`` the report row and ``note`` its remark, formatted with ``count`` (sentences
-    counted) and ``gold`` (the pooled gold count); ``column`` heads its column, on two lines,
-    where results are compared side by side.
-    """
-
-    name: str
-    key: str
-    title: str
-    rule: Callable[[SpanCounts], Optional[Tuple[float, float, float]]]
-    pooled: bool
-    note: str
-    column: Tuple[str, str]
-
-
-#: Every convention, in report order (module doc, items 1-3).
-CONVENTIONS = (
-    Convention("sentence_f1", "sentence_f1_onlstm", "sentence F1, ON-LSTM conv.",
-               lambda c: sentence_prf(c.n_match, c.n_pred, c.n_gold), False, "{count:,} sentences",
-               ("sentence F1", "ON-LSTM")),
-    Convention("kim_f1", "sentence_f1_kim", "sentence F1, Kim et al. conv.",
-               lambda c: kim_prf(c.n_match, c.n_pred, c.n_gold), False, "{count:,} sentences",
-               ("sentence F1", "Kim et al.")),
-    Convention("corpus_f1", "corpus_f1", "corpus F1",
-               lambda c: (c.n_match, c.n_pred, c.n_gold), True, "{gold:,} gold spans", ("corpus", "F1")),
-    Convention("evalb_f1", "corpus_f1_evalb", "corpus F1, EVALB-style",
-               evalb_counts, True, "whole-sentence spans counted", ("EVALB", "F1")),
-)
-
-_ONLSTM, _KIM = ([c.name for c in CONVENTIONS].index(name) for name in ("sentence_f1", "kim_f1"))
 
 
 # --------------------------------------------------------------------------------------
@@ -339,7 +188,7 @@ class SpanMetric:
         """Add one predicted tree per gold sentence, in order (``gold``: a
         :class:`onparse.treebank.Gold` or a sequence of gold sentences or plain trees; see
         :meth:`update`); returns the metric.  OnparseError when the counts differ."""
-        gold = _as_gold(gold)
+        gold = as_gold(gold)
         pred_trees = list(pred_trees)
         if len(pred_trees) != len(gold):
             raise OnparseError(f"{len(pred_trees)} predicted trees but gold {gold.name} has {len(gold)} sentences")
@@ -359,7 +208,7 @@ class SpanMetric:
     def _add(self, tree: Tree, sentence, check_tokens: bool) -> SentenceScore:
         index = len(self._sentences) + 1
         n = len(sentence.tokens)
-        pred, words, pred_depth = _scan_tree(tree)
+        pred, words, pred_depth = scan_tree(tree)
         if check_tokens and tuple(words) != sentence.tokens and tuple(words) != sentence.words:
             problem = token_mismatch(words, sentence.tokens)
             if problem:
@@ -371,7 +220,7 @@ class SpanMetric:
         gold_spans = sentence.spans - {whole} if whole in sentence.spans else sentence.spans
         counts = SpanCounts(n, len(pred & gold_spans), len(pred), len(gold_spans))
         values = [add(rule(counts)) for add, rule in self._steps]  # every convention, in order
-        onlstm, kim = values[_ONLSTM], values[_KIM]
+        onlstm, kim = values[ONLSTM_INDEX], values[KIM_INDEX]
         for label, span in sentence.labelled:
             if span != whole:
                 self._labelled[label] += 1
@@ -560,71 +409,18 @@ def format_comparison(rows: Sequence[Tuple[str, SpanMetric]]) -> str:
 
 
 def _as_gold_sentence(item, number: int):
-    from .treebank import GoldSentence
-
     return item if isinstance(item, GoldSentence) else GoldSentence.from_tree(item, f"tree {number}")
 
 
-def _as_gold(gold):
+def as_gold(gold):
     """A :class:`onparse.treebank.Gold` from a Gold or a sequence of gold sentences or plain
     trees.  A name or path is a TypeError: load it first (:func:`onparse.treebank.load_gold`)."""
-    from .treebank import Gold
-
     if isinstance(gold, Gold):
         return gold
     if isinstance(gold, (str, bytes)) or hasattr(gold, "__fspath__"):
         raise TypeError(f"gold must be gold sentences, not the name or path {gold!r}: "
                         "read it first with onparse.treebank.load_gold")
     return Gold("trees", tuple(_as_gold_sentence(item, i + 1) for i, item in enumerate(gold)))
-
-
-def match_key(token: str) -> str:
-    """What a predicted or gold token is compared by: normalised, then lowercased.
-
-    The second lowercasing makes the comparison accept tokens that are already normalised
-    (``N.N`` would otherwise normalise again to ``n.n``).
-    """
-    return normalize_word(token).lower()
-
-
-def _extra_punctuation(pred_tokens: Sequence[str], pred: Sequence[str], gold: Sequence[str]) -> List[str]:
-    """The punctuation tokens (:func:`onparse.text.is_punct`) that make ``pred`` longer than
-    ``gold``, when removing them gives ``gold`` exactly (a gold word such as ``%`` may itself be
-    punctuation by form); otherwise an empty list."""
-    extra, j = [], 0
-    for token, key in zip(pred_tokens, pred):
-        if j < len(gold) and key == gold[j]:
-            j += 1
-        elif is_punct(token):
-            extra.append(token)
-        else:
-            return []
-    return extra if j == len(gold) else []
-
-
-def token_mismatch(pred_tokens: Sequence[str], gold_tokens: Sequence[str]) -> Optional[str]:
-    """Describe how predicted tokens differ from gold tokens; None when they match.
-
-    Both sides are compared by :func:`match_key`.  Names the first differing word, and says
-    so when the prediction still holds punctuation that the gold dropped.
-    """
-    pred = [match_key(t) for t in pred_tokens]
-    gold = [match_key(t) for t in gold_tokens]
-    if pred == gold:
-        return None
-    punct = _extra_punctuation(pred_tokens, pred, gold)
-    if punct:
-        shown = " ".join(repr(t) for t in punct[:5]) + (" ..." if len(punct) > 5 else "")
-        return (
-            f"the prediction keeps punctuation that the gold drops ({shown}); "
-            "remove punctuation tokens before parsing"
-        )
-    k = next((i for i, (p, g) in enumerate(zip(pred, gold)) if p != g), min(len(pred), len(gold)))
-    got = repr(pred_tokens[k]) if k < len(pred) else "end of sentence"
-    want = repr(gold_tokens[k]) if k < len(gold) else "end of sentence"
-    size = f"{len(pred)} words, gold has {len(gold)}; " if len(pred) != len(gold) else ""
-    return (f"{size}first difference at word {k + 1}: {got}, gold {want} (for text from `onparse "
-            "gold-text`, `induce --pretokenized` keeps every gold token as it is)")
 
 
 def evaluate(pred_trees: Sequence[Tree], gold, check_tokens: bool = True) -> EvalResult:
@@ -640,99 +436,8 @@ def evaluate(pred_trees: Sequence[Tree], gold, check_tokens: bool = True) -> Eva
     Cost: one pass over each tree plus set intersections, O(total words); 0.1-0.2 s for the
     3,914-sentence NLTK sample on one core (``benchmarks/bench_eval.py``).
     """
-    gold = _as_gold(gold)
+    gold = as_gold(gold)
     return SpanMetric(gold.name)(pred_trees, gold, check_tokens)
-
-
-# --------------------------------------------------------------------------------------
-# Predictions from text
-# --------------------------------------------------------------------------------------
-
-
-def read_predictions(text: str, gold, source: str = "PRED") -> List[Tree]:
-    """Read predicted trees (bracketed, labelled or not) and check them against ``gold``.
-
-    A labelled prediction that still holds punctuation (another parser's PTB output) is
-    accepted when its tags identify the punctuation: its leaves are dropped by the gold's tag
-    set (:mod:`onparse.tagsets`) as the gold's were, as EVALB drops them by label.
-
-    Every problem is an OnparseError naming the first bad line of ``source``: malformed or
-    unbalanced brackets, an empty input, a tree whose normalised words differ from its gold
-    sentence's tokens, too many or too few trees.  Nothing is scored unless all trees fit.
-    """
-    gold = _as_gold(gold)
-    items = list(iter_sexprs(text, source))
-    by_tags = _tag_filter(gold, items)
-    if not items:
-        raise OnparseError(
-            f"{source} is empty: no trees found (gold {gold.name} has {len(gold):,} sentences)"
-        )
-    count_note = (
-        f" ({source} holds {len(items):,} trees, gold {gold.name} has {len(gold):,} sentences)"
-        if len(items) != len(gold)
-        else ""
-    )
-    trees: List[Tree] = []
-    for i, (item, sentence) in enumerate(zip(items, gold)):
-        tokens, surface = list(sentence.tokens), list(sentence.words)
-
-        def matches(words: List[str]) -> bool:
-            # exact tokens or surface words first: normalising every word is the slow path
-            return words == tokens or words == surface or token_mismatch(words, tokens) is None
-
-        try:
-            tree, words = read_tree_matching(item.sexpr, matches)
-        except ValueError as err:
-            raise OnparseError(f"{source} line {item.line}: {err}") from None
-        problem = None if words == tokens or words == surface else token_mismatch(words, tokens)
-        if problem and is_labelled(item.sexpr):
-            filtered = by_tags(item.sexpr)
-            if filtered is not None and filtered.tokens == sentence.tokens:
-                tree, problem = filtered.tree, None
-        if problem:
-            raise OnparseError(
-                f"{source} line {item.line}: tree {i + 1} does not match gold sentence {i + 1} "
-                f"({sentence.source}): {problem}{count_note}"
-            )
-        trees.append(tree)
-    if len(items) > len(gold):
-        extra = items[len(gold)]
-        raise OnparseError(
-            f"{source} line {extra.line}: tree {len(gold) + 1} has no gold sentence{count_note}"
-        )
-    if len(items) < len(gold):
-        raise OnparseError(
-            f"{source} ends after line {items[-1].line}: gold sentence {len(items) + 1} "
-            f"({gold[len(items)].source}) has no tree{count_note}"
-        )
-    return trees
-
-
-def _tag_filter(gold, items):
-    """A function reading a labelled predicted tree with its punctuation dropped by tag (a
-    :class:`onparse.treebank.GoldSentence`, or None when nothing is left): by the gold's tag
-    set, or, for an unlabelled gold, the one detected from the predictions' tags."""
-    from . import tagsets
-    from .treebank import choose_tagset, preprocess
-
-    chosen = []
-
-    def read(sexpr):
-        if not chosen:
-            preset = tagsets.PRESETS.get(getattr(gold, "tagset", "ptb"))
-            chosen.append(preset or choose_tagset([item.sexpr for item in items])[0])
-        try:
-            return preprocess(sexpr, labelled=True, tagset=chosen[0])
-        except ValueError:
-            return None
-
-    return read
-
-
-def score_text(text: str, gold, source: str = "PRED") -> EvalResult:
-    """Read predictions from bracketed text (:func:`read_predictions`) and :func:`evaluate` them."""
-    gold = _as_gold(gold)
-    return evaluate(read_predictions(text, gold, source), gold, check_tokens=False)
 
 
 def write_per_sentence(result: EvalResult, stream) -> None:

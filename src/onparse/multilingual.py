@@ -15,12 +15,13 @@ lists of :mod:`onparse.trees`.  Two things NLTK's readers produce are set aside 
   elements; they are removed.  A pre-terminal with several atoms (a few ``floresta`` tags hold
   spaces, which NLTK splits) keeps its last atom as the word; the others count as stray.
 
-**Held-out split.**  Every treebank's sentences, in NLTK's order, are cut into consecutive
-blocks of ``max(1, n // 1000)`` sentences; block ``j`` goes to validation when ``j % 20 == 8``,
-to test when ``j % 20`` is 18 or 19, to training otherwise (5% / 10% / 85%, spread over the
-whole treebank).  The gold sets ``NAME-test`` and ``NAME10-test`` hold the test part; the
-language-model corpus ``NAME`` trains on the training part and validates on the validation
-part, so no evaluation sentence is ever training or validation text.
+**Held-out split.**  Every treebank's sentences, in NLTK's order, are split by
+:mod:`onparse.splits`'s rule with its treebank layout: 75% training, 5% validation, 10% dev and
+10% test, each spread over the whole treebank.  The gold sets ``NAME-dev`` / ``NAME10-dev`` hold
+the dev part (it may choose members, layers, voters), ``NAME-test`` / ``NAME10-test`` the test
+part (reported, never chosen from); the language-model corpus ``NAME`` trains on the training
+part and validates on the validation part, so no evaluation sentence is ever training or
+validation text.
 """
 from __future__ import annotations
 
@@ -31,23 +32,25 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import List, Tuple
 
+from .data import require
 from .errors import OnparseError
+from .splits import TREEBANK_LAYOUT, part_of
+from .tagsets import get
+from .text import normalize_word
 
 #: The treebanks and the tag-set preset of each (:mod:`onparse.tagsets`).
 TREEBANKS = {"alpino": "alpino", "cess_esp": "cess_esp", "floresta": "floresta"}
-SPLITS = ("train", "valid", "test")
-_PERIOD = 20
+#: The parts of a treebank; ``dev`` and ``test`` are gold only.
+SPLITS = ("train", "valid", "dev", "test")
 
 
 def split_of(index: int, n: int) -> str:
-    """``train``, ``valid`` or ``test``: the part sentence ``index`` of ``n`` belongs to
-    (module docstring).
+    """The part (one of :data:`SPLITS`) sentence ``index`` of ``n`` belongs to.
 
-    >>> [split_of(i, 40) for i in (7, 8, 17, 18, 19, 28, 38, 39)]
-    ['train', 'valid', 'train', 'test', 'test', 'valid', 'test', 'test']
+    >>> [split_of(i, 40) for i in (2, 3, 8, 13, 17, 18, 19, 28, 33, 39)]
+    ['train', 'dev', 'valid', 'dev', 'train', 'test', 'test', 'valid', 'dev', 'test']
     """
-    j = (index // max(1, n // 1000)) % _PERIOD
-    return "valid" if j == 8 else "test" if j in (18, 19) else "train"
+    return part_of(index, n, TREEBANK_LAYOUT)
 
 
 @dataclass(frozen=True)
@@ -143,8 +146,6 @@ def read_treebank(name: str) -> TreebankRead:
     """Read NLTK treebank ``name`` (a key of :data:`TREEBANKS`) once per process (about 10-40 s)."""
     from nltk import Tree
 
-    from .data import require
-
     if name not in TREEBANKS:
         raise OnparseError(f"unknown treebank {name!r}; known: {', '.join(TREEBANKS)}")
     require(name)
@@ -170,11 +171,8 @@ def read_treebank(name: str) -> TreebankRead:
 
 def text_sentences(name: str, split: str) -> List[List[str]]:
     """Language-model text of treebank ``name``: the words of its sentences in ``split``
-    (``train``, ``valid``, ``test`` or ``all``), leaves dropped by the treebank's tag set as in
+    (one of :data:`SPLITS`, or ``all``), leaves dropped by the treebank's tag set as in
     its gold trees, normalised; sentences left empty are skipped."""
-    from .tagsets import get
-    from .text import normalize_word
-
     read = read_treebank(name)
     tagset = get(TREEBANKS[name])
     n = len(read.tagged)

@@ -14,8 +14,11 @@ from typing import Callable, Optional, Tuple
 
 import torch
 
+from .corpora import NAMES, SPLITS, CorpusSpec, batchify, encode_stream, load_corpus, make_spec, read_sentences
 from .devices import resolve_device, torch_threads
 from .errors import OnparseError
+from .model import load_model
+from .progress import Progress
 from .safeio import perplexity_of
 
 #: The AWD-LSTM recipe's evaluation batch: 10 streams.
@@ -92,9 +95,7 @@ def corpus_perplexity(model, vocab, sentences, batch_size: int = DEFAULT_BATCH_S
     """Perplexity of ``model`` on ``sentences`` (lists of normalised words; unknown words are
     ``<unk>``).  ``device`` defaults to the model's.  Unless ``quiet``, progress on stderr
     (:mod:`onparse.progress`), named ``desc``."""
-    from .progress import Progress
 
-    from .corpora import batchify, encode_stream
 
     if batch_size < 1:
         raise OnparseError(f"batch size must be positive, got {batch_size}")
@@ -115,7 +116,6 @@ def measure(model_path: str, corpus: Optional[str] = None, split: Optional[str] 
     description of what was measured (``"wsj test"``, ``"ptb.test.txt"``).  The corpus and the
     settings are :func:`measure_model`'s.  ``threads``: CPU threads for this call (None:
     torch's default)."""
-    from .checkpoint import load_model
 
     _check_split(split)
     with torch_threads(threads):
@@ -142,7 +142,6 @@ def measure_model(loaded, corpus: Optional[str] = None, split: Optional[str] = N
     """
     import os
 
-    from .corpora import NAMES, CorpusSpec, load_corpus, make_spec, read_sentences
 
     _check_split(split)
     if corpus is None:
@@ -181,7 +180,6 @@ def measure_model(loaded, corpus: Optional[str] = None, split: Optional[str] = N
 
 
 def _check_split(split: Optional[str]) -> None:
-    from .corpora import SPLITS
 
     if split is not None and split not in SPLITS:
         raise OnparseError(f"unknown split '{split}'; known: {', '.join(SPLITS)}")

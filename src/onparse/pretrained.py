@@ -9,6 +9,7 @@ import sys
 from typing import Optional
 
 from .errors import OnparseError
+from .training.run_folder import BEST, LAST
 
 #: File name of the bundled model inside ``onparse/models/``.
 DEFAULT_FILE = "default.pt"
@@ -32,7 +33,6 @@ def resolve(path: Optional[str]) -> str:
     ``last.pt`` exists.
     """
     if path is not None:
-        from .run_folder import BEST, LAST
 
         path = os.fspath(path)
         if os.path.isdir(path):

@@ -11,7 +11,6 @@
 No torch here: the command line imports this module at start-up.
 """
 import contextlib
-import contextvars
 import json
 import math
 import os
@@ -22,9 +21,6 @@ from .errors import OnparseError
 
 #: Default cap on the length of one input line, in bytes (about 150,000 words of English).
 MAX_LINE_BYTES = 1_000_000
-
-# The cap the commands of this invocation use (set by their --max-line-bytes option).
-_LINE_LIMIT: contextvars.ContextVar = contextvars.ContextVar("onparse_max_line_bytes", default=MAX_LINE_BYTES)
 
 
 # -- JSON -------------------------------------------------------------------------------------
@@ -73,28 +69,12 @@ def format_ppl(value: Optional[float]) -> str:
 
 
 # -- bounded lines ----------------------------------------------------------------------------
-def line_limit() -> int:
-    """The cap on input line length (bytes) in force: ``--max-line-bytes`` or the default."""
-    return _LINE_LIMIT.get()
-
-
-@contextlib.contextmanager
-def line_limit_set(limit: int):
-    """Within the block, :func:`line_limit` is ``limit``."""
-    token = _LINE_LIMIT.set(limit)
-    try:
-        yield
-    finally:
-        _LINE_LIMIT.reset(token)
-
-
-def bounded_lines(handle: IO[bytes], name: str, limit: Optional[int] = None,
+def bounded_lines(handle: IO[bytes], name: str, limit: int = MAX_LINE_BYTES,
                   where: Optional[Callable[[int], str]] = None) -> Iterator[bytes]:
     """The raw lines of a binary ``handle`` (line endings kept), each at most ``limit`` bytes
-    (default :func:`line_limit`); a longer line is an OnparseError naming it.  A read error
+    (``--max-line-bytes``); a longer line is an OnparseError naming it.  A read error
     after the file was opened (``/proc/self/mem``, a failing disk) is an OnparseError too.
     ``where(n)`` names the n-th line read (1-based) in messages [default: ``line n``]."""
-    limit = line_limit() if limit is None else limit
     where = where or (lambda n: f"line {n}")
     number = 1
     while True:
@@ -149,19 +129,20 @@ def atomic_output(path: str):
 MAX_TEXT_BYTES = 1 << 30
 
 
-def read_text(path, name: Optional[str] = None, limit: int = MAX_TEXT_BYTES) -> str:
+def read_text(path, name: Optional[str] = None, limit: int = MAX_TEXT_BYTES,
+              line_limit: int = MAX_LINE_BYTES) -> str:
     """The UTF-8 text of the file at ``path`` (or of a binary handle), read in bounded pieces:
-    each line at most :func:`line_limit` bytes and the whole at most ``limit`` bytes, so that
+    each line at most ``line_limit`` bytes and the whole at most ``limit`` bytes, so that
     ``/dev/zero`` or a link to it is a one-line OnparseError naming it, not a process that grows
     until the kernel kills it.  The one reading rule of onparse's inputs: a byte-order mark at
     the start is skipped, and bytes that are not UTF-8 are an OnparseError naming the line."""
     name = name or str(path)
     if hasattr(path, "readline"):
-        data = _read_bounded(path, name, limit)
+        data = _read_bounded(path, name, limit, line_limit)
     else:
         try:
             with open(path, "rb") as handle:
-                data = _read_bounded(handle, name, limit)
+                data = _read_bounded(handle, name, limit, line_limit)
         except OSError as err:
             raise OnparseError(f"cannot read {name}: {err.strerror or err}") from None
     return decode_utf8(data, name)
@@ -188,9 +169,9 @@ def decode_utf8(data: bytes, name: str) -> str:
                            "convert the file to UTF-8") from None
 
 
-def _read_bounded(handle, name: str, limit: int) -> bytes:
+def _read_bounded(handle, name: str, limit: int, line_limit: int) -> bytes:
     parts, total = [], 0
-    for line in bounded_lines(handle, name):
+    for line in bounded_lines(handle, name, line_limit):
         total += len(line)
         if total > limit:
             raise OnparseError(f"{name} is larger than {limit:,} bytes: not a file onparse reads whole")

@@ -23,20 +23,22 @@ A drawing wider than the terminal (``width``: 546 columns for a 40-word sentence
 to :func:`render_compact`: the trees as bracketed text wrapped at the terminal's width, and one
 line of horizontal bars per word.
 
-Only :func:`views_from_lines` touches the model (through :mod:`onparse.distances`, which
-imports torch when it runs).
+Nothing here touches a model: :func:`onparse.induce.views_from_lines` runs the parser and
+makes the views, and :mod:`onparse.gold_trees` reads the gold trees ``--gold`` names.
 """
 from __future__ import annotations
 
 import textwrap
 import warnings
 from dataclasses import dataclass
-from typing import Dict, Iterable, Iterator, List, Mapping, Optional, Sequence, Tuple
+from typing import List, Mapping, Optional, Sequence, Tuple
 
-from .decode import DECODERS, decode
+from .conventions import sentence_prf
+from .decode import check_decoder, decode
 from .errors import OnparseError
-from .safeio import read_text
-from .trees import Span, Tree, leaves, spans_to_tree, to_brackets, tree_spans
+from .members import check_layer
+from .token_match import token_mismatch
+from .trees import Span, Tree, leaves, to_brackets, tree_spans
 
 #: Bar cells from empty to full: eighth blocks (Unicode) or a coarse ramp (ASCII).
 UNICODE_RAMP = " ▁▂▃▄▅▆▇█"
@@ -89,7 +91,6 @@ class SentenceView:
         """Sentence P, R, F1 of ``tree`` against ``gold`` (ON-LSTM convention), or None."""
         if self.gold is None:
             return None
-        from .metrics import sentence_prf
 
         whole = (0, len(self.words))
         pred = set(tree_spans(self.tree)) - {whole}
@@ -109,10 +110,9 @@ def make_view(words: Sequence[str], distances: Sequence[Sequence[float]], layer:
         raise ValueError("a sentence view needs at least one word")
     if not rows or any(len(row) != len(words) for row in rows):
         raise ValueError(f"distances must have shape (layers, {len(words)})")
-    if not 1 <= layer <= len(rows):
-        raise OnparseError(f"layer {layer} does not exist: the model has {len(rows)} layers (1..{len(rows)})")
-    if tree is None and decoder not in DECODERS:
-        raise ValueError(f"unknown decoder {decoder!r}; choose from {', '.join(DECODERS)}")
+    check_layer(layer, len(rows))
+    if tree is None:
+        check_decoder(decoder)
     if gold is not None:
         _check_gold_words(words, gold)
     if tree is None:
@@ -121,8 +121,6 @@ def make_view(words: Sequence[str], distances: Sequence[Sequence[float]], layer:
 
 
 def _check_gold_words(words: Sequence[str], gold: GoldTree) -> None:
-    from .metrics import token_mismatch
-
     problem = token_mismatch(leaves(gold.tree), words)
     if problem:
         where = f" ({gold.source})" if gold.source else ""
@@ -416,100 +414,3 @@ def _gold_f1(view: SentenceView) -> str:
 # --------------------------------------------------------------------------------------
 # Gold trees for free sentences
 # --------------------------------------------------------------------------------------
-
-
-def _gold_tree(sentence, source: Optional[str] = None) -> GoldTree:
-    """A :class:`GoldTree` over the surface words of a :class:`onparse.treebank.GoldSentence`
-    (``source`` replaces the sentence's own ``file:line``)."""
-    spans = sorted(sentence.spans)
-    tree = spans_to_tree(list(sentence.words), spans)
-    names: Dict[Span, List[str]] = {}
-    for label, span in sorted(sentence.labelled, key=lambda item: (item[1][0], -item[1][1], item[0])):
-        names.setdefault(span, []).append(label)
-    # A collapsed unary chain holds several labels on one span; outermost first reads best,
-    # and the treebank's label order is lost, so list them in a fixed order: S before VP.
-    order = {name: i for i, name in enumerate(("S", "SBAR", "SINV", "SQ", "VP", "NP", "PP", "ADJP", "ADVP"))}
-    labels = {span: "/".join(sorted(found, key=lambda n: (order.get(n, len(order)), n)))
-              for span, found in names.items()}
-    return GoldTree(tree, labels, sentence.source if source is None else source)
-
-
-def read_gold(spec: str, ptb_root=None) -> List[GoldTree]:
-    """Gold trees named by ``spec`` (what ``onparse show --gold`` accepts):
-
-    - bracketed text (starts with ``(``): one or more trees, labelled PTB or unlabelled;
-    - ``NAME:I`` or ``NAME:I-J`` with NAME a gold set (``wsj10``, ``wsj``, ...): its sentence(s)
-      I..J, 1-based, inclusive;
-    - the path of a file of bracketed trees (one per line, or multi-line ``.mrg``).
-
-    Labelled trees are preprocessed like any gold set (punctuation and empty elements
-    dropped, function tags stripped).  Raises OnparseError for anything else.
-    """
-    from pathlib import Path
-
-    from .treebank import GOLD_NAMES, load_gold, read_gold_text
-
-    text = spec.strip()
-    if text.startswith("("):
-        return [_gold_tree(s, "") for s in read_gold_text(text, "--gold")]
-    name, sep, which = text.partition(":")
-    if sep and name in GOLD_NAMES:
-        first, dash, last = which.partition("-")
-        try:
-            i, j = int(first), int(last) if dash else int(first)
-        except ValueError:
-            raise OnparseError(f"--gold {spec}: expected {name}:I or {name}:I-J with sentence numbers") from None
-        gold = load_gold(name, ptb_root)
-        if not 1 <= i <= j <= len(gold):
-            raise OnparseError(f"--gold {spec}: gold {name} has sentences 1..{len(gold):,}")
-        return [_gold_tree(gold[k], f"{name} sentence {k + 1}, {gold[k].source}") for k in range(i - 1, j)]
-    path = Path(text)
-    if path.is_file():
-        try:
-            content = read_text(path)
-        except (OSError, UnicodeDecodeError) as err:
-            raise OnparseError(f"cannot read {spec}: {getattr(err, 'strerror', None) or err}") from None
-        return [_gold_tree(s) for s in read_gold_text(content, str(path))]
-    raise OnparseError(f"--gold {spec!r}: not a bracketed tree, a gold set sentence "
-                       f"({'|'.join(GOLD_NAMES)}:I) or an existing file")
-
-
-# --------------------------------------------------------------------------------------
-# From text through the model
-# --------------------------------------------------------------------------------------
-
-
-def views_from_lines(lines: Iterable[str], parser, *, golds: Optional[Sequence[GoldTree]] = None,
-                     tokenize: bool = True, punct: str = "vocab") -> Iterator[Tuple[int, Optional[SentenceView]]]:
-    """Run the parser (:class:`onparse.api.Parser`) over each line and yield ``(line number,
-    view)``; the view is None for a line with no words.  Lines are read one at a time (a
-    terminal user sees each answer at once).  ``golds``: one gold tree per non-empty line, in
-    order (checked against the words).  The bars show the distances of the model the first
-    member reads, at every layer; the tree is the parser's (an average with several members).
-    """
-    from .api import Member
-
-    first = parser.members[0]
-    reader = parser.with_members([Member(first.model, parser.models[first.model].model.config.n_layers, "onlstm")]
-                                 + list(parser.members))
-    averaged = parser.averages
-    decoder = parser.describe_average() if averaged else first.decoder
-    prep = parser.preprocessor(tokenize, punct)
-    used = 0
-    for number, line in enumerate(lines, 1):
-        tokens = prep(line).tokens
-        if not tokens:
-            yield number, None
-            continue
-        gold = None
-        if golds is not None:
-            if used >= len(golds):
-                raise OnparseError(f"line {number}: no gold tree left (--gold gave {len(golds)})")
-            gold = golds[used]
-            used += 1
-        dists = reader.model_distances([tokens])
-        tree = parser.trees([tokens], dists)[0]
-        rows = dists[first.model][0][:, 0].tolist()          # (L, n): d_f of every layer
-        yield number, make_view(tokens, rows, first.layer, decoder, gold, tree=tree)
-    if golds is not None and used < len(golds):
-        raise OnparseError(f"--gold gave {len(golds)} trees for {used} sentence(s)")

@@ -13,8 +13,9 @@ Gold sets (:func:`load_gold`):
   treebank's ``parsed/mrg/wsj`` folder (``00/wsj_0001.mrg`` ...): ``wsj10`` and ``wsj`` use
   every section, ``wsj-test`` is section 23 and ``wsj-valid`` section 22.
 - ``alpino``, ``cess_esp``, ``floresta`` (NLTK's Dutch, Spanish and Portuguese treebanks),
-  ``alpino10`` ... (at most 10 kept words), and their held-out parts ``alpino-test``,
-  ``alpino10-test`` ... (:mod:`onparse.multilingual`).
+  ``alpino10`` ... (at most 10 kept words), and their held-out parts: ``alpino-dev``,
+  ``alpino10-dev`` ... (the **dev** part) and ``alpino-test``, ``alpino10-test`` ... (the
+  **test** part) (:mod:`onparse.multilingual`).
 - A path: a file of bracketed trees (one per line or multi-line ``.mrg``) or a folder whose
   ``.mrg`` files (searched recursively, sorted by path) hold them.
 
@@ -39,7 +40,9 @@ from typing import FrozenSet, Iterator, List, Optional, Tuple
 
 from . import tagsets
 from .errors import OnparseError
-from .safeio import read_text
+from .data import require
+from .multilingual import TREEBANKS, read_treebank, split_of
+from .safeio import MAX_LINE_BYTES, read_text
 from .text import normalize_word
 from .trees import Span, Tree, guess_labelled, is_labelled, iter_sexprs, leaves, sexpr_to_tree, spans_to_tree, tree_spans
 from .trees import depth as tree_depth
@@ -48,9 +51,11 @@ from .trees import depth as tree_depth
 PTB_ROOT_ENV = "ONPARSE_PTB_ROOT"
 #: Gold sets of the LDC treebank's sections (need --ptb-root).
 _LDC_NAMES = ("wsj-test", "wsj-valid")
-#: NLTK's treebanks in other languages: NAME, NAME10, NAME-test, NAME10-test.
-_FOREIGN = tuple(f"{t}{short}{part}" for t in ("alpino", "cess_esp", "floresta")
-                 for part in ("", "-test") for short in ("", "10"))
+#: NLTK's treebanks in other languages: NAME, NAME10, and their gold parts NAME-dev, NAME10-dev,
+#: NAME-test, NAME10-test.
+_FOREIGN_PARTS = ("dev", "test")
+_FOREIGN = tuple(f"{t}{short}{part}" for t in TREEBANKS
+                 for part in ("", *(f"-{p}" for p in _FOREIGN_PARTS)) for short in ("", "10"))
 #: The sample's dev and test halves: name -> (LDC section, first and last file number).
 SAMPLE_HALVES = {"wsj-sample-dev": ("00", 1, 99), "wsj10-sample-dev": ("00", 1, 99),
                  "wsj-sample-test": ("01", 100, 199), "wsj10-sample-test": ("01", 100, 199)}
@@ -328,8 +333,6 @@ def _nltk_sample() -> Tuple[GoldSentence, ...]:
                     out.extend(read_gold_text(read_text(file), file.name, _PTB))
                 return tuple(out)
     # Not unzipped on a known path (e.g. only treebank.zip): let NLTK find and read it.
-    from .data import require
-
     require("treebank")
     from nltk.corpus import treebank
 
@@ -339,9 +342,10 @@ def _nltk_sample() -> Tuple[GoldSentence, ...]:
     return tuple(out)
 
 
-def _read_path(path: Path, tagset=None) -> Tuple[List[GoldSentence], "tagsets.TagSet", List[str]]:
-    """The trees of a file or folder, the tag set that read them, and the notes for stderr.
-    The tag set is detected once, from every file's tags together."""
+def _read_path(path: Path, tagset=None, max_line_bytes: int = MAX_LINE_BYTES
+               ) -> Tuple[List[GoldSentence], "tagsets.TagSet", List[str]]:
+    """The trees of a file or folder, the tag set that read them (None: unlabelled trees), and
+    the notes for stderr.  The tag set is detected once, from every file's tags together."""
     if path.is_dir():
         files = sorted(p for p in path.rglob("*.mrg") if p.is_file())
         if not files:
@@ -350,29 +354,20 @@ def _read_path(path: Path, tagset=None) -> Tuple[List[GoldSentence], "tagsets.Ta
         files = [path]
     texts = []
     for file in files:
-        texts.append((file, read_text(file, f"gold file {file}")))
+        texts.append((file, read_text(file, f"gold file {file}", line_limit=max_line_bytes)))
     notes: List[str] = []
-    if tagset is None and len(texts) > 1:
-        # One decision for the folder: the tags of all its labelled trees.
-        sexprs = [item.sexpr for file, text in texts for item in iter_sexprs(text, str(file))]
-        tagset, note = choose_tagset(sexprs, None, str(path))
-        notes.append(note)
+    if tagset is None:
+        # One decision for the file or folder: the tags of all its trees, when labelled.
+        items = [item for file, text in texts for item in iter_sexprs(text, str(file))]
+        if len(texts) > 1 or _looks_labelled(items):
+            tagset, note = choose_tagset([item.sexpr for item in items], None, str(path))
+            notes.append(note)
     out: List[GoldSentence] = []
     for file, text in texts:
-        out.extend(read_gold_text(text, str(file), tagset, notes if tagset is None else None))
+        out.extend(read_gold_text(text, str(file), tagset))
     if not out:
         raise OnparseError(f"gold {path} holds no trees")
-    chosen = tagset or _chosen_in(notes)
-    return out, chosen, notes
-
-
-def _chosen_in(notes: List[str]):
-    # The preset named by read_gold_text's note (one file): "...: tag set NAME ..." or the fallback.
-    for note in notes:
-        for name in tagsets.NAMES:
-            if f"tag set {name} " in note:
-                return tagsets.PRESETS[name]
-    return tagsets.PRESETS["unicode"] if notes else None
+    return out, tagset, notes
 
 
 def find_sections(ptb_root: Path) -> Path:
@@ -421,15 +416,16 @@ def is_gold_spec(spec: str) -> bool:
     return spec in GOLD_NAMES or Path(spec).exists()
 
 
-def load_gold(name: str, ptb_root: Optional[os.PathLike] = None, tagset: Optional["tagsets.TagSet"] = None) -> Gold:
+def load_gold(name: str, ptb_root: Optional[os.PathLike] = None, tagset: Optional["tagsets.TagSet"] = None,
+              max_line_bytes: int = MAX_LINE_BYTES) -> Gold:
     """Load and preprocess a gold set: a name of :data:`GOLD_NAMES` or a file/folder path.
 
     ``ptb_root`` defaults to ``$ONPARSE_PTB_ROOT``.  ``tagset``: which leaves are words
     (:mod:`onparse.tagsets`; default: each named set's own preset, and for a path the preset
     detected from its tags).  Named sets are cached per process (files given by path are read
     every time, so edits show).  The returned :class:`Gold` carries the tag set and the notes
-    to print.  Raises OnparseError for an unknown name, a missing LDC treebank, or unreadable
-    or malformed files.
+    to print.  A line of a file longer than ``max_line_bytes`` is an error naming it.  Raises
+    OnparseError for an unknown name, a missing LDC treebank, or unreadable or malformed files.
     """
     name = str(name)
     if name in GOLD_NAMES and tagset is None:
@@ -442,7 +438,7 @@ def load_gold(name: str, ptb_root: Optional[os.PathLike] = None, tagset: Optiona
         raise OnparseError(
             f"unknown gold '{name}': not one of {', '.join(GOLD_NAMES)} and no such file or folder"
         )
-    sentences, chosen, notes = _read_path(path, tagset)
+    sentences, chosen, notes = _read_path(path, tagset, max_line_bytes)
     return Gold(name, tuple(sentences), chosen.name if chosen else "unlabelled", tuple(notes))
 
 
@@ -475,11 +471,8 @@ def _file_number(source: str) -> int:
 
 
 def _load_foreign(name: str) -> Gold:
-    """``alpino``, ``alpino10``, ``alpino-test``, ``alpino10-test`` and the like."""
-    from .multilingual import TREEBANKS, read_treebank, split_of
-
-    held_out = name.endswith("-test")
-    base = name[:-len("-test")] if held_out else name
+    """``alpino``, ``alpino10``, ``alpino-dev``, ``alpino10-test`` and the like."""
+    base, _, part = name.partition("-")
     short = base.endswith("10")
     treebank = base[:-2] if short else base
     read = read_treebank(treebank)
@@ -487,7 +480,7 @@ def _load_foreign(name: str) -> Gold:
     n = len(read.sexprs)
     out = []
     for i, sexpr in enumerate(read.sexprs):
-        if sexpr is None or (held_out and split_of(i, n) != "test"):
+        if sexpr is None or (part and split_of(i, n) != part):
             continue
         sentence = preprocess(sexpr, f"{treebank}:{i + 1}", True, tagset)
         if sentence is not None and (not short or len(sentence) <= WSJ10_MAX_WORDS):

@@ -18,8 +18,8 @@ MODEL_HELP = ("Model checkpoint written by `onparse train` (or its run folder: b
 
 def model_option(func=None, *, help_text: str = MODEL_HELP):
     """``--model/-m PATH``, repeatable; the values arrive as ``model_paths`` (a tuple; empty:
-    the bundled model).  Brings ``--no-verify`` along: every command that loads a model can
-    skip its checksum.  ``@model_option`` or, with another help text, ``@model_option(help_text=...)``."""
+    the bundled model).  Brings ``--no-verify`` along (arriving as ``no_verify``): every command
+    that loads a model can skip its checksum.  ``@model_option`` or, with another help text, ``@model_option(help_text=...)``."""
     if func is None:
         return lambda f: model_option(f, help_text=help_text)
     func = no_verify_option(func)
@@ -27,37 +27,22 @@ def model_option(func=None, *, help_text: str = MODEL_HELP):
                         metavar="CHECKPOINT", help=help_text)(func)
 
 
-def _skip_checksums(ctx, param, value):
-    # Scoped to the command's context: the next command (or test) verifies again.
-    if value:
-        from ..checkpoint import checksums_unverified
-
-        ctx.with_resource(checksums_unverified())
-    return value
-
-
 def no_verify_option(func):
-    """``--no-verify``: load checkpoints whose weights do not match their recorded checksum.
-    Takes effect for the command it is given to; no parameter reaches the function."""
-    return click.option("--no-verify", is_flag=True, expose_value=False, callback=_skip_checksums,
+    """``--no-verify``: load checkpoints whose weights do not match their recorded checksum;
+    arrives as ``no_verify``."""
+    return click.option("--no-verify", is_flag=True,
                         help="Load the model even if its weights do not match the checksum recorded "
                              "in it (a damaged file; the results may be wrong).")(func)
 
 
-def _limit_lines(ctx, param, value):
-    from ..safeio import line_limit_set
-
-    ctx.with_resource(line_limit_set(value))
-    return value
-
-
 def line_limit_option(func):
     """``--max-line-bytes N``: the longest input line the command reads (a longer one is an
-    error naming it, instead of memory growing on a file without newlines)."""
+    error naming it, instead of memory growing on a file without newlines); arrives as
+    ``max_line_bytes``."""
     from ..safeio import MAX_LINE_BYTES
 
     return click.option("--max-line-bytes", type=click.IntRange(1, INT_MAX), default=MAX_LINE_BYTES,
-                        show_default=True, expose_value=False, callback=_limit_lines,
+                        show_default=True,
                         help="Longest input line, in bytes; a longer line is an error naming it.")(func)
 
 
@@ -104,34 +89,28 @@ def members_options(func):
 
 
 def decoder_list(text: str):
-    """``--decode`` value -> list of decoder names; a bad value is a usage error (exit 2)."""
-    from ..decode import DECODERS
-
-    if text == "all":
-        return list(DECODERS)
-    names = [part.strip() for part in text.split(",") if part.strip()]
-    bad = [n for n in names if n not in DECODERS]
-    if bad or not names:
-        raise click.BadParameter(f"expected {', '.join(DECODERS)}, a comma-separated list or all, got {text!r}",
-                                 param_hint="--decode")
-    return list(dict.fromkeys(names))
+    """``--decode`` value -> list of decoder names, or ``"all"``; whether they exist is checked
+    where members are built (:func:`onparse.members.grid`)."""
+    return text if text == "all" else [part.strip() for part in text.split(",") if part.strip()] or [text]
 
 
-def load_parser(model_paths, device, layer=None, decoder=None, batch_size=None, voter=(), ties=None):
+def load_parser(model_paths, device, layer=None, decoder=None, batch_size=None, voter=(), ties=None,
+                no_verify=False):
     """An :class:`onparse.api.Parser` over ``model_paths`` (empty: the bundled model) on
     ``device``; ``layer`` / ``decoder``: the option strings (None: the models' own members);
     ``voter`` / ``ties``: the ``--voter`` values (empty: the models' own) and ``--ties`` (None: the
     models' own).  Errors are one-line OnparseErrors (files) or usage errors (option values)."""
     from ..api import load
-    from ..bundle import DEFAULT_DECODER, DEFAULT_LAYER, default_members
+    from ..members import MemberError
 
-    parser = load(list(model_paths) or None, device, batch_size=batch_size, voters=tuple(voter) or None, ties=ties)
+    parser = load(list(model_paths) or None, device, batch_size=batch_size, voters=tuple(voter) or None,
+                  ties=ties, verify=not no_verify)
     if layer is None and decoder is None:
         return parser
-    n_layers = min(m.model.config.n_layers for m in parser.models)
-    layers = layer_list(layer or str(DEFAULT_LAYER), n_layers, allow_all=True)
-    decoders = decoder_list(decoder or DEFAULT_DECODER)
-    return parser.with_members(default_members(len(parser.models), layers, decoders))
+    try:
+        return parser.with_grid(None if layer is None else layer_list(layer), None if decoder is None else decoder_list(decoder))
+    except MemberError as err:
+        raise click.BadParameter(str(err), param_hint="--layer" if "layer" in str(err) else "--decode") from None
 
 
 def report_too_long(parser) -> None:
@@ -216,21 +195,15 @@ def model_name(model_paths) -> str:
     return DEFAULT_NAME if not model_paths else " + ".join(str(p) for p in model_paths)
 
 
-def layer_list(text: str, n_layers: int, allow_all: bool = True):
+def layer_list(text: str, allow_all: bool = True):
     """``--layer`` value -> list of 1-based layers: a number, a comma-separated list, or
-    ``all`` when allowed; a bad value is a usage error (exit 2)."""
+    ``all`` when allowed (returned as ``"all"``; :func:`onparse.members.grid` reads it); text that
+    is not a layer number is a usage error (exit 2).  Whether the layers exist is the model's to say."""
     text = str(text)
     if allow_all and text == "all":
-        return list(range(1, n_layers + 1))
-    layers = []
-    for part in text.split(","):
-        try:
-            layer = int(part)
-        except ValueError:
-            raise click.BadParameter(f"expected a layer number, a comma-separated list{' or all' if allow_all else ''}, "
-                                     f"got {text!r}", param_hint="--layer") from None
-        if not 1 <= layer <= n_layers:
-            raise click.BadParameter(f"layer {layer} does not exist: the model has {n_layers} layers (1..{n_layers})",
-                                     param_hint="--layer")
-        layers.append(layer)
-    return list(dict.fromkeys(layers))
+        return text
+    try:
+        return list(dict.fromkeys(int(part) for part in text.split(",")))
+    except ValueError:
+        raise click.BadParameter(f"expected a layer number, a comma-separated list{' or all' if allow_all else ''}, "
+                                 f"got {text!r}", param_hint="--layer") from None

@@ -86,13 +86,11 @@ def _wants_unicode(ascii_only: bool) -> bool:
               help="Split the sentence on whitespace only instead of tokenising it with NLTK's word tokenizer.")
 @click.option("--punct", type=click.Choice(PUNCT_POLICIES), default="vocab", show_default=True,
               help="vocab: drop punctuation unless the model's vocabulary holds it as a word; drop: drop all.")
-@click.option("--tokenize", is_flag=True, hidden=True)
-@click.option("--keep-punct", is_flag=True, hidden=True)
 @device_option
 @force_option
 @line_limit_option
-def show_command(sentence, model_paths, layer, decoder, voter, ties, gold_spec, ptb_root, out_path, png_path, svg_path,
-                 ascii_only, height, scale, pretokenized, punct, tokenize, keep_punct, device, force):
+def show_command(sentence, model_paths, no_verify, layer, decoder, voter, ties, gold_spec, ptb_root, out_path, png_path,
+                 svg_path, ascii_only, height, scale, pretokenized, punct, device, force, max_line_bytes):
     """Draw the tree a model induces for SENTENCE, with the distance of every word.
 
     Prints the induced tree (brackets and a drawing) and under its words the master-forget
@@ -109,8 +107,9 @@ def show_command(sentence, model_paths, layer, decoder, voter, ties, gold_spec, 
     onparse show the cat sat --model lm.pt --gold "((the cat) sat)" --decode split
     cat sentences.txt | onparse show - --model lm.pt --svg figs/sentence.svg
     """
-    from ..induce import read_lines
-    from ..show import read_gold, render_view, views_from_lines
+    from ..gold_trees import read_gold
+    from ..induce import read_lines, views_from_lines
+    from ..show import render_view
 
     figures = [(path, fmt, option) for path, fmt, option in
                ((out_path, None, "--out"), (png_path, "png", "--png"), (svg_path, "svg", "--svg")) if path]
@@ -126,10 +125,10 @@ def show_command(sentence, model_paths, layer, decoder, voter, ties, gold_spec, 
     for path, _, option in figures:
         refuse_overwrite(path, option, inputs)
         refuse_model(path, option, force)
-    golds = read_gold(gold_spec, ptb_root) if gold_spec else None
+    golds = read_gold(gold_spec, ptb_root, max_line_bytes) if gold_spec else None
     from_stdin = list(sentence) == ["-"]
     if from_stdin:
-        lines = read_lines("-")
+        lines = read_lines("-", max_line_bytes=max_line_bytes)
     elif sentence:
         lines = [" ".join(sentence)]
     elif golds:
@@ -140,7 +139,7 @@ def show_command(sentence, model_paths, layer, decoder, voter, ties, gold_spec, 
         raise OnparseError(f"--gold gave {len(golds)} trees for {len(lines)} sentence(s)")
     several = from_stdin or len(lines) > 1
 
-    parser = load_parser(model_paths, device, layer, decoder, voter=voter, ties=ties)
+    parser = load_parser(model_paths, device, layer, decoder, voter=voter, ties=ties, no_verify=no_verify)
     unicode = _wants_unicode(ascii_only)
     width = _terminal_width()
     caption = f"model: {model_name(model_paths)}" + (f"  ·  gold: {gold_spec}" if gold_spec and len(gold_spec) < 60 else "")
@@ -157,7 +156,7 @@ def show_command(sentence, model_paths, layer, decoder, voter, ties, gold_spec, 
         click.echo(render_view(view, unicode=unicode, height=height, scale=scale, width=width))
         sys.stdout.flush()
         for path, fmt, option in figures:
-            from ..figures import plot_sentence
+            from ..sentence_figure import plot_sentence
 
             target = _numbered(path, number) if several else path
             refuse_overwrite(target, option, inputs)
@@ -189,7 +188,7 @@ def _leaves(tree):
                    "[default: training-curves.png beside the log].")
 @force_option
 @line_limit_option
-def plot_log_command(log, out, force):
+def plot_log_command(log, out, force, max_line_bytes):
     """Draw the training curves of a run: loss and validation perplexity per epoch.
 
     LOG is the metrics.jsonl that `onparse train` writes, or the run folder holding it.
@@ -200,7 +199,8 @@ def plot_log_command(log, out, force):
     onparse plot-log runs/small --out curves.png
     onparse plot-log runs/small/metrics.jsonl --out curves.svg
     """
-    from ..figures import check_output_path, log_path, plot_log, read_log, require_matplotlib
+    from ..figures import check_output_path, plot_log, require_matplotlib
+    from ..training_log import log_path, read_log
 
     require_matplotlib()
     if out is None:
@@ -208,7 +208,7 @@ def plot_log_command(log, out, force):
     check_output_path(out)
     refuse_model(out, "--out", force)
     with _writing(out):
-        click.echo(plot_log(read_log(log), out))
+        click.echo(plot_log(read_log(log, max_line_bytes), out))
 
 
 # --- hooks for `onparse eval --plots DIR` (the command lives in cli/scoring.py) ---------------

@@ -117,7 +117,7 @@ def _percent(value) -> str:
 @model_option(help_text="The model to describe: a checkpoint, a run folder (best.pt, else last.pt) or a bundle "
                         "[default: the model bundled with onparse].")
 @click.option("--json", "as_json", is_flag=True, help="Print the config and metadata as JSON.")
-def info_command(model_paths, as_json):
+def info_command(model_paths, no_verify, as_json):
     """Describe a model: architecture, training corpus and recipe, perplexity and recorded
     parsing scores.  Without --model: the model bundled with onparse (the one `onparse induce`
     and `onparse eval` use by default).
@@ -126,14 +126,14 @@ def info_command(model_paths, as_json):
     onparse info
     onparse info --model runs/small/best.pt --json
     """
-    from ..checkpoint import load_checkpoint
+    from ..bundle import load_model_file
     from ..pretrained import resolve
 
     if len(model_paths) > 1:
         raise click.UsageError("onparse info describes one model file at a time")
     model_path = model_paths[0] if model_paths else None
     path = resolve(model_path)
-    blob = load_checkpoint(path, bundles=True)
+    blob = load_model_file(path, verify=not no_verify)
     name = model_name(model_paths)
     if "models" in blob:
         if as_json:
@@ -164,7 +164,8 @@ def bundle_summary(blob: dict, name: str, path: str) -> dict:
 def describe_bundle(blob: dict, name: str, path: str) -> str:
     """A human-readable description of a bundle: its recipe, members, models and scores."""
     from ..average import TIE_MEANINGS
-    from ..bundle import Member, bundle_voting
+    from ..bundle import bundle_voting
+    from ..members import Member
 
     meta = blob.get("metadata", {})
     models = blob["models"]

@@ -4,23 +4,10 @@ import sys
 
 import click
 
-from ..bundle import WEIGHT_KINDS
+from ..weights import WEIGHT_KINDS
 from ..errors import OnparseError
 from .common import (INT_MAX, check_writable, device_option, force_option, line_limit_option, load_parser,
                      members_options, model_option, quiet_option, refuse_model, refuse_overwrite)
-
-
-def _model_blobs(model_paths):
-    """The checkpoint dicts behind ``model_paths``, in the parser's model order (a bundle's
-    models in its own order)."""
-    from ..checkpoint import load_checkpoint
-    from ..pretrained import resolve
-
-    blobs = []
-    for path in list(model_paths) or [None]:
-        blob = load_checkpoint(resolve(path), bundles=True)
-        blobs.extend(blob["models"] if "models" in blob else [blob])
-    return blobs
 
 
 @click.command("agreement")
@@ -40,8 +27,8 @@ def _model_blobs(model_paths):
 @force_option
 @quiet_option
 @line_limit_option
-def agreement_command(file, model_paths, layer, decoder, voter, ties, pretokenized, limit, keep, bundle_path, weights,
-                      device, force, quiet):
+def agreement_command(file, model_paths, no_verify, layer, decoder, voter, ties, pretokenized, limit, keep,
+                      bundle_path, weights, device, force, quiet, max_line_bytes):
     """Choose members without gold trees: score each member (model x layer x decoder) by its
     trees' agreement with the other models' members on the lines of FILE, raw text that is
     not evaluation text (e.g. your language model's validation text).  Voters take no part in
@@ -56,18 +43,17 @@ def agreement_command(file, model_paths, layer, decoder, voter, ties, pretokeniz
     onparse agreement valid.txt -m s1/best.pt -m s2/best.pt --layer 2,3 --bundle mine.pt
     """
     from ..agreement import MIN_WORDS, select
-    from ..bundle import Member, save_bundle
     from ..induce import read_lines
 
     check_writable(bundle_path, "--bundle")
     refuse_overwrite(bundle_path, "--bundle", [("input", file)] + [("model", p) for p in model_paths])
     refuse_model(bundle_path, "--bundle", force)
-    parser = load_parser(model_paths, device, layer, decoder, voter=voter, ties=ties)
+    parser = load_parser(model_paths, device, layer, decoder, voter=voter, ties=ties, no_verify=no_verify)
     if keep is not None and keep > len(parser.members):
         raise click.BadParameter(f"cannot keep {keep} of {len(parser.members)} members", param_hint="--keep")
     prep = parser.preprocessor(tokenize=not pretokenized)
     sentences = []
-    for line in read_lines(file):
+    for line in read_lines(file, max_line_bytes=max_line_bytes):
         tokens = prep(line).tokens
         if len(tokens) >= MIN_WORDS:
             sentences.append(tokens)
@@ -82,20 +68,16 @@ def agreement_command(file, model_paths, layer, decoder, voter, ties, pretokeniz
         click.echo(f"{member.label(n_models)}\t{score:.4f}\t{rank.get(index, '-')}")
     click.echo(f"kept {len(kept)} of {len(scored)} members, measured on {len(sentences):,} sentences", err=True)
     if bundle_path:
-        members = [scored[i][0] for i in kept]
-        used = sorted({m.model for m in members})
-        renumber = {old: new for new, old in enumerate(used)}
-        blobs = _model_blobs(model_paths)
         meta = {"members_rule": f"the {len(kept)} of {len(scored)} members of highest agreement on {file} "
                                 f"({len(sentences):,} sentences; onparse agreement)",
                 "agreement": [{**m.to_dict(), "agreement": s} for m, s in scored]}
+        chosen = parser.with_members([scored[i][0] for i in kept])
         try:
-            save_bundle(bundle_path, [blobs[i] for i in used],
-                        [Member(renumber[m.model], m.layer, m.decoder) for m in members], weights=weights,
-                        metadata=meta, voters=parser.voters, ties=parser.ties)
+            chosen.save_bundle(bundle_path, weights=weights, metadata=meta)
         except OSError as err:
             raise OnparseError(f"cannot write {bundle_path}: {err.strerror}") from None
-        click.echo(f"wrote {bundle_path} ({len(used)} model(s), {len(members)} members, {weights})", err=True)
+        used = len({m.model for m in chosen.members})
+        click.echo(f"wrote {bundle_path} ({used} model(s), {len(chosen.members)} members, {weights})", err=True)
     sys.stdout.flush()
 
 

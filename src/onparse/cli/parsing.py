@@ -7,6 +7,7 @@ import sys
 
 import click
 
+from ..members import DEFAULT_DECODER, DEFAULT_LAYER
 from ..text import PUNCT_POLICIES
 from .common import (INT_MAX, device_option, layer_list, line_limit_option, load_parser, members_options,
                      model_option, quiet_option, report_too_long)
@@ -37,8 +38,6 @@ def _common_options(func):
         click.option("--punct", type=click.Choice(PUNCT_POLICIES), default="vocab", show_default=True,
                      help="vocab: drop punctuation (tokens without a letter or digit) unless the model's "
                           "vocabulary holds it as a word (such as % or &); drop: drop all of it."),
-        click.option("--tokenize", is_flag=True, hidden=True),      # the default since 0.2; kept for old scripts
-        click.option("--keep-punct", is_flag=True, hidden=True),    # the default (--punct vocab) since 0.2
         click.option("--batch-size", type=click.IntRange(1, INT_MAX), default=None,
                      help="Sentences per batch, sorted by length within a window of 4096 lines  "
                           "[default: 64 on CPU, 512 on GPU]."),
@@ -98,8 +97,8 @@ def _window(file) -> int:
                    "jsonl: one JSON object per line with tokens, tree, distances and out-of-vocabulary "
                    "flags (json is an alias).")
 @_common_options
-def induce_command(file, model_paths, pretokenized, punct, tokenize, keep_punct, batch_size, shard, quiet, device,
-                   layer, decoder, voter, ties, fmt):
+def induce_command(file, model_paths, no_verify, pretokenized, punct, batch_size, shard, quiet, device,
+                   max_line_bytes, layer, decoder, voter, ties, fmt):
     """Induce one binary tree per line of FILE (default: standard input).
 
     Lines are raw text: tokenised by NLTK's word tokenizer (--pretokenized: split on
@@ -117,9 +116,9 @@ def induce_command(file, model_paths, pretokenized, punct, tokenize, keep_punct,
     """
     from ..induce import VocabularyCheck, induce_lines, read_lines
 
-    parser = load_parser(model_paths, device, layer, decoder, batch_size, voter, ties)
+    parser = load_parser(model_paths, device, layer, decoder, batch_size, voter, ties, no_verify)
     check = VocabularyCheck(parser.vocab)
-    chunks = induce_lines(read_lines(file, shard), parser, fmt="jsonl" if fmt == "json" else fmt,
+    chunks = induce_lines(read_lines(file, shard, max_line_bytes), parser, fmt="jsonl" if fmt == "json" else fmt,
                           tokenize=not pretokenized, punct=punct, window=_window(file), check=check)
     _run(chunks, "induce", count_lines(file, shard), quiet)
     report_too_long(parser)
@@ -129,7 +128,7 @@ def induce_command(file, model_paths, pretokenized, punct, tokenize, keep_punct,
 
 
 @click.command("distances")
-@click.option("--layer", default="2", show_default=True, metavar="N[,N]",
+@click.option("--layer", default=str(DEFAULT_LAYER), show_default=True, metavar="N[,N]",
               help="Layer(s) to report (1-based): a number, a comma-separated list, or all (one column / key "
                    "each, for every model).")
 @click.option("--gate", type=click.Choice(["forget", "input"]), default="forget", show_default=True,
@@ -138,8 +137,8 @@ def induce_command(file, model_paths, pretokenized, punct, tokenize, keep_punct,
               help="tsv: a header row, then `token<TAB>value...` per word and a blank line after each "
                    "sentence; jsonl: one {tokens, gate, distances: {layer: [...]}} object per line.")
 @_common_options
-def distances_command(file, model_paths, pretokenized, punct, tokenize, keep_punct, batch_size, shard, quiet,
-                      device, layer, gate, fmt):
+def distances_command(file, model_paths, no_verify, pretokenized, punct, batch_size, shard, quiet,
+                      device, max_line_bytes, layer, gate, fmt):
     """Print the syntactic distance of every word of each line of FILE (default: standard input).
 
     Each sentence is read as `<eos> w1 .. wn <eos>` from a zero state; the values at w1 .. wn
@@ -152,9 +151,9 @@ def distances_command(file, model_paths, pretokenized, punct, tokenize, keep_pun
     """
     from ..induce import distance_lines, read_lines
 
-    parser = load_parser(model_paths, device, batch_size=batch_size)
-    layers = layer_list(layer, min(m.model.config.n_layers for m in parser.models), allow_all=True)
-    chunks = distance_lines(read_lines(file, shard), parser, layers=layers, gate=gate, fmt=fmt,
+    # Loaded with the layers as members, so that a layer the model lacks is a usage error.
+    parser = load_parser(model_paths, device, layer, DEFAULT_DECODER, batch_size, no_verify=no_verify)
+    chunks = distance_lines(read_lines(file, shard, max_line_bytes), parser, layers=layer_list(layer), gate=gate, fmt=fmt,
                             tokenize=not pretokenized, punct=punct, window=_window(file),
                             header=shard is None or shard.index == 1)
     _run(chunks, "distances", count_lines(file, shard), quiet)

@@ -2,9 +2,11 @@
 :mod:`onparse.metrics`, :mod:`onparse.treebank` and :mod:`onparse.baselines`."""
 from __future__ import annotations
 
+import functools
 import os
 import sys
-from typing import Optional
+from dataclasses import dataclass
+from typing import Optional, Tuple
 
 import click
 
@@ -36,31 +38,55 @@ class GoldSpec(click.ParamType):
         )
 
 
-def _tag_list(ctx, param, value):
-    ctx.meta[f"onparse.{param.name}"] = [t for t in (value or "").split(",") if t.strip()] if value else []
-    return value
+@dataclass(frozen=True)
+class GoldChoice:
+    """What the gold options asked for: ``--gold``, ``--ptb-root`` and the tag-set options
+    (one parameter, ``gold``, of every command that scores against gold)."""
+
+    spec: str
+    ptb_root: Optional[str] = None
+    tagset: str = "auto"
+    punct_tags: Tuple[str, ...] = ()
+    empty_tags: Tuple[str, ...] = ()
+
+    def load(self, max_line_bytes: int):
+        """The gold set (:func:`onparse.treebank.load_gold`); its notes (preset chosen, trees
+        set aside) go to stderr."""
+        from .. import tagsets
+        from ..treebank import load_gold
+
+        try:
+            tagset = tagsets.resolve(self.tagset, self.punct_tags, self.empty_tags)
+        except ValueError as err:
+            raise click.UsageError(str(err))
+        gold_set = load_gold(self.spec, self.ptb_root, tagset, max_line_bytes)
+        for note in gold_set.notes:
+            click.echo(note, err=True)
+        return gold_set
 
 
-def _tagset_name(ctx, param, value):
-    ctx.meta["onparse.tagset"] = value
-    return value
+def _tags(text: Optional[str]) -> Tuple[str, ...]:
+    return tuple(t.strip() for t in (text or "").split(",") if t.strip())
 
 
 def gold_option(func):
     """``--gold``, ``--ptb-root`` and the tag-set options, shared by every command that scores
-    against gold; :func:`load_gold_set` reads them."""
+    against gold; they arrive together as ``gold``, a :class:`GoldChoice`."""
     from ..tagsets import NAMES
 
-    func = click.option("--empty-tags", default=None, metavar="TAG[,TAG]", expose_value=False, callback=_tag_list,
-                        help="With --punct-tags: tags of empty elements to drop too (X* matches a prefix).")(func)
-    func = click.option("--punct-tags", default=None, metavar="TAG[,TAG]", expose_value=False, callback=_tag_list,
-                        help="Read a gold file's leaves with your own list of punctuation tags (X* matches a "
-                             "prefix) instead of a preset.")(func)
-    func = click.option("--tagset", type=click.Choice(("auto",) + NAMES), default="auto", show_default=True,
-                        expose_value=False, callback=_tagset_name,
-                        help="Which leaves of a gold file are words: a preset, or auto (detected from the "
-                             "tags; the choice is printed).  Named gold sets use their own.")(func)
-    func = click.option(
+    @functools.wraps(func)
+    def command(*args, gold, ptb_root, tagset, punct_tags, empty_tags, **kwargs):
+        return func(*args, gold=GoldChoice(gold, ptb_root, tagset, _tags(punct_tags), _tags(empty_tags)), **kwargs)
+
+    command = click.option("--empty-tags", default=None, metavar="TAG[,TAG]",
+                           help="With --punct-tags: tags of empty elements to drop too (X* matches a prefix).")(command)
+    command = click.option("--punct-tags", default=None, metavar="TAG[,TAG]",
+                           help="Read a gold file's leaves with your own list of punctuation tags (X* matches a "
+                                "prefix) instead of a preset.")(command)
+    command = click.option("--tagset", type=click.Choice(("auto",) + NAMES), default="auto", show_default=True,
+                           help="Which leaves of a gold file are words: a preset, or auto (detected from the "
+                                "tags; the choice is printed).  Named gold sets use their own.")(command)
+    command = click.option(
         "--ptb-root",
         type=click.Path(exists=True, file_okay=False),
         envvar=PTB_ROOT_ENV,
@@ -69,35 +95,16 @@ def gold_option(func):
         help="LDC treebank folder parsed/mrg/wsj (00/wsj_0001.mrg ...): wsj10 and wsj then use "
         "every section, wsj-test is section 23, wsj-valid section 22.  "
         "Without it, wsj10/wsj come from NLTK's 3,914-sentence sample.",
-    )(func)
-    func = click.option(
+    )(command)
+    command = click.option(
         "--gold",
         type=GoldSpec(),
         default="wsj10",
         show_default=True,
         help=f"Gold trees: {', '.join(GOLD_NAMES)}, a file of bracketed trees (one per line "
         "or multi-line .mrg) or a folder of .mrg files.",
-    )(func)
-    return func
-
-
-def load_gold_set(gold, ptb_root):
-    """The gold set of the command line (:func:`onparse.treebank.load_gold`), read with the
-    tag-set options of :func:`gold_option`; its notes (preset chosen, trees set aside) go to
-    stderr."""
-    from .. import tagsets
-    from ..treebank import load_gold
-
-    meta = click.get_current_context().meta
-    try:
-        tagset = tagsets.resolve(meta.get("onparse.tagset"), meta.get("onparse.punct_tags", []),
-                                 meta.get("onparse.empty_tags", []))
-    except ValueError as err:
-        raise click.UsageError(str(err))
-    gold_set = load_gold(gold, ptb_root, tagset)
-    for note in gold_set.notes:
-        click.echo(note, err=True)
-    return gold_set
+    )(command)
+    return command
 
 
 def report_options(func):
@@ -155,16 +162,16 @@ def check_per_sentence(per_sentence: Optional[str], inputs, force: bool = False)
     check_writable(per_sentence, "--per-sentence")
 
 
-def read_input(path: str):
+def read_input(path: str, max_line_bytes: int):
     """``(source name, text)`` of a file, or of stdin for ``-``, read by onparse's one rule
     (:func:`onparse.safeio.read_text`: a byte-order mark skipped, bytes that are not UTF-8 an
     error naming the line, bounded lines); line endings ``\\r\\n`` and ``\\r`` become ``\\n``."""
     if path == "-":
         if sys.stdin is None:
             raise OnparseError("standard input is closed; pass a FILE instead of -")
-        name, text = "stdin", read_text(sys.stdin.buffer, "stdin")   # bytes, as for files
+        name, text = "stdin", read_text(sys.stdin.buffer, "stdin", line_limit=max_line_bytes)   # bytes, as for files
     else:
-        name, text = path, read_text(path)
+        name, text = path, read_text(path, line_limit=max_line_bytes)
     return name, text.replace("\r\n", "\n").replace("\r", "\n")     # as text mode reads files
 
 
@@ -182,8 +189,8 @@ def read_input(path: str):
 @line_limit_option
 @click.argument("pred", type=click.Path(exists=True, dir_okay=False, allow_dash=True), required=False)
 @click.pass_context
-def eval_command(ctx, gold, ptb_root, as_json, per_sentence, plots, model_paths, layer, decoder, voter, ties, device,
-                 beside, force, quiet, pred):
+def eval_command(ctx, gold, as_json, per_sentence, plots, model_paths, no_verify, layer, decoder, voter, ties,
+                 device, beside, force, quiet, max_line_bytes, pred):
     """Score trees against gold trees: the trees in PRED, or the trees a model induces.
 
     PRED is a file (or - for standard input) with one bracketed tree per line, in gold
@@ -222,18 +229,18 @@ def eval_command(ctx, gold, ptb_root, as_json, per_sentence, plots, model_paths,
         raise click.UsageError("trees are piped in but PRED is missing: pass - to score them "
                                "(without PRED, onparse eval parses the gold sentences with the bundled model)")
     check_plots(plots)  # a missing matplotlib fails before any work
-    check_per_sentence(per_sentence, [("prediction file", pred), ("gold file", gold)], force)
-    gold_set = load_gold_set(gold, ptb_root)
+    check_per_sentence(per_sentence, [("prediction file", pred), ("gold file", gold.spec)], force)
+    gold_set = gold.load(max_line_bytes)
     if pred is not None:
-        from ..metrics import score_text
+        from ..predicted import score_text
 
-        source, text = read_input(pred)
+        source, text = read_input(pred, max_line_bytes)
         result = score_text(text, gold_set, source=source)
         emit_report(result, as_json, per_sentence)
         write_eval_plots(plots, result, gold_set, source)
         return
-    _eval_model(gold_set, model_paths, layer, decoder, voter, ties, device, as_json, per_sentence, plots, beside,
-                quiet)
+    parser = load_parser(model_paths, device, layer, decoder, voter=voter, ties=ties, no_verify=no_verify)
+    _eval_model(gold_set, parser, model_name(model_paths), as_json, per_sentence, plots, beside, quiet)
 
 
 def _stdin_is_piped() -> bool:
@@ -247,17 +254,14 @@ def _stdin_is_piped() -> bool:
         return False
 
 
-def _eval_model(gold_set, model_paths, layer, decoder, voter, ties, device, as_json, per_sentence, plots,
-                beside=(), quiet=False) -> None:
+def _eval_model(gold_set, parser, name, as_json, per_sentence, plots, beside=(), quiet=False) -> None:
     """``onparse eval`` without PRED: induce trees for the gold sentences and score them, with
     the ``beside`` baselines scored on the same sentences."""
     from ..baselines import baseline_trees
     from ..metrics import evaluate, format_comparison
 
-    parser = load_parser(model_paths, device, layer, decoder, voter=voter, ties=ties)
     scores = parser.score(gold_set, quiet=quiet)
     report_too_long(parser)
-    name = model_name(model_paths)
     baselines = [(f"{BRANCHING.get(kind, kind)} baseline", kind,
                   evaluate(baseline_trees(gold_set.tokens, kind), gold_set, check_tokens=False))
                  for kind in dict.fromkeys(beside)]
@@ -309,7 +313,7 @@ def _eval_model(gold_set, model_paths, layer, decoder, voter, ties, device, as_j
 @report_options
 @force_option
 @line_limit_option
-def baseline_command(gold, ptb_root, kind, seed, score, fmt, as_json, per_sentence, force):
+def baseline_command(gold, kind, seed, score, fmt, as_json, per_sentence, force, max_line_bytes):
     """Build baseline trees over the gold sentences: print them one per line, or --score them.
 
     The trees are over the gold tokens (lowercased, digits -> N, punctuation removed).
@@ -324,8 +328,8 @@ def baseline_command(gold, ptb_root, kind, seed, score, fmt, as_json, per_senten
 
     if (as_json or per_sentence) and not score:
         raise click.UsageError("--json and --per-sentence go with --score")
-    check_per_sentence(per_sentence, [("gold file", gold)], force)
-    gold_set = load_gold_set(gold, ptb_root)
+    check_per_sentence(per_sentence, [("gold file", gold.spec)], force)
+    gold_set = gold.load(max_line_bytes)
     trees = baseline_trees(gold_set.tokens, kind, seed)
     if score:
         emit_report(evaluate(trees, gold_set, check_tokens=False), as_json, per_sentence)
@@ -340,7 +344,7 @@ def baseline_command(gold, ptb_root, kind, seed, score, fmt, as_json, per_senten
 @click.option("--normalized", is_flag=True,
               help="Write the normalised tokens (lowercase, digits -> N) instead of the words as written.")
 @line_limit_option
-def gold_text_command(gold, ptb_root, normalized):
+def gold_text_command(gold, normalized, max_line_bytes):
     """Write the raw text of a gold set: its kept words, one sentence per line, in gold order.
 
     The words are the gold's own tokens (punctuation and empty elements already dropped; a
@@ -355,7 +359,7 @@ def gold_text_command(gold, ptb_root, normalized):
     """
     from ..text import gold_text_line
 
-    gold_set = load_gold_set(gold, ptb_root)
+    gold_set = gold.load(max_line_bytes)
     rows = gold_set.tokens if normalized else gold_set.words
     sys.stdout.write("".join(gold_text_line(words) + "\n" for words in rows))
     sys.stdout.flush()

@@ -1,4 +1,4 @@
-"""``onparse train`` and ``onparse perplexity``: thin shells over :func:`onparse.train.train`
+"""``onparse train`` and ``onparse perplexity``: thin shells over :func:`onparse.training.train.train`
 and :meth:`onparse.api.Parser.perplexity`."""
 import re
 from dataclasses import fields
@@ -6,9 +6,8 @@ from dataclasses import fields
 import click
 
 from .. import corpora
-from ..errors import OnparseError
 from ..safeio import dumps, format_ppl
-from ..train_config import PRESETS, TrainConfig
+from ..training.config import PRESETS, TrainConfig
 from .common import INT_MAX, SEED_RANGE, THREADS_RANGE, device_option, model_option, no_verify_option, quiet_option
 
 # Kept free of torch imports (corpora and train_config import none): `onparse --help` must stay fast.
@@ -101,7 +100,7 @@ def _config_options(command):
 @_config_options
 @click.pass_context
 def train_command(ctx, preset, corpus, valid, test, fmt, out, device, max_time, max_steps, checkpoint_every,
-                  keep_epochs, resume, overwrite, init_from, progress, threads, amp, as_json, **hyper):
+                  keep_epochs, resume, overwrite, init_from, progress, threads, amp, as_json, no_verify, **hyper):
     """Train an ON-LSTM language model (AWD-LSTM recipe of the paper) and keep the checkpoint
     with the best validation perplexity.
 
@@ -116,38 +115,28 @@ def train_command(ctx, preset, corpus, valid, test, fmt, out, device, max_time, 
     Every hyperparameter option defaults to the preset's value.  Ctrl-C stops after saving
     (exit 130); --resume continues from where the run stopped.
     """
-    from ..train import RunOptions, resume_settings, train
+    from ..training.train import RunOptions, settings, train
 
-    explicit = {k: v for k, v in hyper.items() if v is not None}
     if out is not None and not out.strip():
         raise click.BadParameter("is empty: name a folder, or leave --out out for runs/PRESET", param_hint="--out")
     out = out or f"runs/{preset}"
+    if resume and init_from is not None:
+        raise click.UsageError("--init-from starts a new run; it does not go with --resume")
 
-    def given(name):
-        return ctx.get_parameter_source(name) == click.core.ParameterSource.COMMANDLINE
+    def given(*names):
+        return any(ctx.get_parameter_source(n) == click.core.ParameterSource.COMMANDLINE for n in names)
 
     try:
-        if resume:
-            if init_from is not None:
-                raise click.UsageError("--init-from starts a new run; it does not go with --resume")
-            config, spec, preset_name = resume_settings(out)
-            if given("preset") and preset != preset_name:
-                raise OnparseError(f"cannot change the preset when resuming (the run used '{preset_name}')")
-            if any(given(n) for n in ("corpus", "valid", "test", "fmt")):
-                new_spec = corpora.make_spec(corpus, fmt, valid, test)
-                if new_spec != spec:
-                    raise OnparseError(f"cannot change the corpus when resuming (the run used {spec.source})")
-            config = config.with_overrides(explicit)
-        else:
-            preset_name = preset
-            spec = corpora.make_spec(corpus, fmt, valid, test)
-            config = PRESETS[preset].with_overrides(explicit)
+        spec = corpora.make_spec(corpus, fmt, valid, test) if given("corpus", "valid", "test", "fmt") or not resume else None
+        config, spec, preset_name = settings(preset if given("preset") or not resume else None, spec,
+                                             {k: v for k, v in hyper.items() if v is not None},
+                                             resume_from=out if resume else None, verify=not no_verify)
     except ValueError as err:
         raise click.UsageError(str(err))
     options = RunOptions(out=out, device=device, max_time=max_time, max_steps=max_steps, resume=resume,
                          overwrite=overwrite, progress=progress, amp=amp, threads=threads,
                          init_from=init_from, checkpoint_every=checkpoint_every or None,
-                         keep_epochs=keep_epochs)
+                         keep_epochs=keep_epochs, verify=not no_verify)
     result = train(config, spec, options, preset_name)
     if not result.is_main:      # a rank other than 0 of a distributed run: rank 0 reports
         ctx.exit(130 if result.stop_reason == "interrupted" else 0)
@@ -188,7 +177,7 @@ def train_command(ctx, preset, corpus, valid, test, fmt, out, device, max_time, 
 @click.option("--json", "as_json", is_flag=True,
               help="Print the result as JSON (a list, one object per model, for a bundle of several)")
 @quiet_option
-def perplexity_command(model_paths, corpus, split, fmt, batch_size, bptt, device, threads, as_json, quiet):
+def perplexity_command(model_paths, no_verify, corpus, split, fmt, batch_size, bptt, device, threads, as_json, quiet):
     """Perplexity of a trained model on a corpus (by default the test part of the corpus it was
     trained on).  For a bundle, the perplexity of each of its models, one line each.
 
@@ -205,7 +194,7 @@ def perplexity_command(model_paths, corpus, split, fmt, batch_size, bptt, device
         raise click.UsageError(f"perplexity measures one model or bundle; --model was given {len(model_paths)} times")
     with torch_threads(threads):
         # Layer 1 exists in every model: the parser's members matter only for trees, not here.
-        parser = load(model_paths[0] if model_paths else None, device, layers=[1])
+        parser = load(model_paths[0] if model_paths else None, device, layers=[1], verify=not no_verify)
         results = parser.perplexity(corpus, split, fmt=fmt, batch_size=batch_size, bptt=bptt, quiet=quiet)
     several = len(results) > 1
     records = [{**({"model": name} if several else {}), "corpus": r.corpus, **r.to_dict()}

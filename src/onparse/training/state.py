@@ -25,14 +25,16 @@ middle of an epoch, and its share of the epoch's cross-entropy so far).
 """
 import hashlib
 import os
-from dataclasses import dataclass, field
+import random
+from dataclasses import dataclass, field, fields
 from typing import Any, Dict, List, Optional, Tuple
 
-from .checkpoint import load_checkpoint
-from .corpora import CorpusSpec
-from .errors import OnparseError
+from ..checkpoint import load_checkpoint
+from ..corpora import CorpusSpec
+from ..errors import OnparseError
 from .run_folder import LAST
-from .train_config import TrainConfig
+from .config import TrainConfig
+from .recipe import ParameterAverager
 
 #: What a damaged "training" dict raises on the way in (a missing key, a wrong type ...).
 DAMAGE = (KeyError, TypeError, ValueError, IndexError, AttributeError)
@@ -129,19 +131,87 @@ class TrainingState:
                    ranks=[RankState.from_dict(r) for r in rng["ranks"]], world_size=d.get("world_size", 1))
 
 
-def read_state(out: str) -> Tuple[Dict[str, Any], TrainingState]:
+def read_state(out: str, verify: bool = True) -> Tuple[Dict[str, Any], TrainingState]:
     """The checkpoint ``out/last.pt`` and its training state, for ``--resume``; one-line
     OnparseErrors when there is none or it is damaged."""
     path = os.path.join(out, LAST)
     if not os.path.isfile(path):
         raise OnparseError(f"nothing to resume in {out}: {LAST} not found")
-    blob = load_checkpoint(path)
+    blob = load_checkpoint(path, verify=verify)
     if not isinstance(blob.get("training"), dict):
         raise OnparseError(f"{path} holds no training state; it cannot be resumed")
     try:
         return blob, TrainingState.from_dict(blob["training"])
     except DAMAGE as err:
         raise unreadable(path, err) from None
+
+
+def check_resume(state: TrainingState, config: TrainConfig, spec: CorpusSpec, preset: Optional[str]) -> None:
+    """What may change on ``--resume``, checked in this one place: the preset, the corpus and
+    every setting but ``epochs`` must be the saved run's (``--max-time``, ``--max-steps``,
+    ``--device`` and the other run options are not part of the config); OnparseError otherwise."""
+    if preset != state.preset:
+        raise OnparseError(f"cannot change the preset when resuming (the run used '{state.preset}')")
+    if spec != state.corpus:
+        raise OnparseError(f"cannot change the corpus when resuming (the run used {state.corpus.source})")
+    differs = [f.name for f in fields(TrainConfig)
+               if f.name != "epochs" and getattr(state.config, f.name) != getattr(config, f.name)]
+    if differs:
+        raise OnparseError(f"cannot change {', '.join(differs)} when resuming (only --epochs, "
+                           "--max-time, --max-steps and --device)")
+
+
+def restore(run, blob: Dict[str, Any], state: TrainingState) -> None:
+    """Put a saved state back into ``run`` (a :class:`onparse.training.train._Run` just built
+    for the resume): weights, optimiser, averager, schedule, RNGs and this rank's recurrent
+    state.  OnparseError when the training text changed or the state does not fit."""
+    import numpy as np
+    import torch
+
+    if state.fingerprint != run.fingerprint:
+        raise OnparseError(f"the training text of {run.spec.source} changed since the run started; "
+                           "cannot resume")
+    try:
+        run.model.load_state_dict(state.raw_state_dict or blob["state_dict"])
+        run.optimizer.load_state_dict(state.optimizer)
+    except (RuntimeError, ValueError, KeyError) as err:
+        raise OnparseError(f"{run.last_path}: training state does not fit this model ({str(err).splitlines()[0]})")
+    if state.averaged_steps is not None:
+        run.averager = ParameterAverager(run.model)
+        run.averager.load(blob["state_dict"], state.averaged_steps)
+    run.schedule = state.schedule
+    run.jitter.setstate(state.jitter)
+    random.setstate(state.python)
+    np.random.set_state(state.numpy)
+    mine = state.ranks[run.ctx.rank] if len(state.ranks) == run.ctx.world_size else None
+    if mine is None:
+        run.log.say(f"warning: the run was saved by {len(state.ranks)} processes, resumed by "
+                    f"{run.ctx.world_size}: the continuation is not bit-identical")
+        torch.manual_seed(run.cfg.seed + 7919 * run.ctx.rank + run.schedule.step)
+    else:
+        torch.set_rng_state(mine.torch)
+        if mine.cuda is not None and run.device.type == "cuda":
+            torch.cuda.set_rng_state(mine.cuda, run.device)
+        if mine.hidden is not None and run.schedule.position > 0:
+            run.hidden = [(h.to(run.device), c.to(run.device)) for h, c in mine.hidden]
+        run.epoch_loss_sum, run.epoch_tokens = mine.epoch_loss_sum, mine.epoch_tokens
+    if run.schedule.position > 0 and run.hidden is None:
+        run.hidden = run.model.init_state(run.train_data.shape[1])
+    run.init_from = state.init_from
+
+
+def capture(run, ranks: List[Dict[str, Any]]) -> TrainingState:
+    """The state of ``run`` to save in ``last.pt`` (the inverse of :func:`restore`); ``ranks``:
+    every process's :class:`RankState` dict, gathered."""
+    import numpy as np
+
+    return TrainingState(
+        config=run.cfg, corpus=run.spec, preset=run.preset, init_from=run.init_from,
+        fingerprint=run.fingerprint, optimizer=to_cpu(run.optimizer.state_dict()),
+        raw_state_dict=to_cpu(run.model.state_dict()) if run.averager else None, schedule=run.schedule,
+        averaged_steps=run.averager.count if run.averager else None, jitter=run.jitter.getstate(),
+        python=random.getstate(), numpy=np.random.get_state(), ranks=[RankState.from_dict(r) for r in ranks],
+        world_size=run.ctx.world_size)
 
 
 def unreadable(path: str, err: BaseException) -> OnparseError:

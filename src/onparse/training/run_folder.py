@@ -14,9 +14,9 @@ import sys
 import time
 from typing import List, Optional
 
-from .checkpoint import remove_stale_temp_files
-from .errors import OnparseError
-from .safeio import dumps
+from ..checkpoint import remove_stale_temp_files
+from ..errors import OnparseError
+from ..safeio import dumps
 
 BEST = "best.pt"
 LAST = "last.pt"

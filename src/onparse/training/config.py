@@ -1,5 +1,5 @@
 """What a training run is: its hyperparameters (:class:`TrainConfig`), the named presets, and
-how one invocation runs (:class:`RunOptions`).
+how one invocation runs (:class:`RunOptions`), and what it reports (:class:`TrainResult`).
 
 No torch here: the command line builds its options from these dataclasses at start-up.
 """
@@ -7,8 +7,9 @@ import math
 from dataclasses import asdict, dataclass, field, fields, replace
 from typing import Any, Dict, Optional
 
-from .errors import OnparseError
-from .sizes import check_sizes
+from ..errors import OnparseError
+from ..model_config import ModelConfig
+from ..sizes import check_sizes
 
 
 def _opt(default, help_text):
@@ -77,7 +78,6 @@ class TrainConfig:
         """The :class:`onparse.model.ModelConfig` of this run for a vocabulary of ``vocab_size``:
         every field of the model's config but ``vocab_size`` is read from the field of the same
         name here (a model field without one here is an AttributeError, not a silent default)."""
-        from .model import ModelConfig
 
         shared = {f.name: getattr(self, f.name) for f in fields(ModelConfig) if f.name != "vocab_size"}
         return ModelConfig(vocab_size=vocab_size, **shared)
@@ -158,3 +158,26 @@ class RunOptions:
     init_from: Optional[str] = None      # checkpoint whose vocabulary and weights a new run starts from
     checkpoint_every: Optional[float] = None  # seconds between mid-epoch saves of last.pt (None: epoch ends only)
     keep_epochs: bool = False            # also keep every epoch's weights as epoch-NNN.pt
+    verify: bool = True                  # compare loaded weights with their checksum (--no-verify: False)
+
+
+@dataclass
+class TrainResult:
+    """What a finished (or stopped) run reports."""
+
+    out: str
+    stop_reason: str                     # epochs | max_time | max_steps | interrupted
+    epochs: int                          # completed epochs
+    steps: int
+    best_valid_ppl: Optional[float]
+    best_epoch: Optional[int]
+    test_ppl: Optional[float]
+    tokens_per_s: Optional[float]
+    best_path: Optional[str] = None      # best.pt, once a validation has been saved
+    is_main: bool = True                 # rank 0 (the one that writes and reports)
+    model: Any = None                    # the trained ONLSTMLanguageModel (raw weights)
+
+    def summary(self) -> Dict[str, Any]:
+        keys = ("out", "stop_reason", "epochs", "steps", "best_valid_ppl", "best_epoch", "test_ppl", "tokens_per_s",
+                "best_path")
+        return {k: getattr(self, k) for k in keys}

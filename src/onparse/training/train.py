@@ -34,12 +34,7 @@ Under ``torchrun`` (``WORLD_SIZE`` > 1) every process trains on its own contiguo
 ``batch_size / world_size`` streams; DistributedDataParallel averages the gradients, so all
 ranks take identical steps.  Backend ``nccl`` on CUDA, ``gloo`` on CPU.
 
-This module is the loop and its entry points; the parts live beside it:
-:mod:`onparse.train_config` (hyperparameters, presets, run options), :mod:`onparse.recipe`
-(objective, window lengths, averaging), :mod:`onparse.train_state` (the resumable state, the
-``"training"`` dict of ``last.pt``), :mod:`onparse.run_folder` (file names, lock, metrics log)
-and :mod:`onparse.distributed` (processes and collectives).  The names other code uses are
-importable from here too.
+The loop and its entry points; the parts live beside it in :mod:`onparse.training`.
 """
 from __future__ import annotations
 
@@ -47,62 +42,32 @@ import contextlib
 import math
 import os
 import random
-import signal
 import sys
-import threading
 import time
-from dataclasses import dataclass, fields, replace
-from typing import Any, Dict, NamedTuple, Optional, Tuple
+from dataclasses import replace
+from typing import Any, Dict, Optional, Tuple
 
-from . import __version__, progress
-from .checkpoint import load_checkpoint, save_checkpoint
-from .corpora import CorpusSpec, batchify, encode_stream, load_corpus, shard_streams
-from .devices import torch_threads
+from .. import __version__, progress
+from ..checkpoint import save_checkpoint
+from ..corpora import CorpusSpec, batchify, encode_stream, load_corpus
+from ..devices import torch_threads
 from .distributed import Dist, all_gather, all_reduce, setup, teardown
-from .errors import OnparseError
+from ..errors import OnparseError
+from ..model import ONLSTMLanguageModel, load_model
+from ..perplexity import autocast_context, fit_streams, stream_loss
 from .recipe import ParameterAverager, objective, should_start_averaging, window_length
+from .stops import StopRequests
 from .run_folder import (BEST, EPOCH_SNAPSHOT, EPOCH_SNAPSHOT_RE, LAST, METRICS, FolderLock, MetricsLog,
-                         make_folder, refuse_old_run, remove_run_files, run_files, tidy, truncate_log)
-from .safeio import format_duration, format_ppl, perplexity_of
-from .train_config import PRESETS, RunOptions, TrainConfig, preset
-from .train_state import DAMAGE, RankState, Schedule, TrainingState, fingerprint, read_state, to_cpu, unreadable
-from .vocab import Vocabulary
-
-# The names other code imports from here (the trainer's parts live in the modules above).
-__all__ = ["BEST", "LAST", "METRICS", "PRESETS", "FolderLock", "ParameterAverager", "RunOptions", "TrainConfig",
-           "TrainResult", "objective", "preset", "resume_settings", "should_start_averaging", "train",
-           "truncate_log", "window_length"]
-_Log = MetricsLog            # the old private name, kept for code that reaches for it
-
-# torch (and numpy) are imported inside the functions that use them, so that the command line
-# can read the presets and build its options without paying for `import torch`.
+                         make_folder, refuse_old_run, remove_run_files, run_files, tidy)
+from ..safeio import format_duration, format_ppl, perplexity_of
+from .config import PRESETS, RunOptions, TrainConfig, TrainResult
+from .start import init_source, load_data, load_init
+from .state import DAMAGE, capture, check_resume, restore, RankState, Schedule, TrainingState, read_state, to_cpu, unreadable
 
 #: In DDP, how often (steps) the ranks agree on stopping (Ctrl-C, --max-time).
 SYNC_EVERY = 10
 #: How often (steps) the progress bar's loss is refreshed.
 LOG_EVERY = 10
-
-
-@dataclass
-class TrainResult:
-    """What a finished (or stopped) run reports."""
-
-    out: str
-    stop_reason: str                     # epochs | max_time | max_steps | interrupted
-    epochs: int                          # completed epochs
-    steps: int
-    best_valid_ppl: Optional[float]
-    best_epoch: Optional[int]
-    test_ppl: Optional[float]
-    tokens_per_s: Optional[float]
-    best_path: Optional[str] = None      # best.pt, once a validation has been saved
-    is_main: bool = True                 # rank 0 (the one that writes and reports)
-    model: Any = None                    # the trained ONLSTMLanguageModel (raw weights)
-
-    def summary(self) -> Dict[str, Any]:
-        keys = ("out", "stop_reason", "epochs", "steps", "best_valid_ppl", "best_epoch", "test_ppl", "tokens_per_s",
-                "best_path")
-        return {k: getattr(self, k) for k in keys}
 
 
 # -- entry points ----------------------------------------------------------------------------
@@ -128,7 +93,8 @@ def _train(config, spec, options, preset_name, ctx, device) -> TrainResult:
     out = options.out
     resumed = None
     if options.resume:
-        resumed = read_state(out)
+        resumed = read_state(out, options.verify)
+        check_resume(resumed[1], config, spec, preset_name)
         if not options.keep_epochs and any(EPOCH_SNAPSHOT_RE.fullmatch(n) for n in run_files(out)):
             # A run that kept its epochs keeps them after a resume (the flag is not in last.pt).
             options = replace(options, keep_epochs=True)
@@ -143,93 +109,18 @@ def _train(config, spec, options, preset_name, ctx, device) -> TrainResult:
     return run.run()
 
 
-def resume_settings(out: str) -> Tuple[TrainConfig, CorpusSpec, Optional[str]]:
-    """Config, corpus and preset name of the run saved in ``out`` (for ``--resume``)."""
-    _, state = read_state(out)
-    return state.config, state.corpus, state.preset
-
-
-# -- pieces of the loop ----------------------------------------------------------------------
-class _StopRequests:
-    """First Ctrl-C (or SIGTERM, as schedulers and torchrun send) asks the loop to stop at the
-    next step boundary and save; a second Ctrl-C aborts at once."""
-
-    def __init__(self, announce):
-        self.requested = False
-        self._announce = announce
-        self._old = {}
-
-    def _handle(self, signum, frame):
-        if self.requested and signum == signal.SIGINT:
-            raise KeyboardInterrupt
-        self.requested = True
-        self._announce("stop requested: saving after this step (Ctrl-C again to abort without saving)")
-
-    def __enter__(self):
-        if threading.current_thread() is threading.main_thread():
-            for sig in (signal.SIGINT, signal.SIGTERM):
-                self._old[sig] = signal.signal(sig, self._handle)
-        return self
-
-    def __exit__(self, *exc):
-        for sig, handler in self._old.items():
-            signal.signal(sig, handler)
-        return False
-
-
-class _Data(NamedTuple):
-    corpus: Any                          # onparse.corpora.Corpus
-    vocab: Vocabulary
-    train: Any                           # (N, B / world_size) ids of this rank's streams, on the device
-    valid: Any                           # (N', B') validation ids of this rank's streams, on the device
-    fingerprint: str                     # of all training ids
-    tokens_per_epoch: int                # training tokens of an epoch over all ranks
-
-
-def _load_data(cfg: TrainConfig, corpus, ctx: Dist, device, words) -> _Data:
-    """The ``corpus`` as ids of the vocabulary ``words`` (None: built from the training text)."""
-    from .perplexity import fit_streams
-
-    vocab = Vocabulary(words) if words is not None else Vocabulary.build(
-        corpus.train, max_size=cfg.vocab_limit, min_count=cfg.min_count)
-    train_ids = encode_stream(corpus.train, vocab)
-    if train_ids.numel() < 3 * cfg.batch_size:
-        raise OnparseError(f"training text too short: {train_ids.numel()} tokens for {cfg.batch_size} "
-                           "streams (use a smaller --batch-size or a larger corpus)")
-    full = batchify(train_ids, cfg.batch_size)                             # (N, B)
-    valid_ids = encode_stream(corpus.valid, vocab)
-    valid = batchify(valid_ids, fit_streams(valid_ids.numel(), cfg.eval_batch_size))
-    return _Data(corpus, vocab, shard_streams(full, ctx.rank, ctx.world_size).to(device),
-                 valid[:, ctx.rank::ctx.world_size].contiguous().to(device), fingerprint(train_ids),
-                 (full.shape[0] - 1) * full.shape[1])
-
-
-def _init_source(path: Optional[str]) -> Tuple[Optional[dict], Optional[dict]]:
-    """The checkpoint of ``--init-from`` and the record of it kept in the metadata (None, None
-    without one)."""
-    if not path:
-        return None, None
-    init = load_checkpoint(path)
-    meta = init.get("metadata") or {}
-    record = {"checkpoint": os.path.abspath(path), **{k: meta.get(k) for k in ("corpus", "preset", "epoch", "valid_ppl")},
-              "seed": (meta.get("train_config") or {}).get("seed")}
-    return init, record
-
-
-def _load_init(model, init: dict, path: str) -> None:
-    """Copy the weights of ``init`` into ``model``; the sizes must match (dropout rates may differ)."""
-    mine = model.config.to_dict()
-    differs = [f"{k} {init['config'].get(k)} (here {mine[k]})"
-               for k in ("vocab_size", "embedding_size", "hidden_size", "n_layers", "chunk_size")
-               if init["config"].get(k) != mine[k]]
-    if differs:
-        raise OnparseError(f"--init-from {path} has another shape: {', '.join(differs)}; "
-                           "pass the same size options as its run")
-    try:
-        model.load_state_dict(init["state_dict"])       # casts fp16 exports, like load_model
-    except (RuntimeError, KeyError) as err:
-        raise OnparseError(f"--init-from {path}: weights do not fit this model "
-                           f"({str(err).splitlines()[0][:120]})") from None
+def settings(preset: Optional[str], spec: Optional[CorpusSpec], overrides: Dict[str, Any], *,
+             resume_from: Optional[str] = None, verify: bool = True) -> Tuple[TrainConfig, CorpusSpec, Optional[str]]:
+    """Config, corpus and preset name of a run: a new one of preset ``preset`` with
+    ``overrides`` on ``spec``; or, with ``resume_from`` (a run folder), the saved run's config
+    with ``overrides``, and ``preset`` / ``spec`` where given, else the run's own (whether they
+    may differ is :func:`onparse.training.state.check_resume`'s to say, when the run resumes).
+    ValueError for a bad override."""
+    if resume_from is None:
+        return PRESETS[preset].with_overrides(overrides), spec, preset
+    _, state = read_state(resume_from, verify)
+    return (state.config.with_overrides(overrides), state.corpus if spec is None else spec,
+            state.preset if preset is None else preset)
 
 
 # -- the loop --------------------------------------------------------------------------------
@@ -243,7 +134,6 @@ class _Run:
         import numpy as np
         import torch
 
-        from .model import ONLSTMLanguageModel
 
         if config.batch_size % ctx.world_size:
             raise OnparseError(f"batch size {config.batch_size} is not divisible by the number of "
@@ -257,11 +147,11 @@ class _Run:
         self.resumed = resumed is not None
         self.last_saved = time.monotonic()      # when last.pt was last written (--checkpoint-every)
         corpus = load_corpus(spec)
-        init, self.init_from = _init_source(None if resumed else options.init_from)   # (metadata)
+        init, self.init_from = init_source(None if resumed else options.init_from, options.verify)   # (metadata)
         # The vocabulary of the run resumed, or of --init-from's source (so that its weights
         # keep their meaning), else built from the training text.
         words = resumed[0]["vocab"] if resumed else init["vocab"] if init else None
-        data = _load_data(config, corpus, ctx, device, words)
+        data = load_data(config, corpus, ctx, device, words)
         self.corpus, self.vocab, self.train_data, self.valid_data, self.fingerprint, self.tokens_per_epoch = data
 
         torch.manual_seed(config.seed)
@@ -269,7 +159,7 @@ class _Run:
         np.random.seed(config.seed % 2**32)
         self.model = ONLSTMLanguageModel(config.model_config(len(self.vocab))).to(device)
         if init is not None:
-            _load_init(self.model, init, options.init_from)
+            load_init(self.model, init, options.init_from)
         if ctx.rank:
             # Same initial weights everywhere, different dropout masks per rank.
             torch.manual_seed(config.seed + ctx.rank)
@@ -295,49 +185,9 @@ class _Run:
         self.plain_at = (time.monotonic(), 0)
         if resumed:
             try:
-                self._restore(*resumed)
+                restore(self, *resumed)
             except DAMAGE as err:
                 raise unreadable(self.last_path, err) from None
-
-    def _restore(self, blob: dict, state: TrainingState) -> None:
-        import numpy as np
-        import torch
-
-        differs = [f.name for f in fields(TrainConfig)
-                   if f.name != "epochs" and getattr(state.config, f.name) != getattr(self.cfg, f.name)]
-        if differs:
-            raise OnparseError(f"cannot change {', '.join(differs)} when resuming (only --epochs, "
-                               "--max-time, --max-steps and --device)")
-        if state.fingerprint != self.fingerprint:
-            raise OnparseError(f"the training text of {self.spec.source} changed since the run started; "
-                               "cannot resume")
-        try:
-            self.model.load_state_dict(state.raw_state_dict or blob["state_dict"])
-            self.optimizer.load_state_dict(state.optimizer)
-        except (RuntimeError, ValueError, KeyError) as err:
-            raise OnparseError(f"{self.last_path}: training state does not fit this model ({str(err).splitlines()[0]})")
-        if state.averaged_steps is not None:
-            self.averager = ParameterAverager(self.model)
-            self.averager.load(blob["state_dict"], state.averaged_steps)
-        self.schedule = state.schedule
-        self.jitter.setstate(state.jitter)
-        random.setstate(state.python)
-        np.random.set_state(state.numpy)
-        mine = state.ranks[self.ctx.rank] if len(state.ranks) == self.ctx.world_size else None
-        if mine is None:
-            self.log.say(f"warning: the run was saved by {len(state.ranks)} processes, resumed by "
-                         f"{self.ctx.world_size}: the continuation is not bit-identical")
-            torch.manual_seed(self.cfg.seed + 7919 * self.ctx.rank + self.schedule.step)
-        else:
-            torch.set_rng_state(mine.torch)
-            if mine.cuda is not None and self.device.type == "cuda":
-                torch.cuda.set_rng_state(mine.cuda, self.device)
-            if mine.hidden is not None and self.schedule.position > 0:
-                self.hidden = [(h.to(self.device), c.to(self.device)) for h, c in mine.hidden]
-            self.epoch_loss_sum, self.epoch_tokens = mine.epoch_loss_sum, mine.epoch_tokens
-        if self.schedule.position > 0 and self.hidden is None:
-            self.hidden = self.model.init_state(self.train_data.shape[1])
-        self.init_from = state.init_from
 
     # ---- checkpoints -------------------------------------------------------------------------
     def _metadata(self, **extra) -> Dict[str, Any]:
@@ -359,7 +209,6 @@ class _Run:
 
     def _save_last(self) -> None:
         """Collective (every rank gathers its RNG and recurrent state); rank 0 writes."""
-        import numpy as np
         import torch
 
         hidden = self.hidden if self.schedule.position else None
@@ -372,13 +221,7 @@ class _Run:
         self.last_saved = time.monotonic()
         if not self.ctx.is_main:
             return
-        state = TrainingState(
-            config=self.cfg, corpus=self.spec, preset=self.preset, init_from=self.init_from,
-            fingerprint=self.fingerprint, optimizer=to_cpu(self.optimizer.state_dict()),
-            raw_state_dict=to_cpu(self.model.state_dict()) if self.averager else None, schedule=self.schedule,
-            averaged_steps=self.averager.count if self.averager else None, jitter=self.jitter.getstate(),
-            python=random.getstate(), numpy=np.random.get_state(), ranks=[RankState.from_dict(r) for r in ranks],
-            world_size=self.ctx.world_size)
+        state = capture(self, ranks)
         save_checkpoint(self.last_path, config=self.model.config.to_dict(), vocab=self.vocab,
                         state_dict=self._weights(), metadata=self._metadata(), training=state.to_dict())
 
@@ -403,7 +246,6 @@ class _Run:
 
     # ---- evaluation --------------------------------------------------------------------------
     def _valid_loss(self) -> float:
-        from .perplexity import stream_loss
 
         averaged = self.averager.swapped_in() if self.averager else contextlib.nullcontext()
         with averaged:
@@ -417,8 +259,6 @@ class _Run:
         its files on a multi-machine run)."""
         if not self.ctx.is_main or not self.corpus.test or not os.path.isfile(self.best_path):
             return None
-        from .checkpoint import load_model
-        from .perplexity import fit_streams, stream_loss
 
         best = load_model(self.best_path, self.device).model
         ids = encode_stream(self.corpus.test, self.vocab)
@@ -459,7 +299,7 @@ class _Run:
         started = time.monotonic()
         reason = None
         try:
-            with _StopRequests(self.log.say) as stops:
+            with StopRequests(self.log.say) as stops:
                 reason = "epochs" if s.epoch >= cfg.epochs else self._should_stop(stops, started)
                 while reason is None:
                     reason = self._run_epoch(stops, started, bar)
@@ -479,7 +319,7 @@ class _Run:
         return TrainResult(self.out, reason, s.epoch, s.step, self._best_ppl(), s.best_epoch,
                            test_ppl, rate, best, self.ctx.is_main, self.model)
 
-    def _should_stop(self, stops: _StopRequests, started: float) -> Optional[str]:
+    def _should_stop(self, stops: StopRequests, started: float) -> Optional[str]:
         """Stop reason agreed by all ranks, checked at step boundaries."""
         step = self.schedule.step
         if self.opt.max_steps is not None and step >= self.opt.max_steps:
@@ -504,7 +344,6 @@ class _Run:
         import torch
         from torch import nn
 
-        from .perplexity import autocast_context
 
         cfg, s = self.cfg, self.schedule
         i = s.position
@@ -533,7 +372,7 @@ class _Run:
         s.step += 1
         return ce.detach(), targets.numel()
 
-    def _run_epoch(self, stops: _StopRequests, started: float, bar) -> Optional[str]:
+    def _run_epoch(self, stops: StopRequests, started: float, bar) -> Optional[str]:
         """Train from the current position to the end of the epoch, or until a stop is agreed;
         then validate (complete epoch) or save the mid-epoch state.  Returns the stop reason."""
         import torch

@@ -8,8 +8,8 @@ import os
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, List, Tuple
 
-from .devices import resolve_device
-from .errors import OnparseError
+from ..devices import resolve_device
+from ..errors import OnparseError
 
 if TYPE_CHECKING:  # annotations only: torch is imported when a function runs
     import torch

@@ -1,0 +1,161 @@
+"""The layout rules of issue 30 ("one home per rule"), measured on the source itself.
+
+Run as a script (``python tests/test_architecture.py [CHECKOUT]``) it prints the figures of
+this checkout or another one: module count, largest module, longest function, function-level
+imports, import cycles, README lines.
+"""
+from __future__ import annotations
+
+import ast
+import re
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+SRC = ROOT / "src" / "onparse"
+
+
+def _use(root: Path) -> None:
+    global ROOT, SRC
+    ROOT, SRC = root, root / "src" / "onparse"
+
+
+def _module_name(path: Path) -> str:
+    parts = path.relative_to(SRC.parent).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def _resolve(module: str, is_package: bool, node: ast.ImportFrom) -> list:
+    """Absolute onparse modules an ``from ... import ...`` names (a name may be a submodule)."""
+    if node.level:
+        base = module.split(".")
+        base = base[:len(base) - node.level + (1 if is_package else 0)]
+        target = ".".join(base + ([node.module] if node.module else []))
+    else:
+        target = node.module or ""
+    if not target.startswith("onparse"):
+        return []
+    out = []
+    for alias in node.names:
+        sub = f"{target}.{alias.name}"
+        out.append(sub if _exists(sub) else target)
+    return out
+
+
+def _exists(module: str) -> bool:
+    rel = Path(*module.split("."))
+    return (SRC.parent / rel).with_suffix(".py").exists() or (SRC.parent / rel / "__init__.py").exists()
+
+
+def scan():
+    """Per module: its lines, its onparse imports (top-level and inside functions), its
+    longest function."""
+    modules = {}
+    for path in sorted(SRC.rglob("*.py")):
+        name = _module_name(path)
+        tree = ast.parse(path.read_text())
+        top, inner, longest = set(), [], (0, "")
+        for node in ast.walk(tree):
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                length = node.end_lineno - node.lineno + 1
+                longest = max(longest, (length, f"{name}.{node.name}"))
+                for sub in ast.walk(node):
+                    if isinstance(sub, ast.ImportFrom):
+                        inner += _resolve(name, path.name == "__init__.py", sub)
+                    elif isinstance(sub, ast.Import):
+                        inner += [a.name for a in sub.names if a.name.startswith("onparse")]
+        for node in tree.body:
+            if isinstance(node, ast.ImportFrom):
+                top.update(_resolve(name, path.name == "__init__.py", node))
+            elif isinstance(node, ast.Import):
+                top.update(a.name for a in node.names if a.name.startswith("onparse"))
+        modules[name] = {"lines": len(path.read_text().splitlines()), "top": top, "inner": inner,
+                         "longest": longest, "text": path.read_text()}
+    return modules
+
+
+def cycles(modules) -> list:
+    """Strongly connected components of more than one module in the import graph, function-level
+    imports included (a package's import of its own submodules excepted)."""
+    graph = {m: {t for t in info["top"] | set(info["inner"]) if t in modules and t != m
+                 and not t.startswith(m + ".")}
+             for m, info in modules.items()}
+    index, low, stack, on_stack, out = {}, {}, [], set(), []
+
+    def visit(v):
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        on_stack.add(v)
+        for w in graph[v]:
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on_stack:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            component = []
+            while True:
+                w = stack.pop()
+                on_stack.discard(w)
+                component.append(w)
+                if w == v:
+                    break
+            if len(component) > 1:
+                out.append(sorted(component))
+
+    sys.setrecursionlimit(10000)
+    for v in graph:
+        if v not in index:
+            visit(v)
+    return out
+
+
+def _library(modules):
+    return {m: info for m, info in modules.items() if not m.startswith("onparse.cli")}
+
+
+def test_no_import_cycle():
+    assert cycles(scan()) == []
+
+
+def test_few_function_level_imports_outside_the_cli():
+    inner = [(m, t) for m, info in _library(scan()).items() for t in info["inner"]]
+    assert len(inner) <= 10, inner
+
+
+def test_no_module_over_500_lines():
+    assert {m: i["lines"] for m, i in scan().items() if i["lines"] > 500} == {}
+
+
+def test_no_hidden_channels():
+    assert [m for m, i in scan().items() if "ContextVar" in i["text"]] == []
+
+
+def test_research_lab_and_readme():
+    assert (ROOT / "research" / "README.md").exists()
+    assert not (ROOT / "PROTOCOL.md").exists() and not (ROOT / "x.jsonl").exists()
+    assert len((ROOT / "README.md").read_text().splitlines()) <= 300
+
+
+def test_member_checks_have_one_home():
+    """The layer-range message and the decoder-name check are each written in one module."""
+    modules = scan()
+    layer = [m for m, i in modules.items() if re.search(r'raise \w+\(f"layer .*does not exist', i["text"])]
+    decoder = [m for m, i in modules.items() if re.search(r'raise \w+\(f"unknown decoder', i["text"])]
+    assert len(layer) == 1 and len(decoder) == 1, (layer, decoder)
+
+
+if __name__ == "__main__":
+    if len(sys.argv) > 1:
+        _use(Path(sys.argv[1]).resolve())
+    mods = scan()
+    lib = _library(mods)
+    longest = max(i["longest"] for i in mods.values())
+    print(f"modules: {len(mods)} ({len(lib)} outside cli/)")
+    print(f"largest module: {max((i['lines'], m) for m, i in mods.items())}")
+    print(f"longest function: {longest[0]} lines ({longest[1]})")
+    print(f"function-level onparse imports: {sum(len(i['inner']) for i in mods.values())} in all, "
+          f"{sum(len(i['inner']) for i in lib.values())} outside cli/")
+    print(f"import cycles: {cycles(mods)}")
+    print(f"ContextVar modules: {[m for m, i in mods.items() if 'ContextVar' in i['text']]}")
+    print(f"README lines: {len((ROOT / 'README.md').read_text().splitlines())}")
