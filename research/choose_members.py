@@ -57,6 +57,16 @@ def scores_of(trees, gold, short_gold, short_index) -> dict:
     return out
 
 
+def first_per_seed(ranked):
+    """The best-ranked row of each seed (``row[1]``), in rank order (rules 31 and 38)."""
+    picks, seen = [], set()
+    for row in ranked:
+        if row[1] not in seen:
+            picks.append(row)
+            seen.add(row[1])
+    return picks
+
+
 def chosen(rows, lm_only=False):
     """Rule 27: the highest dev all-lengths sentence F1; exact ties to fewer trees, then order."""
     pool = [r for r in rows if not lm_only or (not r["voters"] and r["ties"] == "first")]

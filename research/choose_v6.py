@@ -43,11 +43,7 @@ def ranked_members():
 
 def candidates(ranked):
     """Rule 31: for K = 1..4, the K best members of K different seeds; voters; ties."""
-    picks, seen = [], set()
-    for row in ranked:
-        if row[1] not in seen:
-            picks.append(row)
-            seen.add(row[1])
+    picks = v5.first_per_seed(ranked)
     out = []
     for k in range(1, 5):
         for voters in ((), ("right",)):

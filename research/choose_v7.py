@@ -51,11 +51,7 @@ def ranked_members(lang):
 
 def candidates(ranked):
     """Rule 38: for K = 1..3, the K best members of K different seeds; voters; ties."""
-    picks, seen = [], set()
-    for row in ranked:
-        if row[1] not in seen:
-            picks.append(row)
-            seen.add(row[1])
+    picks = v5.first_per_seed(ranked)
     return [(picks[:k], voters, ties) for k in range(1, len(picks) + 1) for voters in VOTERS for ties in TIES]
 
 

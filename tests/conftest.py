@@ -6,8 +6,10 @@ so CI can never pass by skipping the gold-set tests.
 
 The ``slow`` marker is set here, by one rule, on every test that builds the wheel, starts
 distributed workers or runs real processes (its body or one of its fixtures calls ``subprocess``,
-``mp.spawn``, ``torchrun`` or ``venv``): ``make test`` runs them all, ``pytest -m "not slow"``
-leaves them out, ``pytest -m slow --collect-only -q`` lists them.
+``mp.spawn``, ``torchrun`` or ``venv``), and written by hand on the tests that read whole corpora,
+score the bundled model or draw with matplotlib for tens of seconds: ``make test`` runs them all,
+``pytest -m "not slow"`` (the quick loop, under 2 minutes on two cores) leaves them out,
+``pytest -m slow --collect-only -q`` lists them.
 
 Helpers that several test modules use live at the end of this file; import them with
 ``from conftest import write_corpus`` (pytest puts this folder on ``sys.path``).

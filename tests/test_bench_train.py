@@ -1,6 +1,7 @@
 """The training benchmark times the trainer's own step: its loss is onparse.training.recipe.objective."""
 from pathlib import Path
 
+import pytest
 import torch
 
 import onparse.training.recipe
@@ -8,6 +9,7 @@ import onparse.training.recipe
 BENCHMARKS = Path(__file__).resolve().parent.parent / "benchmarks"
 
 
+@pytest.mark.slow          # tens of seconds: real corpora, the bundled model or matplotlib
 def test_the_benchmark_step_calls_the_trainer_objective(monkeypatch):
     monkeypatch.syspath_prepend(str(BENCHMARKS))
     import bench_train

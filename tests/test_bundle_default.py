@@ -73,6 +73,7 @@ def written(path):
     return blob, members, seeds, {m["metadata"]["weights"] for m in blob["models"]}
 
 
+@pytest.mark.slow          # tens of seconds: real corpora, the bundled model or matplotlib
 def test_float16_keeps_the_lowest_perplexity_seeds_that_fit_and_their_members(script, runs, tmp_path, monkeypatch):
     order, members = expected_members(runs)
     order_seeds = [load_checkpoint(p)["metadata"]["train_config"]["seed"] for p in order]

@@ -239,6 +239,7 @@ def model_path(tmp_path_factory):
     return save_tiny_checkpoint(tmp_path_factory.mktemp("model") / "m.pt", words)[2]
 
 
+@pytest.mark.slow          # tens of seconds: real corpora, the bundled model or matplotlib
 def test_eval_model_equals_induce_then_eval(run, model_path, tmp_path):
     # The gold's raw text, as gold-text writes it (the words as written, in the gold's tokens).
     text = run("gold-text", "--gold", "wsj10").stdout
@@ -257,6 +258,7 @@ def test_eval_model_equals_induce_then_eval(run, model_path, tmp_path):
     assert table.startswith(f"model {model_path}, layer 2, decoder onlstm\ngold wsj10: 555 sentences")
 
 
+@pytest.mark.slow          # tens of seconds: real corpora, the bundled model or matplotlib
 def test_eval_model_every_layer_and_decoder(run, model_path, tmp_path):
     as_json = json.loads(run("eval", "--model", model_path, "--layer", "all", "--decode", "all", "--json").stdout)
     *members, average = as_json

@@ -151,6 +151,7 @@ def test_encode_and_batchify_by_hand():
 
 
 # -- the built-in corpora --------------------------------------------------------------------
+@pytest.mark.slow          # tens of seconds: real corpora, the bundled model or matplotlib
 def test_wsj_corpus(nltk_treebank, nltk_conll2000):
     sents = wsj_sentences()
     assert len(sents) == 3914 + 10948                             # no sentence is all punctuation
@@ -175,6 +176,7 @@ def test_brown_file(nltk_brown):
     assert any("not" in s for s in sents)
 
 
+@pytest.mark.slow          # tens of seconds: real corpora, the bundled model or matplotlib
 def test_wsj_plus_brown_trains_on_both_and_holds_out_wsj(nltk_treebank, nltk_conll2000, nltk_brown):
     wsj = load_corpus(CorpusSpec("wsj"))
     both = load_corpus(make_spec("wsj+brown"))
@@ -200,6 +202,7 @@ def _occurrences(needles, haystack, n=5):
     return found
 
 
+@pytest.mark.slow          # tens of seconds: real corpora, the bundled model or matplotlib
 def test_default_corpus_holds_no_evaluation_sentence(nltk_treebank, nltk_conll2000, nltk_brown):
     from onparse.corpora import DEFAULT, abc_sentences, evaluation_sentences, load_corpus, make_spec
     from onparse.data import is_installed
@@ -220,6 +223,7 @@ def test_default_corpus_holds_no_evaluation_sentence(nltk_treebank, nltk_conll20
     assert abc_sentences()[0] == ["pm", "denies", "knowledge", "of", "awb", "kickbacks"]
 
 
+@pytest.mark.slow          # tens of seconds: real corpora, the bundled model or matplotlib
 def test_evaluation_sentences_are_removed_from_news(monkeypatch, nltk_treebank, nltk_conll2000, nltk_brown):
     # The filter itself: a sample sentence planted in a source is gone from every split.
     from onparse import corpora
@@ -234,6 +238,7 @@ def test_evaluation_sentences_are_removed_from_news(monkeypatch, nltk_treebank, 
         corpora._named_sentences.cache_clear()
 
 
+@pytest.mark.slow          # tens of seconds: real corpora, the bundled model or matplotlib
 @pytest.mark.parametrize("name, parts", [("conll2000", 1), ("conll2000+press", 2)])
 def test_in_domain_corpora_hold_no_evaluation_sentence(name, parts, nltk_treebank, nltk_conll2000, nltk_brown):
     """conll2000 (WSJ sections 15-18, 20) and conll2000 + Brown's press sections: news' first

@@ -89,6 +89,7 @@ def test_tree_layout_hand_computed():
     assert tree_layout(deep)[1] == 3000
 
 
+@pytest.mark.slow          # tens of seconds: real corpora, the bundled model or matplotlib
 def test_sentence_figure_png_svg_pdf(mpl, tmp_path):
     view = make_view(WORDS, DIST, 2, "onlstm")
     w, h = check_png(plot_sentence(view, str(tmp_path / "s.png"), caption="model: test"))
@@ -98,6 +99,7 @@ def test_sentence_figure_png_svg_pdf(mpl, tmp_path):
     assert Path(pdf).read_bytes()[:5] == b"%PDF-"
 
 
+@pytest.mark.slow          # tens of seconds: real corpora, the bundled model or matplotlib
 def test_sentence_figure_with_gold_is_wider(mpl, tmp_path):
     plain = check_png(plot_sentence(make_view(WORDS, DIST, 2), str(tmp_path / "a.png")))
     view = make_view(WORDS, DIST, 2, "split", gold=read_gold(GOLD)[0])
@@ -152,6 +154,7 @@ def tiny_model(tmp_path_factory):
                                 seed=7, embedding_size=8, hidden_size=12, n_layers=2)[2]
 
 
+@pytest.mark.slow          # tens of seconds: real corpora, the bundled model or matplotlib
 def test_cli_show_figures(mpl, tiny_model, tmp_path):
     png, svg = tmp_path / "one.png", tmp_path / "figs" / "one.svg"
     result = CliRunner().invoke(main, ["show", "the cat sat", "--model", tiny_model, "--png", str(png),

@@ -39,3 +39,21 @@ def test_info_on_a_bad_file_is_one_line(tmp_path):
     result = CliRunner().invoke(main, ["info", "--model", str(bad)])
     assert result.exit_code == 1
     assert result.output.startswith(f"error: cannot read checkpoint {bad}") and result.output.count("\n") == 1
+
+
+def test_python_users_get_the_same_description(checkpoint, tmp_path):
+    import onparse
+    from onparse.describe import describe_file
+
+    text = describe_file(str(checkpoint))
+    cli = CliRunner().invoke(main, ["info", "--model", str(checkpoint)]).stdout
+    assert text + "\n" == cli
+    as_dict = describe_file(str(checkpoint), "mine", as_dict=True)
+    assert as_dict["model"] == "mine" and as_dict["vocab_size"] == len(WORDS) + 2  # <unk>, <eos>
+    bundle = tmp_path / "b.pt"
+    onparse.load(str(checkpoint), "cpu", layers=[1, 2], voters=["right"]).save_bundle(str(bundle), weights="float32")
+    described = describe_file(str(bundle))
+    assert "a bundle of 1 models whose trees are averaged over 2 members and 1 voter" in described
+    assert "members (in tie-breaking order): layer 1 onlstm; layer 2 onlstm" in described
+    summary = describe_file(str(bundle), as_dict=True)
+    assert summary["voters"] == ["right"] and [m["layer"] for m in summary["members"]] == [1, 2]

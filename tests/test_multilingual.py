@@ -30,6 +30,7 @@ def test_split_is_five_and_ten_percent_blocks():
 EXPECTED = {"alpino": (7136, 161), "cess_esp": (6030, 30), "floresta": (9266, 71)}
 
 
+@pytest.mark.slow          # tens of seconds: real corpora, the bundled model or matplotlib
 @pytest.mark.parametrize("name", list(TREEBANKS))
 def test_named_gold_sets(name):
     _need(name)
@@ -59,6 +60,7 @@ def _has_word(sexpr, tagset):
     return preprocess(sexpr, labelled=True, tagset=get(tagset)) is not None
 
 
+@pytest.mark.slow          # tens of seconds: real corpora, the bundled model or matplotlib
 @pytest.mark.parametrize("name", list(TREEBANKS))
 def test_held_out_sentences_are_never_training_or_validation_text(name):
     _need(name)
@@ -86,6 +88,7 @@ def test_alpino_xml_leftovers_are_removed_and_entities_decoded():
     assert any("stray" in note for note in read.notes())
 
 
+@pytest.mark.slow          # tens of seconds: real corpora, the bundled model or matplotlib
 def test_gold_text_of_a_foreign_set_round_trips_pretokenized(tmp_path):
     """gold-text | induce --pretokenized | eval equals eval --model on alpino's held-out set,
     although some gold tokens hold punctuation at an edge (``Jenkins'``, ``Stranger,``), which

@@ -86,6 +86,7 @@ def _recorded(blob, gold, trees):
     return next(r for r in blob["metadata"]["scores"] if r["gold"] == gold and r["trees"] == trees)
 
 
+@pytest.mark.slow          # tens of seconds: real corpora, the bundled model or matplotlib
 def test_bundled_model_scores_as_recorded(blob, nltk_treebank):
     """Its scores on both halves of the sample, recomputed here, equal the metadata: the dev
     figures its rule chose by (to 0.5 points: rule v6 scored its candidates' float32 checkpoints,

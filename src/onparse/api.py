@@ -37,7 +37,7 @@ from .model import LoadedModel, model_from_blob
 from .perplexity import measure_model
 from .pretrained import DEFAULT_NAME, resolve
 from .progress import Progress
-from .text import PUNCT_POLICIES, Preprocessor, normalize_word
+from .text import DEFAULT_PUNCT, PUNCT_POLICIES, Preprocessor, normalize_word
 from .treebank import Gold, load_gold
 
 #: Label of every internal node of the nltk trees a parser returns.
@@ -226,13 +226,13 @@ class Parser(ParserI):
         return average_label(len(self.members), self.voters, self.ties)
 
     # -- text -> tokens -----------------------------------------------------------------------
-    def preprocessor(self, tokenize: bool = True, punct: str = "vocab") -> Preprocessor:
+    def preprocessor(self, tokenize: bool = True, punct: str = DEFAULT_PUNCT) -> Preprocessor:
         """How raw text becomes tokens (:class:`onparse.text.Preprocessor`) for this parser."""
         if punct not in PUNCT_POLICIES:
             raise OnparseError(f"unknown punctuation policy {punct!r}; choose from {', '.join(PUNCT_POLICIES)}")
         return Preprocessor(self.vocab, tokenize, punct)
 
-    def tokens(self, sentences: Iterable[SentenceInput], tokenize: bool = True, punct: str = "vocab") -> List[List[str]]:
+    def tokens(self, sentences: Iterable[SentenceInput], tokenize: bool = True, punct: str = DEFAULT_PUNCT) -> List[List[str]]:
         """The tokens the models read: a string is tokenised and its punctuation dropped (as
         ``onparse induce`` does); a list of tokens is used as given."""
         prep = self.preprocessor(tokenize, punct)

@@ -35,7 +35,7 @@ from .errors import OnparseError
 from .members import DEFAULT_DECODER, Member
 from .safeio import MAX_LINE_BYTES, bounded_lines
 from .show import GoldTree, SentenceView, make_view
-from .text import normalize_word
+from .text import DEFAULT_PUNCT, normalize_word
 from .trees import to_brackets, to_ptb
 
 FORMATS = ("brackets", "ptb", "jsonl")
@@ -244,7 +244,7 @@ def script_of(token: str) -> Optional[str]:
 
 
 def induce_lines(lines: Iterable[str], parser, *, fmt: str = "brackets", tokenize: bool = True,
-                 punct: str = "vocab", window: int = WINDOW,
+                 punct: str = DEFAULT_PUNCT, window: int = WINDOW,
                  check: Optional[VocabularyCheck] = None) -> Iterator[List[str]]:
     """Induce a tree for each line; yield the output lines (no newline) window by window.
 
@@ -280,7 +280,7 @@ def induce_lines(lines: Iterable[str], parser, *, fmt: str = "brackets", tokeniz
 
 
 def distance_lines(lines: Iterable[str], parser, *, layers: Sequence[int], gate: str = "forget",
-                   fmt: str = "tsv", tokenize: bool = True, punct: str = "vocab", header: bool = True,
+                   fmt: str = "tsv", tokenize: bool = True, punct: str = DEFAULT_PUNCT, header: bool = True,
                    window: int = WINDOW) -> Iterator[List[str]]:
     """Per-word distances of each line, for every model of ``parser`` and each of ``layers``;
     yield output lines window by window.
@@ -367,7 +367,7 @@ def _check_choice(value, choices, what):
 
 
 def views_from_lines(lines: Iterable[str], parser, *, golds: Optional[Sequence[GoldTree]] = None,
-                     tokenize: bool = True, punct: str = "vocab") -> Iterator[Tuple[int, Optional[SentenceView]]]:
+                     tokenize: bool = True, punct: str = DEFAULT_PUNCT) -> Iterator[Tuple[int, Optional[SentenceView]]]:
     """Run the parser (:class:`onparse.api.Parser`) over each line and yield ``(line number,
     view)``; the view is None for a line with no words.  Lines are read one at a time (a
     terminal user sees each answer at once).  ``golds``: one gold tree per non-empty line, in

@@ -67,8 +67,13 @@ class ModelConfig:
         """Inverse of :meth:`to_dict`; unknown keys raise ``ValueError``."""
         if not isinstance(d, dict):
             raise ValueError(f"model config must be a dict, got {type(d).__name__}")
-        known = {f.name for f in fields(cls)}
-        unknown = sorted(set(d) - known)
-        if unknown:
-            raise ValueError(f"unknown model config keys: {', '.join(map(str, unknown))}")
-        return cls(**d)
+        return cls(**known_fields(cls, d, "model config keys"))
+
+
+def known_fields(cls, values: dict, what: str) -> dict:
+    """``values`` if every key names a field of the dataclass ``cls``, else ``ValueError``
+    naming ``what`` (a config read from a file or from options)."""
+    unknown = sorted(set(values) - {f.name for f in fields(cls)})
+    if unknown:
+        raise ValueError(f"unknown {what}: {', '.join(map(str, unknown))}")
+    return values

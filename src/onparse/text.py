@@ -196,6 +196,8 @@ def tokenize(text: str) -> List[str]:
 
 #: How the raw-text preprocessor treats punctuation tokens (see :class:`Preprocessor`).
 PUNCT_POLICIES = ("vocab", "drop")
+#: The policy every reader of raw text uses unless told otherwise.
+DEFAULT_PUNCT = "vocab"
 
 
 #: Split off a word's edge, these say nothing about whether a line is raw text: treebank tokens
@@ -241,7 +243,7 @@ class Preprocessor:
 
     vocab: object                  # onparse.vocab.Vocabulary
     tokenize: bool = True
-    punct: str = "vocab"
+    punct: str = DEFAULT_PUNCT
 
     def __post_init__(self):
         if self.punct not in PUNCT_POLICIES:

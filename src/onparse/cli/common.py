@@ -149,6 +149,22 @@ def refuse_overwrite(target, option: str, inputs) -> None:
                                      param_hint=option)
 
 
+def pretokenized_option(func):
+    """``--pretokenized``: split lines on whitespace only; arrives as ``pretokenized``."""
+    return click.option("--pretokenized", is_flag=True,
+                        help="Split lines on whitespace only (text already tokenised, one sentence per line) "
+                             "instead of tokenising them with NLTK's word tokenizer.")(func)
+
+
+def punct_option(func):
+    """``--punct vocab|drop``: which punctuation tokens are dropped; arrives as ``punct``."""
+    from ..text import DEFAULT_PUNCT, PUNCT_POLICIES
+
+    return click.option("--punct", type=click.Choice(PUNCT_POLICIES), default=DEFAULT_PUNCT, show_default=True,
+                        help="vocab: drop punctuation (tokens without a letter or digit) unless the model's "
+                             "vocabulary holds it as a word (such as % or &); drop: drop all of it.")(func)
+
+
 def quiet_option(func):
     """``--quiet/-q``: no progress on stderr (:mod:`onparse.progress`); arrives as ``quiet``."""
     return click.option("--quiet", "-q", is_flag=True,

@@ -12,10 +12,9 @@ import click
 
 from ..errors import OnparseError
 from ..show import SCALES
-from ..text import PUNCT_POLICIES
 from ..treebank import PTB_ROOT_ENV
 from .common import (device_option, force_option, line_limit_option, load_parser, members_options, model_name,
-                     model_option, refuse_model, refuse_overwrite)
+                     model_option, pretokenized_option, punct_option, refuse_model, refuse_overwrite)
 
 
 
@@ -82,10 +81,8 @@ def _wants_unicode(ascii_only: bool) -> bool:
               help="layer: each layer's bars span its smallest..largest value in the sentence "
                    "(shows the ranking the decoder uses; figures zoom each panel likewise); "
                    "unit: bars span 0..1.")
-@click.option("--pretokenized", is_flag=True,
-              help="Split the sentence on whitespace only instead of tokenising it with NLTK's word tokenizer.")
-@click.option("--punct", type=click.Choice(PUNCT_POLICIES), default="vocab", show_default=True,
-              help="vocab: drop punctuation unless the model's vocabulary holds it as a word; drop: drop all.")
+@pretokenized_option
+@punct_option
 @device_option
 @force_option
 @line_limit_option

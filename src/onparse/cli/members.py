@@ -7,14 +7,15 @@ import click
 from ..weights import WEIGHT_KINDS
 from ..errors import OnparseError
 from .common import (INT_MAX, check_writable, device_option, force_option, line_limit_option, load_parser,
-                     members_options, model_option, quiet_option, refuse_model, refuse_overwrite)
+                     members_options, model_option, pretokenized_option, quiet_option, refuse_model,
+                     refuse_overwrite)
 
 
 @click.command("agreement")
 @click.argument("file", type=click.Path(allow_dash=True, dir_okay=False))
 @model_option
 @members_options
-@click.option("--pretokenized", is_flag=True, help="Split lines on whitespace only (text already tokenised).")
+@pretokenized_option
 @click.option("--limit", type=click.IntRange(1, INT_MAX), default=2000, show_default=True,
               help="Use the first N lines of at least 3 words.")
 @click.option("--keep", type=click.IntRange(1, INT_MAX), default=None,

@@ -8,9 +8,8 @@ import sys
 import click
 
 from ..members import DEFAULT_DECODER, DEFAULT_LAYER
-from ..text import PUNCT_POLICIES
 from .common import (INT_MAX, device_option, layer_list, line_limit_option, load_parser, members_options,
-                     model_option, quiet_option, report_too_long)
+                     model_option, pretokenized_option, punct_option, quiet_option, report_too_long)
 
 
 class _ShardType(click.ParamType):
@@ -32,12 +31,8 @@ def _common_options(func):
     options = [
         click.argument("file", type=click.Path(allow_dash=True, dir_okay=False), default="-"),
         model_option,
-        click.option("--pretokenized", is_flag=True,
-                     help="Split lines on whitespace only (text already tokenised, one sentence per line) "
-                          "instead of tokenising them with NLTK's word tokenizer."),
-        click.option("--punct", type=click.Choice(PUNCT_POLICIES), default="vocab", show_default=True,
-                     help="vocab: drop punctuation (tokens without a letter or digit) unless the model's "
-                          "vocabulary holds it as a word (such as % or &); drop: drop all of it."),
+        pretokenized_option,
+        punct_option,
         click.option("--batch-size", type=click.IntRange(1, INT_MAX), default=None,
                      help="Sentences per batch, sorted by length within a window of 4096 lines  "
                           "[default: 64 on CPU, 512 on GPU]."),

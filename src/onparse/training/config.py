@@ -8,7 +8,7 @@ from dataclasses import asdict, dataclass, field, fields, replace
 from typing import Any, Dict, Optional
 
 from ..errors import OnparseError
-from ..model_config import ModelConfig
+from ..model_config import ModelConfig, known_fields
 from ..sizes import check_sizes
 
 
@@ -95,19 +95,11 @@ class TrainConfig:
         """Inverse of :meth:`to_dict`; unknown keys raise ``ValueError``."""
         if not isinstance(d, dict):
             raise ValueError(f"training config must be a dict, got {type(d).__name__}")
-        return cls(**_known(d, "training config keys"))
+        return cls(**known_fields(TrainConfig, d, "training config keys"))
 
     def with_overrides(self, overrides: Dict[str, Any]) -> "TrainConfig":
         """A copy with some fields replaced; unknown names raise ``ValueError``."""
-        return replace(self, **_known(overrides, "training options"))
-
-
-def _known(values: Dict[str, Any], what: str) -> Dict[str, Any]:
-    """``values`` if every key names a :class:`TrainConfig` field, else ``ValueError`` naming ``what``."""
-    unknown = sorted(set(values) - {f.name for f in fields(TrainConfig)})
-    if unknown:
-        raise ValueError(f"unknown {what}: {', '.join(map(str, unknown))}")
-    return values
+        return replace(self, **known_fields(TrainConfig, overrides, "training options"))
 
 
 #: Named starting points; every field can still be overridden.
