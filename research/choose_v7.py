@@ -143,13 +143,13 @@ def test():
 
 
 def readme_block(results) -> str:
-    rows = ["| language | test sentences (all / <= 10) | trees | all lengths: sent. F1 | all: Kim F1 | "
-            "<= 10 words: sent. F1 | <= 10: Kim F1 |", "|---|---|---|---|---|---|---|"]
+    rows = ["| language | test sentences (all / <= 10) | trees | all lengths: sent. F1 | all: Kim F1 | all: corpus F1 | "
+            "<= 10 words: sent. F1 | <= 10: Kim F1 | <= 10: corpus F1 |", "|---|---|---|---|---|---|---|---|---|"]
     for lang, r in results.items():
         entries = [(f"chosen on dev: {r['chosen']['name']}", r["chosen"]["test"]),
                    (f"language models alone: {r['lm_only']['name']}", r["lm_only"]["test"]),
                    ("right-branching", r["baselines"]["right"]), ("left-branching", r["baselines"]["left"])]
-        values = [[s["all"]["sentence_f1"], s["all"]["kim_f1"], s["10"]["sentence_f1"], s["10"]["kim_f1"]]
+        values = [[s[part][conv] for part in ("all", "10") for conv in ("sentence_f1", "kim_f1", "corpus_f1")]
                   for _, s in entries]
         best = [max(column) for column in zip(*values)]
         for i, ((label, _), vals) in enumerate(zip(entries, values)):
