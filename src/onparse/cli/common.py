@@ -165,6 +165,12 @@ def punct_option(func):
                              "vocabulary holds it as a word (such as % or &); drop: drop all of it.")(func)
 
 
+def threads_option(func):
+    """``--threads N``: CPU threads of this process; arrives as ``threads`` (None: torch's choice)."""
+    return click.option("--threads", type=THREADS_RANGE, default=None,
+                        help="CPU threads of this process [default: torch's choice; torchrun sets 1]")(func)
+
+
 def quiet_option(func):
     """``--quiet/-q``: no progress on stderr (:mod:`onparse.progress`); arrives as ``quiet``."""
     return click.option("--quiet", "-q", is_flag=True,

@@ -8,7 +8,8 @@ import click
 from .. import corpora
 from ..safeio import dumps, format_ppl
 from ..training.config import PRESETS, TrainConfig
-from .common import INT_MAX, SEED_RANGE, THREADS_RANGE, device_option, model_option, no_verify_option, quiet_option
+from .common import (INT_MAX, SEED_RANGE, device_option, model_option, no_verify_option, quiet_option,
+                     threads_option)
 
 # Kept free of torch imports (corpora and train_config import none): `onparse --help` must stay fast.
 _DURATION = re.compile(r"^(?:(\d+(?:\.\d*)?)h)?(?:(\d+(?:\.\d*)?)m)?(?:(\d+(?:\.\d*)?)s?)?$")
@@ -92,8 +93,7 @@ def _config_options(command):
 @click.option("--progress/--no-progress", default=None,
               help="A progress bar on stderr; --no-progress: no progress at all  [default: a bar when stderr is a "
                    "terminal, else a plain line a minute]")
-@click.option("--threads", type=THREADS_RANGE, default=None,
-              help="CPU threads per process [default: torch's choice; torchrun sets 1]")
+@threads_option
 @click.option("--amp/--no-amp", default=True, show_default=True, help="Autocast to bf16 on CUDA")
 @click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON")
 @no_verify_option
@@ -172,8 +172,7 @@ def train_command(ctx, preset, corpus, valid, test, fmt, out, device, max_time, 
 @click.option("--bptt", type=click.IntRange(1, INT_MAX), default=None,
               help="Window length; the state is carried across windows [default: the run's --bptt, else 70]")
 @device_option
-@click.option("--threads", type=THREADS_RANGE, default=None,
-              help="CPU threads [default: torch's choice]")
+@threads_option
 @click.option("--json", "as_json", is_flag=True,
               help="Print the result as JSON (a list, one object per model, for a bundle of several)")
 @quiet_option
