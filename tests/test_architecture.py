@@ -137,6 +137,12 @@ def test_research_lab_and_readme():
     assert len((ROOT / "README.md").read_text().splitlines()) <= 300
 
 
+def test_readme_layout_names_every_module():
+    readme = (ROOT / "README.md").read_text()
+    files = {p.name for p in SRC.rglob("*.py") if p.parent.name != "cli" and not p.name.startswith("__")}
+    assert sorted(f for f in files if f"`{f}`" not in readme) == []
+
+
 def test_member_checks_have_one_home():
     """The layer-range message and the decoder-name check are each written in one module."""
     modules = scan()
