@@ -11,7 +11,7 @@ from ..training.config import PRESETS, TrainConfig
 from .common import (INT_MAX, SEED_RANGE, device_option, model_option, no_verify_option, quiet_option,
                      threads_option)
 
-# Kept free of torch imports (corpora and train_config import none): `onparse --help` must stay fast.
+# Kept free of torch imports (corpora and training.config import none): `onparse --help` must stay fast.
 _DURATION = re.compile(r"^(?:(\d+(?:\.\d*)?)h)?(?:(\d+(?:\.\d*)?)m)?(?:(\d+(?:\.\d*)?)s?)?$")
 
 
