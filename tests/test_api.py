@@ -96,6 +96,13 @@ def test_several_models_are_averaged_and_a_bundle_is_the_same(paths, tmp_path):
     assert from_bundle.trees([tokens])[0] == expected
     # Asking for other members overrides the bundle's own.
     assert len(load(str(bundle), "cpu", layers=[1]).members) == 2
+    # A parser saves itself: only the models its members read, renumbered; voters and ties kept.
+    chosen = parser.with_members([Member(1, 3, "split"), Member(1, 2, "onlstm")], ["right"], "right")
+    chosen.save_bundle(str(tmp_path / "saved.pt"), weights="float32")
+    saved = load(str(tmp_path / "saved.pt"), "cpu")
+    assert len(saved.models) == 1 and saved.members == [Member(0, 3, "split"), Member(0, 2, "onlstm")]
+    assert (saved.voters, saved.ties) == (("right",), "right")
+    assert saved.trees([tokens]) == chosen.trees([tokens])
 
 
 def test_int8_bundle_weights_are_close_and_a_quarter_of_the_size(paths, tmp_path):
