@@ -29,9 +29,9 @@ from .average import DEFAULT_TIES, average_trees_batch, check_ties
 from .baselines import check_voters, voter_tree
 from .bundle import bundle_voting, load_model_file, save_models
 from .decode import decode
-from .distances import GATES, resolve_device, sentence_distances
+from .distances import resolve_device, sentence_distances
 from .errors import OnparseError
-from .members import DEFAULT_DECODER, DEFAULT_LAYER, Member, check_layer, grid, member_decoder
+from .members import DEFAULT_DECODER, DEFAULT_LAYER, GATES, Member, check_layer, grid, member_decoder
 from .metrics import evaluate
 from .model import LoadedModel, model_from_blob
 from .perplexity import measure_model
@@ -337,7 +337,7 @@ class Parser(ParserI):
             raise OnparseError(f"unknown gate {gate!r}; choose from {', '.join(GATES)}")
         check_layer(layer, self.models[model].model.config.n_layers)
         tokens = self.tokens([sentence])
-        reader = self.with_members([Member(model, layer, "onlstm")])
+        reader = self.with_members([Member(model, layer, DEFAULT_DECODER)])
         return reader.model_distances(tokens)[model][0][layer - 1, GATES[gate]]
 
     # -- scoring -----------------------------------------------------------------------------

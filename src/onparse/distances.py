@@ -21,8 +21,6 @@ BATCH_SIZE = 64
 #: Default bound on the padded tokens (steps x sentences) of one batch.
 MAX_TOKENS = 8192
 
-GATES = {"forget": 0, "input": 1}
-
 
 def plan_batches(lengths: Sequence[int], batch_size: int = BATCH_SIZE,
                  max_tokens: int = MAX_TOKENS) -> List[List[int]]:

@@ -30,9 +30,8 @@ import stat
 import sys
 from typing import IO, Callable, Dict, Iterable, Iterator, List, NamedTuple, Optional, Sequence, Tuple
 
-from .distances import GATES
 from .errors import OnparseError
-from .members import DEFAULT_DECODER, Member
+from .members import DEFAULT_DECODER, GATES, Member
 from .safeio import MAX_LINE_BYTES, bounded_lines
 from .show import GoldTree, SentenceView, make_view
 from .text import DEFAULT_PUNCT, normalize_word
@@ -375,7 +374,7 @@ def views_from_lines(lines: Iterable[str], parser, *, golds: Optional[Sequence[G
     member reads, at every layer; the tree is the parser's (an average with several members).
     """
     first = parser.members[0]
-    reader = parser.with_members([Member(first.model, parser.models[first.model].model.config.n_layers, "onlstm")]
+    reader = parser.with_members([Member(first.model, parser.models[first.model].model.config.n_layers, DEFAULT_DECODER)]
                                  + list(parser.members))
     averaged = parser.averages
     decoder = parser.describe_average() if averaged else first.decoder

@@ -19,11 +19,19 @@ DEFAULT_LAYER = 2
 DEFAULT_DECODER = "onlstm"
 #: ``layers="all"``: every layer of the models.
 ALL = "all"
+#: The two distances of a layer, by their index in a distances array: master forget d_f (trees
+#: are read from it) and master input d_i.
+GATES = {"forget": 0, "input": 1}
 
 
 class MemberError(OnparseError):
-    """A member a model cannot give: a layer it lacks or an unknown decoder (the command line
-    reports it as a usage error of ``--layer`` / ``--decode``)."""
+    """A member a model cannot give: a layer it lacks or an unknown decoder; ``part`` says which
+    (``"layer"`` or ``"decoder"``: the command line reports it as a usage error of ``--layer`` /
+    ``--decode``)."""
+
+    def __init__(self, message: str, part: str):
+        super().__init__(message)
+        self.part = part
 
 
 def check_layer(layer: int, n_layers: int) -> int:
@@ -33,7 +41,7 @@ def check_layer(layer: int, n_layers: int) -> int:
     3
     """
     if isinstance(layer, bool) or not isinstance(layer, int) or not 1 <= layer <= n_layers:
-        raise MemberError(f"layer {layer} does not exist: the model has {n_layers} layers (1..{n_layers})")
+        raise MemberError(f"layer {layer} does not exist: the model has {n_layers} layers (1..{n_layers})", "layer")
     return layer
 
 
@@ -42,7 +50,7 @@ def member_decoder(name: str) -> str:
     try:
         return check_decoder(name)
     except ValueError as err:
-        raise MemberError(str(err)) from None
+        raise MemberError(str(err), "decoder") from None
 
 
 @dataclass(frozen=True)

@@ -282,7 +282,11 @@ def read_gold_text(text: str, source: str, tagset: Optional["tagsets.TagSet"] = 
     ``( (S (NN yes)) )`` is not mistaken for three words.  Leaves are kept by ``tagset``, or
     by the preset detected from the tags; the choice is appended to ``notes``.
     """
-    items = list(iter_sexprs(text, source))
+    return _gold_sentences(list(iter_sexprs(text, source)), source, tagset, notes)
+
+
+def _gold_sentences(items, source: str, tagset=None, notes: Optional[list] = None) -> List[GoldSentence]:
+    """:func:`read_gold_text` on trees already parsed (``iter_sexprs`` items of ``source``)."""
     labelled = _looks_labelled(items)
     if labelled:
         tagset, note = choose_tagset([item.sexpr for item in items], tagset, source)
@@ -352,19 +356,18 @@ def _read_path(path: Path, tagset=None, max_line_bytes: int = MAX_LINE_BYTES
             raise OnparseError(f"gold folder {path} holds no .mrg files")
     else:
         files = [path]
-    texts = []
-    for file in files:
-        texts.append((file, read_text(file, f"gold file {file}", line_limit=max_line_bytes)))
+    parsed = [(str(file), list(iter_sexprs(read_text(file, f"gold file {file}", line_limit=max_line_bytes), str(file))))
+              for file in files]
     notes: List[str] = []
     if tagset is None:
         # One decision for the file or folder: the tags of all its trees, when labelled.
-        items = [item for file, text in texts for item in iter_sexprs(text, str(file))]
-        if len(texts) > 1 or _looks_labelled(items):
+        items = [item for _, trees in parsed for item in trees]
+        if len(parsed) > 1 or _looks_labelled(items):
             tagset, note = choose_tagset([item.sexpr for item in items], None, str(path))
             notes.append(note)
     out: List[GoldSentence] = []
-    for file, text in texts:
-        out.extend(read_gold_text(text, str(file), tagset))
+    for source, trees in parsed:
+        out.extend(_gold_sentences(trees, source, tagset))
     if not out:
         raise OnparseError(f"gold {path} holds no trees")
     return out, tagset, notes

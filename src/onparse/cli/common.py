@@ -110,7 +110,7 @@ def load_parser(model_paths, device, layer=None, decoder=None, batch_size=None, 
     try:
         return parser.with_grid(None if layer is None else layer_list(layer), None if decoder is None else decoder_list(decoder))
     except MemberError as err:
-        raise click.BadParameter(str(err), param_hint="--layer" if "layer" in str(err) else "--decode") from None
+        raise click.BadParameter(str(err), param_hint="--layer" if err.part == "layer" else "--decode") from None
 
 
 def report_too_long(parser) -> None:
