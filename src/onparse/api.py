@@ -30,13 +30,16 @@ from .baselines import check_voters, voter_tree
 from .bundle import bundle_voting, load_model_file, save_models
 from .decode import decode
 from .distances import resolve_device, sentence_distances
+from .distill import distill
 from .errors import OnparseError
-from .members import DEFAULT_DECODER, DEFAULT_LAYER, GATES, Member, check_layer, grid, member_decoder
+from .members import DEFAULT_DECODER, DEFAULT_LAYER, GATES, Member, check_layer, check_member, grid, student_member
 from .metrics import evaluate
 from .model import LoadedModel, model_from_blob
 from .perplexity import measure_model
 from .pretrained import DEFAULT_NAME, resolve
 from .progress import Progress
+from .student import student_trees
+from .student_file import is_student, student_from_blob
 from .text import DEFAULT_PUNCT, PUNCT_POLICIES, Preprocessor, normalize_word
 from .treebank import Gold, load_gold
 
@@ -82,24 +85,28 @@ def load(model: Union[None, str, os.PathLike, Sequence[Union[str, os.PathLike]]]
         offset = len(models)
         if "models" in blob:  # a bundle
             for i, entry in enumerate(blob["models"]):
-                models.append(model_from_blob(entry, file, dev))
+                models.append(_from_blob(entry, file, dev))
                 names.append(f"{name} [{i + 1}]")
             own_members += [Member(m["model"] + offset, m["layer"], m["decoder"]) for m in blob["members"]]
             meta = dict(blob.get("metadata") or {})
             if voting is None:
                 voting = bundle_voting(blob)
         else:
-            models.append(model_from_blob(blob, file, dev))
+            models.append(_from_blob(blob, file, dev))
             names.append(name)
-            own_members.append(Member(offset, DEFAULT_LAYER, DEFAULT_DECODER))
+            own_members.append(student_member(offset) if is_student(blob) else Member(offset, DEFAULT_LAYER, DEFAULT_DECODER))
             meta = dict(blob.get("metadata") or {})
         if metadata is None:
             metadata = meta
     if layers is not None or decoders is not None:
-        own_members = grid([m.model.config.n_layers for m in models], layers, decoders)
+        own_members = grid([m.n_layers for m in models], layers, decoders)
     own_voters, own_ties = voting or ((), DEFAULT_TIES)
     return Parser(models, own_members, names, metadata or {}, batch_size=batch_size,
                   voters=tuple(own_voters if voters is None else voters), ties=own_ties if ties is None else ties)
+
+
+def _from_blob(blob, path, device) -> LoadedModel:
+    return student_from_blob(blob, path, device) if is_student(blob) else model_from_blob(blob, path, device)
 
 
 @dataclass
@@ -171,8 +178,7 @@ class Parser(ParserI):
         if not self.models or not self.members:
             raise OnparseError("a parser needs at least one model and one member")
         for m in self.members:
-            check_layer(m.layer, self.models[m.model].model.config.n_layers)
-            member_decoder(m.decoder)
+            check_member(m, self.models[m.model].n_layers)
         try:
             self.voters = check_voters(self.voters)
             check_ties(self.ties)
@@ -190,6 +196,16 @@ class Parser(ParserI):
     def vocab(self):
         """The first model's vocabulary: it decides tokenisation and what counts as a word."""
         return self.models[0].vocab
+
+    def language_model(self, index: int = 0) -> LoadedModel:
+        """Model ``index`` (0-based) when it is a language model; OnparseError for a student,
+        which has no distances or perplexity."""
+        loaded = self.models[index]
+        if loaded.n_layers is None:
+            name = self.names[index] if index < len(self.names) else f"model {index + 1}"
+            raise OnparseError(f"{name} is a student parser: it has no distances or perplexity; "
+                               "give a language model (a checkpoint, or a bundle of them)")
+        return loaded
 
     @property
     def device(self):
@@ -210,7 +226,7 @@ class Parser(ParserI):
         """The same models read by every model x layer x decoder (:func:`onparse.members.grid`:
         lists, or ``"all"``; None means layer 2 / the paper's decoder); voters and ties kept.
         :class:`onparse.members.MemberError` for a layer or decoder that does not exist."""
-        return self.with_members(grid([m.model.config.n_layers for m in self.models], layers, decoders))
+        return self.with_members(grid([m.n_layers for m in self.models], layers, decoders))
 
     def save_bundle(self, path, *, weights: str = "float16", metadata: Optional[Dict[str, Any]] = None) -> None:
         """Write the parser as a bundle file (:mod:`onparse.bundle`): the models its members read,
@@ -241,14 +257,15 @@ class Parser(ParserI):
     # -- tokens -> distances -> trees ---------------------------------------------------------
     def model_distances(self, token_lists: Sequence[Sequence[str]], progress=None) -> List[List[Any]]:
         """``[model][sentence]`` float32 arrays (n_layers, 2, n): master-forget ``[l, 0]`` and
-        master-input ``[l, 1]`` distances of layer l + 1, for the layers the members read.
+        master-input ``[l, 1]`` distances of layer l + 1, for the layers the members read
+        (None for a model no member reads the distances of, and for a student).
 
         ``progress(k)``: called with the sentences of each batch done, model after model.
         Cost: one batched forward pass per model (sentences sorted by length, batches bounded
         by ``batch_size`` sentences and ``max_tokens`` padded tokens); O(total words) memory."""
         out = []
         for index, loaded in enumerate(self.models):
-            layers = [m.layer for m in self.members if m.model == index]
+            layers = [m.layer for m in self.members if m.model == index and not m.student]
             if not layers:
                 out.append(None)
                 continue
@@ -264,22 +281,27 @@ class Parser(ParserI):
 
     def member_trees(self, token_lists: Sequence[Sequence[str]], dists=None, progress=None) -> List[List[Any]]:
         """Per sentence, each member's tree (nested tuples; None for an empty sentence);
-        ``progress`` as for :meth:`model_distances`."""
+        ``progress`` as for :meth:`model_distances` (students after the language models)."""
         dists = self.model_distances(token_lists, progress) if dists is None else dists
+        taught = {m.model: student_trees(self.models[m.model].model, self.models[m.model].vocab, token_lists,
+                                         self.batch_size, progress)
+                  for m in self.members if m.student}
         out = []
         for i, tokens in enumerate(token_lists):
             tokens = list(tokens)
             if not tokens:
                 out.append([None] * len(self.members))
                 continue
-            out.append([decode(dists[m.model][i][m.layer - 1, 0], tokens, m.decoder) for m in self.members])
+            out.append([taught[m.model][i] if m.student else decode(dists[m.model][i][m.layer - 1, 0], tokens, m.decoder)
+                        for m in self.members])
         return out
 
-    def trees(self, token_lists: Sequence[Sequence[str]], dists=None) -> List[Any]:
+    def trees(self, token_lists: Sequence[Sequence[str]], dists=None, progress=None) -> List[Any]:
         """One tree per token list (nested tuples; None for an empty one): the member's tree,
-        or the average of the members' and voters' trees.  Cost: the distances, then O(n) per
-        member tree and O(n^3) per average."""
-        per_sentence = self.member_trees(token_lists, dists)
+        or the average of the members' and voters' trees; ``progress`` as for
+        :meth:`member_trees`.  Cost: the distances, then O(n) per member tree (O(n^3) for a
+        student's) and O(n^3) per average."""
+        per_sentence = self.member_trees(token_lists, dists, progress)
         if not self.averages:
             return [trees[0] for trees in per_sentence]
         full = [i for i, t in enumerate(token_lists) if len(t)]
@@ -335,7 +357,7 @@ class Parser(ParserI):
         array of shape (n,), one value per token (:meth:`tokens` tells which tokens)."""
         if gate not in GATES:
             raise OnparseError(f"unknown gate {gate!r}; choose from {', '.join(GATES)}")
-        check_layer(layer, self.models[model].model.config.n_layers)
+        check_layer(layer, self.language_model(model).model.config.n_layers)
         tokens = self.tokens([sentence])
         reader = self.with_members([Member(model, layer, DEFAULT_DECODER)])
         return reader.model_distances(tokens)[model][0][layer - 1, GATES[gate]]
@@ -391,6 +413,13 @@ class Parser(ParserI):
         scores = agreement_scores(trees, [m.model for m in self.members])
         return list(zip(self.members, scores))
 
+    def distill(self, text, student, **options):
+        """Train a student parser on this parser's trees of the lines of the file ``text`` and
+        write it to ``student`` (:func:`onparse.distill.distill`: ``run_dir``, ``sizes``,
+        ``settings``, ``resume`` ...); returns a :class:`onparse.distill.DistillResult`.
+        ``onparse.load(student)`` reads the student back, alone or beside other models."""
+        return distill(self, os.fspath(text), os.fspath(student), **options)
+
     # -- language modelling --------------------------------------------------------------------
     def perplexity(self, corpus: Optional[str] = None, split: Optional[str] = None, *, fmt: str = "auto",
                    batch_size: Optional[int] = None, bptt: Optional[int] = None, quiet: bool = False) -> List[Any]:
@@ -409,9 +438,9 @@ class Parser(ParserI):
         Cost: per model, one forward pass over the text without gradients, on the parser's
         device; memory of the order of ``batch_size x bptt x vocabulary`` for the logits.
         """
-        return [measure_model(loaded, corpus, split, fmt, batch_size, bptt,
+        return [measure_model(self.language_model(i), corpus, split, fmt, batch_size, bptt,
                               name=self.names[i] if i < len(self.names) else f"model {i + 1}", quiet=quiet)
-                for i, loaded in enumerate(self.models)]
+                for i in range(len(self.models))]
 
 
 def to_nltk(tree) -> Any:

@@ -16,7 +16,9 @@ the members and travel with them.  A checkpoint alone has one member
 (:data:`onparse.members.DEFAULT_LAYER` read by :data:`onparse.members.DEFAULT_DECODER`), no
 voter and the default tie rule.  :func:`load_model_file` reads either kind of file.
 
-Each model entry has the layout of an ordinary checkpoint (:mod:`onparse.checkpoint`).
+Each model entry has the layout of an ordinary checkpoint (:mod:`onparse.checkpoint`), or of a
+student file with ``"kind": "student"`` (:mod:`onparse.student_file`; its member is
+:func:`onparse.members.student_member`).
 Weights may be stored in float32, float16, or int8 (:func:`onparse.weights.quantize_int8`: one scale per row
 of every matrix, vectors in float16), a quarter of float32's size; they are read back into
 float32.  Like checkpoints, bundles hold plain values and tensors only.
@@ -27,9 +29,11 @@ from typing import Any, Dict, Sequence
 
 from .average import DEFAULT_TIES, check_ties
 from .baselines import check_voters
-from .checkpoint import BUNDLE_FORMAT, DIGEST_KEY, check_contents, check_checkpoint, read_file, write_atomically
+from .checkpoint import (BUNDLE_FORMAT, DIGEST_KEY, STUDENT_FORMAT, check_contents, check_checkpoint, read_file,
+                         write_atomically)
 from .errors import OnparseError
-from .members import Member
+from .members import Member, MemberError, check_member
+from .student_file import STUDENT_KIND, check_student, is_student
 from .weights import convert_weights, dequantize, weights_digest
 
 VERSION = 1
@@ -83,6 +87,8 @@ def save_bundle(path, models: Sequence[Dict[str, Any]], members: Sequence[Member
         entries.append({"config": dict(blob["config"]), "vocab": list(blob["vocab"]), "state_dict": state,
                         "metadata": {**dict(blob.get("metadata") or {}), "weights": weights,
                                      DIGEST_KEY: weights_digest(state)}})
+        if is_student(blob):
+            entries[-1]["kind"] = STUDENT_KIND
     for m in members:
         if not 0 <= m.model < len(entries):
             raise ValueError(f"member {m} reads a model the bundle does not hold")
@@ -94,15 +100,28 @@ def save_bundle(path, models: Sequence[Dict[str, Any]], members: Sequence[Member
 
 
 def load_model_file(path, map_location="cpu", *, verify: bool = True) -> Dict[str, Any]:
-    """Read and validate a checkpoint or a bundle, returned as read (a bundle holds ``models``);
-    each model of a bundle is checked as a checkpoint is.  ``verify=False`` skips the weights'
-    checksums.  A missing, corrupt or foreign file is a one-line OnparseError."""
+    """Read and validate a checkpoint, a student or a bundle, returned as read (a bundle holds
+    ``models``); each model of a bundle is checked as its own file would be, and each member
+    against the kind of model it reads.  ``verify=False`` skips the weights' checksums.  A
+    missing, corrupt or foreign file is a one-line OnparseError."""
     blob = read_file(path, map_location)
+    if isinstance(blob, dict) and blob.get("format") == STUDENT_FORMAT:
+        return check_student(blob, path, verify=verify)
     if not (isinstance(blob, dict) and blob.get("format") == BUNDLE_FORMAT):
         return check_checkpoint(blob, path, verify=verify)
     check_bundle(blob, path)
     for i, entry in enumerate(blob["models"]):
-        check_contents(entry, f"{path} (model {i + 1})", verify=verify)
+        where = f"{path} (model {i + 1})"
+        if is_student(entry):
+            check_student(entry, where, verify=verify)
+        else:
+            check_contents(entry, where, verify=verify)
+    for m in blob["members"]:
+        entry = blob["models"][m["model"]]
+        try:
+            check_member(Member.from_dict(m), None if is_student(entry) else entry["config"]["n_layers"])
+        except MemberError as err:
+            raise OnparseError(f"{path}: {err}") from None
     return blob
 
 
@@ -114,6 +133,7 @@ def save_models(path, loaded: Sequence[Any], members: Sequence[Member], **option
     renumber = {old: new for new, old in enumerate(used)}
     blobs = [{"config": loaded[i].model.config.to_dict(), "vocab": loaded[i].vocab.to_list(),
               "state_dict": {k: t.detach().cpu() for k, t in loaded[i].model.state_dict().items()},
-              "metadata": {k: v for k, v in loaded[i].metadata.items() if k not in ("weights", DIGEST_KEY)}}
+              "metadata": {k: v for k, v in loaded[i].metadata.items() if k not in ("weights", DIGEST_KEY)},
+              **({"kind": STUDENT_KIND} if loaded[i].n_layers is None else {})}
              for i in used]
     save_bundle(path, blobs, [Member(renumber[m.model], m.layer, m.decoder) for m in members], **options)

@@ -33,8 +33,10 @@ from .weights import SCALE_SUFFIX, weights_digest
 FORMAT = "onparse-checkpoint"
 VERSION = 1
 #: Several models in one file, with the member trees to average (:mod:`onparse.bundle`); named
-#: here so that :func:`holds_model` knows both formats.
+#: here so that :func:`holds_model` knows every format.
 BUNDLE_FORMAT = "onparse-bundle"
+#: A student parser (:mod:`onparse.student_file`), likewise.
+STUDENT_FORMAT = "onparse-student"
 #: Metadata key of the weights' checksum (:func:`weights_digest`).
 DIGEST_KEY = "weights_sha256"
 #: Name pattern of the temporary files of an unfinished save (the writer's pid inside).
@@ -60,7 +62,7 @@ def save_checkpoint(path, *, config: Dict[str, Any], vocab, state_dict, metadata
 
 
 def holds_model(path) -> bool:
-    """True when the file at ``path`` is an onparse checkpoint or bundle, whichever run wrote it
+    """True when the file at ``path`` is an onparse checkpoint, bundle or student, whichever run wrote it
     (the format name at the head of its pickle; reads a few hundred bytes, not the weights)."""
     try:
         if not os.path.isfile(path) or not zipfile.is_zipfile(path):
@@ -73,7 +75,7 @@ def holds_model(path) -> bool:
                 head = handle.read(256)
     except (OSError, zipfile.BadZipFile):
         return False
-    return FORMAT.encode() in head or BUNDLE_FORMAT.encode() in head
+    return any(name.encode() in head for name in (FORMAT, BUNDLE_FORMAT, STUDENT_FORMAT))
 
 
 def write_atomically(path, blob: Dict[str, Any]) -> None:
@@ -207,16 +209,26 @@ def check_contents(blob: Dict[str, Any], path, *, verify: bool = True) -> None:
         config = ModelConfig.from_dict(blob["config"])
     except (TypeError, ValueError) as err:
         raise OnparseError(f"{path}: unusable model config ({first_line(err)})") from None
+    if config.n_layers > len(blob["state_dict"] or ()):   # bounds the work of parameter_shapes()
+        raise OnparseError(f"{path}: config says {config.n_layers:,} layers, the file holds "
+                           f"{len(blob['state_dict'] or ())} tensors")
+    check_parts(blob, config.vocab_size, lambda: config.parameter_shapes(), path, verify=verify)
+
+
+def check_parts(blob: Dict[str, Any], vocab_size: int, shapes, path, *, verify: bool = True) -> None:
+    """The checks every model file shares, after its config was read: the vocabulary is
+    ``vocab_size`` words, the metadata a dict, the weights tensors of the ``shapes()`` the config
+    gives (name -> shape), matching their recorded checksum (unless not ``verify``), finite."""
     vocab, meta = blob["vocab"], blob.get("metadata", {})
     if not isinstance(vocab, (list, tuple)) or not all(isinstance(w, str) for w in vocab):
         raise OnparseError(f"{path}: the vocabulary is not a list of words")
-    if len(vocab) != config.vocab_size:
+    if len(vocab) != vocab_size:
         raise OnparseError(f"{path}: the vocabulary has {len(vocab):,} words but the config says "
-                           f"vocab_size {config.vocab_size:,}")
+                           f"vocab_size {vocab_size:,}")
     if not isinstance(meta, dict):
         raise OnparseError(f"{path}: metadata is a {type(meta).__name__}, not a dict")
     weights = _checked_tensors(blob["state_dict"], path)
-    _check_shapes(config, weights, path)
+    _check_shapes(shapes(), weights, path)
     recorded = meta.get(DIGEST_KEY)
     if recorded is not None and verify and recorded != weights_digest(weights):
         raise OnparseError(f"{path}: the weights do not match their checksum (the file is damaged or was "
@@ -242,13 +254,11 @@ def _checked_tensors(state_dict, path) -> Dict[str, Any]:
     return state_dict
 
 
-def _check_shapes(config, weights: Dict[str, Any], path) -> None:
-    """The config's parameter shapes against the file's tensors, computed, not allocated."""
-    if config.n_layers > len(weights):          # bounds the work of parameter_shapes()
-        raise OnparseError(f"{path}: config says {config.n_layers:,} layers, the file holds {len(weights)} tensors")
+def _check_shapes(shapes: Dict[str, tuple], weights: Dict[str, Any], path) -> None:
+    """The config's parameter shapes (computed, not allocated) against the file's tensors."""
     import torch
 
-    for name, shape in config.parameter_shapes().items():
+    for name, shape in shapes.items():
         if name not in weights:
             raise OnparseError(f"{path}: the weights lack {name}")
         if tuple(weights[name].shape) != shape:

@@ -12,6 +12,7 @@ from .average import TIE_MEANINGS
 from .bundle import bundle_voting, load_model_file
 from .members import Member
 from .safeio import format_ppl
+from .student_file import is_student
 
 
 def describe_file(path: str, name: Optional[str] = None, *, as_dict: bool = False,
@@ -25,8 +26,8 @@ def describe_file(path: str, name: Optional[str] = None, *, as_dict: bool = Fals
     if "models" in blob:
         return bundle_summary(blob, name, path) if as_dict else printable(describe_bundle(blob, name, path))
     if as_dict:
-        return {"model": name, "path": path, "config": blob["config"], "vocab_size": len(blob["vocab"]),
-                "metadata": blob.get("metadata", {})}
+        return {"model": name, "path": path, "kind": "student" if is_student(blob) else "language model",
+                "config": blob["config"], "vocab_size": len(blob["vocab"]), "metadata": blob.get("metadata", {})}
     return printable(describe(blob, name, path))
 
 
@@ -53,7 +54,9 @@ def describe(blob: dict, name: str, path: str) -> str:
     meta = blob.get("metadata") if isinstance(blob.get("metadata"), dict) else {}
     lines = [f"model: {name}"]
     skipped = 0
-    for section in (_file_lines, _architecture_lines, _origin_lines, _perplexity_lines, _score_lines):
+    sections = ((_file_lines, _student_lines) if is_student(blob) else
+                (_file_lines, _architecture_lines, _origin_lines, _perplexity_lines, _score_lines))
+    for section in sections:
         try:
             lines += section(blob, meta, path)
         except (KeyError, TypeError, ValueError, AttributeError, IndexError):
@@ -103,6 +106,38 @@ def _origin_lines(blob, meta, path):
         source = _field(_field(init, "corpus", dict, {}), "source", str)
         lines.append(f"started from: {init.get('checkpoint')}"
                      + (f" (corpus {source}, epoch {init.get('epoch')}, seed {init.get('seed')})" if source else ""))
+    return lines
+
+
+def _student_lines(blob, meta, path):
+    """A student (onparse distill): its sizes, teachers, text and training."""
+    config = blob["config"]
+    n_params = sum(t.numel() for t in blob["state_dict"].values())
+    lines = [f"architecture: a student parser (onparse distill): {config['n_layers']} BiLSTM layers of "
+             f"{config['hidden_size']} units per direction, embedding {config['embedding_size']}, span scorer "
+             f"{config['mlp_size']}, vocabulary {len(blob['vocab']):,}; {n_params:,} parameters; trees by CYK"]
+    if _field(meta, "onparse_version", str):
+        lines.append(f"written by: onparse {meta['onparse_version']}")
+    teachers = _field(meta, "teachers", dict, {})
+    if teachers:
+        models = [str(m.get("name")) for m in teachers.get("models", []) if isinstance(m, dict)]
+        voters = ", ".join(map(str, teachers.get("voters") or [])) or "none"
+        lines.append(f"teachers: {'; '.join(models)} (members: {'; '.join(map(str, teachers.get('members', [])))}; "
+                     f"voters: {voters}; ties: {teachers.get('ties')})")
+    text = _field(meta, "text", dict, {})
+    if text:
+        lines.append(f"text: {text.get('path')} ({text.get('sentences', 0):,} sentences, {text.get('words', 0):,} "
+                     f"words; sha256 {str(text.get('sha256'))[:16]}...)")
+    settings = _field(meta, "distill", dict, {})
+    epochs = [e for e in _field(meta, "epochs", list, []) if isinstance(e, dict)]
+    if settings:
+        lines.append(f"training: {len(epochs)} of {settings.get('epochs')} epochs, batches of "
+                     f"{settings.get('batch_size')}, lr {settings.get('lr')}, seed {settings.get('seed')}, sentences of "
+                     f"at most {settings.get('max_words')} words")
+    if epochs:
+        lines.append("agreement with the teacher on held-out sentences, by epoch: "
+                     + ", ".join(f"{100 * e['agreement']:.1f}%" for e in epochs)
+                     + f" ({epochs[-1].get('minutes')} min in all)")
     return lines
 
 

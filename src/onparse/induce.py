@@ -35,7 +35,7 @@ from .members import DEFAULT_DECODER, GATES, Member
 from .safeio import MAX_LINE_BYTES, bounded_lines
 from .show import GoldTree, SentenceView, make_view
 from .text import DEFAULT_PUNCT, normalize_word
-from .trees import to_brackets, to_ptb
+from .trees import split_sizes, to_brackets, to_ptb
 
 FORMATS = ("brackets", "ptb", "jsonl")
 DISTANCE_FORMATS = ("tsv", "jsonl")
@@ -256,7 +256,7 @@ def induce_lines(lines: Iterable[str], parser, *, fmt: str = "brackets", tokeniz
     _check_choice(fmt, FORMATS, "format")
     prep = parser.preprocessor(tokenize, punct)
     known = parser.vocab.stoi
-    first = parser.members[0]
+    first = next((m for m in parser.members if not m.student), None)     # whose distances jsonl shows
     for lines_ in _windows(lines, window):
         tokens = [prep(line).tokens for line in lines_]
         if check is not None:
@@ -267,10 +267,10 @@ def induce_lines(lines: Iterable[str], parser, *, fmt: str = "brackets", tokeniz
         out = []
         for i, (toks, tree) in enumerate(zip(tokens, trees)):
             if fmt == "jsonl":
-                d_f = dists[first.model][i][first.layer - 1, 0]
+                d_f = None if first is None else dists[first.model][i][first.layer - 1, 0]
                 out.append(json.dumps({"tokens": toks,
                                        "tree": None if tree is None else format_tree(tree, "brackets"),
-                                       "distances": [round(float(x), 6) for x in d_f],
+                                       "distances": None if d_f is None else [round(float(x), 6) for x in d_f],
                                        "oov": [normalize_word(t) not in known for t in toks]},
                                       ensure_ascii=False))
             else:
@@ -297,7 +297,9 @@ def distance_lines(lines: Iterable[str], parser, *, layers: Sequence[int], gate:
         raise ValueError("no layers to report")
     reader = parser.with_grid(layers, [DEFAULT_DECODER])    # every model x layer, checked
     columns = [(m.model, m.layer, f"{m.model + 1}.{m.layer}" if len(parser.models) > 1 else str(m.layer))
-               for m in reader.members]
+               for m in reader.members if not m.student]
+    if not columns:
+        parser.language_model(0)                             # says that a student has no distances
     prep = parser.preprocessor(tokenize, punct)
     g = GATES[gate]
     if fmt == "tsv" and header:
@@ -374,10 +376,13 @@ def views_from_lines(lines: Iterable[str], parser, *, golds: Optional[Sequence[G
     member reads, at every layer; the tree is the parser's (an average with several members).
     """
     first = parser.members[0]
-    reader = parser.with_members([Member(first.model, parser.models[first.model].model.config.n_layers, DEFAULT_DECODER)]
-                                 + list(parser.members))
-    averaged = parser.averages
-    decoder = parser.describe_average() if averaged else first.decoder
+    # The bars: every layer of the model the first language-model member reads; a parser of
+    # students alone shows its tree's split sizes (onparse.trees.split_sizes) as one row.
+    bars = next((m for m in parser.members if not m.student), None)
+    shown = [] if bars is None else [Member(bars.model, parser.models[bars.model].n_layers, DEFAULT_DECODER)]
+    reader = parser.with_members(shown + list(parser.members))
+    # The name of the tree's reading: the decoder, unless the tree is not that of the bars.
+    decoder = first.decoder if first == bars and not parser.averages else parser.describe_average()
     prep = parser.preprocessor(tokenize, punct)
     used = 0
     for number, line in enumerate(lines, 1):
@@ -393,7 +398,10 @@ def views_from_lines(lines: Iterable[str], parser, *, golds: Optional[Sequence[G
             used += 1
         dists = reader.model_distances([tokens])
         tree = parser.trees([tokens], dists)[0]
-        rows = dists[first.model][0][:, 0].tolist()          # (L, n): d_f of every layer
-        yield number, make_view(tokens, rows, first.layer, decoder, gold, tree=tree)
+        if bars is None:
+            rows, layer = [split_sizes(tree)], 1
+        else:
+            rows, layer = dists[bars.model][0][:, 0].tolist(), bars.layer    # (L, n): d_f of every layer
+        yield number, make_view(tokens, rows, layer, decoder, gold, tree=tree)
     if golds is not None and used < len(golds):
         raise OnparseError(f"--gold gave {len(golds)} trees for {used} sentence(s)")

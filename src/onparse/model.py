@@ -279,12 +279,24 @@ class ONLSTMLanguageModel(nn.Module):
 
 
 # -- a model from a checkpoint ------------------------------------------------------------------
-class LoadedModel(NamedTuple):
-    """A model as loaded: the module (in eval mode), its vocabulary and the file's metadata."""
+#: What a loaded model is: a language model read through its distances, or a student parser
+#: (:mod:`onparse.student`) that gives its trees directly.
+LANGUAGE_MODEL, STUDENT = "language model", "student"
 
-    model: "ONLSTMLanguageModel"
+
+class LoadedModel(NamedTuple):
+    """A model as loaded: the module (in eval mode), its vocabulary, the file's metadata and
+    its ``kind`` (:data:`LANGUAGE_MODEL` or :data:`STUDENT`)."""
+
+    model: Any
     vocab: Vocabulary
     metadata: Dict[str, Any]
+    kind: str = LANGUAGE_MODEL
+
+    @property
+    def n_layers(self) -> Optional[int]:
+        """The layers a member may read (None for a student: :func:`onparse.members.grid`)."""
+        return None if self.kind == STUDENT else self.model.config.n_layers
 
 
 def load_model(path, device="cpu", *, verify: bool = True) -> LoadedModel:

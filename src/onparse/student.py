@@ -13,29 +13,14 @@ Shapes: B sentences, T the longest of them, H the LSTM width per direction, M th
 """
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
 from typing import List, Sequence
 
 import torch
 from torch import Tensor, nn
 
 from .span_trees import cyk, inside, tree_score
+from .student_config import StudentConfig
 from .trees import Span
-
-
-@dataclass(frozen=True)
-class StudentConfig:
-    """Sizes of a student parser."""
-
-    vocab_size: int
-    embedding_size: int = 100
-    hidden_size: int = 200         # per direction
-    n_layers: int = 2
-    mlp_size: int = 200
-    dropout: float = 0.2
-
-    def to_dict(self) -> dict:
-        return asdict(self)
 
 
 class SpanStudent(nn.Module):
@@ -84,3 +69,57 @@ class SpanStudent(nn.Module):
             return cyk(self(ids, lengths), lengths)
         finally:
             self.train(was)
+
+
+#: Span cells (sentences x (words + 1)^2) scored at once when parsing: bounds the memory of the
+#: ``[B, T + 1, T + 1, M]`` MLP layer (about 80 MB at the default M = 200).
+MAX_CELLS = 1 << 17
+
+
+def encode(token_lists: Sequence[Sequence[str]], vocab) -> "tuple[Tensor, Tensor]":
+    """``(ids [B, T], lengths [B])`` of non-empty token lists in ``vocab`` (normalised words;
+    unknown ones are ``<unk>``), padded with ``<unk>``."""
+    from .text import normalize_word
+
+    lengths = torch.tensor([len(t) for t in token_lists], dtype=torch.long)
+    ids = torch.full((len(token_lists), int(lengths.max())), vocab.unk_id, dtype=torch.long)
+    for b, tokens in enumerate(token_lists):
+        ids[b, :len(tokens)] = torch.tensor([vocab.index(normalize_word(t)) for t in tokens], dtype=torch.long)
+    return ids, lengths
+
+
+def length_batches(lengths: Sequence[int], batch_size: int, max_cells: int = MAX_CELLS) -> List[List[int]]:
+    """Indices of sentences of ``lengths`` grouped by length (shortest first), at most
+    ``batch_size`` a group and at most ``max_cells`` span cells (one sentence always fits)."""
+    order = sorted(range(len(lengths)), key=lambda i: lengths[i])
+    groups: List[List[int]] = []
+    for i in order:
+        cells = (lengths[i] + 1) ** 2
+        if groups and len(groups[-1]) < batch_size and (len(groups[-1]) + 1) * cells <= max_cells:
+            groups[-1].append(i)
+        else:
+            groups.append([i])
+    return groups
+
+
+def student_trees(model: SpanStudent, vocab, token_lists: Sequence[Sequence[str]], batch_size: int = 64,
+                  progress=None) -> list:
+    """The student's tree of every token list (nested tuples; None for an empty one), in order.
+    ``progress(k)`` is called with the sentences of each batch done.  Cost: O(n^2) span scores
+    and O(n^3) CYK per sentence, batched by length."""
+    from .trees import spans_to_tree
+
+    out: list = [None] * len(token_lists)
+    full = [i for i, t in enumerate(token_lists) if len(t)]
+    device = next(model.parameters()).device
+    for group in length_batches([len(token_lists[i]) for i in full], batch_size):
+        chosen = [list(token_lists[full[k]]) for k in group]
+        ids, lengths = encode(chosen, vocab)
+        for k, tokens, spans in zip(group, chosen, model.parse(ids.to(device), lengths.to(device))):
+            out[full[k]] = spans_to_tree(tokens, spans)
+        if progress is not None:
+            progress(len(group))
+    for i, tokens in enumerate(token_lists):
+        if not len(tokens) and progress is not None:
+            progress(1)
+    return out

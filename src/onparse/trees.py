@@ -469,3 +469,25 @@ def read_tree_matching(sexpr, matches: Callable[[List[str]], bool]) -> Tuple[Tre
         if matches(other_words):
             return other, other_words
     return first, first_words
+
+
+def split_sizes(tree: Tree) -> List[int]:
+    """Per word position ``k``, the size of the constituent that splits between words ``k - 1``
+    and ``k`` (0 where none does, always at ``k = 0``): distances that the ``split`` decoder
+    turns back into ``tree`` when it is binary (``onparse show``'s bars for a student).
+
+    >>> split_sizes((("the", "cat"), ("sat", "down")))
+    [0, 2, 4, 2]
+    """
+    words = leaves(tree)
+    ends: dict = {}
+    for i, j in tree_spans(tree):
+        ends.setdefault(i, []).append(j)
+    out = [0] * len(words)
+    for i, js in ends.items():
+        for j in js:
+            inner = [e for e in js if e < j]
+            k = max(inner) if inner else i + 1
+            if k < len(words):
+                out[k] = max(out[k], j - i)
+    return out

@@ -153,15 +153,16 @@ def main():
     Score trees:     onparse eval --gold wsj10 trees.txt
     Baselines:       onparse baseline --gold wsj10 --kind right --score
     Train a model:   onparse train --preset small --out runs/small
+    Train a student: onparse distill text.txt --out student.pt
     The bundled model: onparse info
     """
 
 
 def _register():
     # Each command module adds its commands to `main` (imported here, after `main` exists).
-    from . import figures, info, members, parsing, scoring, training
+    from . import distill, figures, info, members, parsing, scoring, training
 
-    for module in (scoring, training, parsing, members, figures, info):
+    for module in (scoring, training, distill, parsing, members, figures, info):
         module.register(main)
 
 

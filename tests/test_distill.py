@@ -1,0 +1,276 @@
+"""`onparse distill` (issue 33): the command, its run folder (resume is exact), its errors, and the
+student as a member like any other (induce, eval, show, info, agreement, bundles, averaging)."""
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+import torch
+from click.testing import CliRunner
+
+from conftest import NOUNS, VERBS, ADJS, DETS, PREPS, save_tiny_checkpoint, write_corpus
+from onparse.api import load
+from onparse.average import average_trees_batch
+from onparse.cli import main
+from onparse.distill import TEACHER_TREES, default_run_dir
+from onparse.errors import OnparseError
+from onparse.members import Member, MemberError, check_member, grid, student_member
+from onparse.student_config import DistillSettings
+from onparse.student_file import check_student, load_student
+from onparse.trees import to_brackets
+
+pytestmark = pytest.mark.usefixtures("one_thread")
+
+SMALL = ["--embedding-size", "8", "--hidden-size", "12", "--mlp-size", "12", "--threads", "1", "-q"]
+SIZES = dict(embedding_size=8, hidden_size=12, mlp_size=12)
+
+
+@pytest.fixture(scope="module")
+def setup(tmp_path_factory):
+    """A tiny teacher over the toy language, 200 lines of its text, and a student distilled
+    from it by the command line (2 epochs, every epoch kept)."""
+    root = tmp_path_factory.mktemp("distill")
+    words = NOUNS + VERBS + ADJS + DETS + PREPS + ["Yesterday"]
+    _, _, teacher = save_tiny_checkpoint(root / "teacher.pt", [w.lower() for w in words])
+    text = write_corpus(root / "text.txt", n_sentences=200, seed=3)
+    student = str(root / "student.pt")
+    result = CliRunner().invoke(main, ["distill", text, "-m", teacher, "--out", student, "--epochs", "2",
+                                       "--keep-epochs", "--valid-every", "10", "--json", *SMALL])
+    assert result.exit_code == 0, result.output
+    return {"root": root, "teacher": teacher, "text": text, "student": student,
+            "summary": json.loads(result.stdout.strip().splitlines()[-1])}
+
+
+def run(*args, input=None):
+    return CliRunner().invoke(main, [str(a) for a in args], input=input)
+
+
+def test_distill_writes_the_student_and_its_run_folder(setup):
+    summary = setup["summary"]
+    assert summary["sentences"] == 180 and summary["held_out"] == 20      # every 10th of 200 lines held out
+    assert [e["epoch"] for e in summary["epochs"]] == [1, 2]
+    assert all(0 <= e["agreement"] <= 1 for e in summary["epochs"])
+    run_dir = default_run_dir(setup["student"])
+    assert run_dir.endswith("student.run")
+    assert sorted(os.listdir(run_dir)) == ["epoch-001.pt", "epoch-002.pt", "last.pt", "metrics.jsonl", TEACHER_TREES]
+    # The teacher's trees are those the teacher gives the text's lines.
+    teacher = load(setup["teacher"])
+    lines = open(setup["text"], encoding="utf-8").read().splitlines()
+    with open(os.path.join(run_dir, TEACHER_TREES), encoding="utf-8") as handle:
+        assert [line.rstrip("\n") for line in handle] == [to_brackets(t) for t in teacher.trees(teacher.tokens(lines))]
+    # The last epoch's snapshot is the student.
+    final, snapshot = load_student(setup["student"]), load_student(os.path.join(run_dir, "epoch-002.pt"))
+    for (name, a), (_, b) in zip(final.model.state_dict().items(), snapshot.model.state_dict().items()):
+        assert torch.equal(a, b), name
+    # The student reads its teacher's vocabulary.
+    assert final.vocab.to_list() == teacher.vocab.to_list()
+    events = [json.loads(line)["event"] for line in open(os.path.join(run_dir, "metrics.jsonl"))]
+    assert events[0] == "start" and events.count("epoch") == 2 and events[-1] == "done"
+
+
+def test_student_file_records_its_teachers_and_text(setup):
+    meta = load_student(setup["student"]).metadata
+    assert meta["teachers"]["models"][0]["name"] == setup["teacher"]
+    assert meta["teachers"]["members"] == ["layer 2 onlstm"]
+    assert meta["text"]["path"] == setup["text"] and meta["text"]["sentences"] == 200
+    assert len(meta["text"]["sha256"]) == 64 and meta["distill"]["config"]["hidden_size"] == 12
+    out = run("info", "-m", setup["student"])
+    assert out.exit_code == 0, out.output
+    assert f"teachers: {setup['teacher']} (members: layer 2 onlstm; voters: none; ties: first)" in out.output
+    assert f"text: {setup['text']} (200 sentences" in out.output
+    assert "2 BiLSTM layers of 12 units per direction" in out.output
+    as_json = json.loads(run("info", "-m", setup["student"], "--json").output)
+    assert as_json["kind"] == "student" and as_json["metadata"]["text"]["sentences"] == 200
+
+
+def test_student_member_in_induce_eval_show(setup, tmp_path):
+    student = load(setup["student"])
+    assert student.members == [student_member(0)] and student.members[0].label() == "student"
+    sentence = "the big dog saw a cat near the house ."
+    tree = student.parse_one(sentence)
+    assert tree.leaves() == ["the", "big", "dog", "saw", "a", "cat", "near", "the", "house"]
+    out = run("induce", "-", "-m", setup["student"], input=sentence + "\n\n")
+    assert out.exit_code == 0, out.output
+    assert out.stdout.splitlines() == [to_brackets(student.trees(student.tokens([sentence]))[0]), ""]
+    # --layer / --decode have nothing to choose in a student: its member stays.
+    assert run("induce", "-", "-m", setup["student"], "--layer", "1,2", input=sentence).stdout == out.stdout.splitlines()[0] + "\n"
+    jsonl = json.loads(run("induce", "-", "-m", setup["student"], "--format", "jsonl", input=sentence).stdout)
+    assert jsonl["distances"] is None and jsonl["tokens"][0] == "the"
+    shown = run("show", "-", "-m", setup["student"], input=sentence)
+    assert shown.exit_code == 0 and "decoder student" in shown.output
+    gold = tmp_path / "gold.txt"
+    gold.write_text("((the (big dog)) (saw ((a cat) (near (the house)))))\n")
+    scored = run("eval", "--gold", gold, "-m", setup["teacher"], "-m", setup["student"])
+    assert scored.exit_code == 0, scored.output
+    assert "model 2 student" in scored.output and "average of 2 members" in scored.output
+
+
+def test_student_averaged_with_language_models(setup):
+    both = load([setup["teacher"], setup["student"]], voters=["right"], ties="right")
+    assert both.members == [Member(0, 2, "onlstm"), student_member(1)]
+    lines = open(setup["text"], encoding="utf-8").read().splitlines()[:40]
+    tokens = both.tokens(lines)
+    per_member = both.member_trees(tokens)
+    assert [t[0] for t in per_member] == load(setup["teacher"]).trees(tokens)
+    assert [t[1] for t in per_member] == load(setup["student"]).trees(tokens)
+    expected = average_trees_batch([t + [_right(toks)] for t, toks in zip(per_member, tokens)], "right")
+    assert both.trees(tokens) == list(expected)
+    # A grid over every layer keeps the student's one member.
+    assert both.with_grid("all", ["split"]).members == [Member(0, 1, "split"), Member(0, 2, "split"),
+                                                         Member(0, 3, "split"), student_member(1)]
+
+
+def _right(tokens):
+    tree = tokens[-1]
+    for word in reversed(tokens[:-1]):
+        tree = (word, tree)
+    return tree
+
+
+def test_bundles_hold_students(setup, tmp_path):
+    both = load([setup["teacher"], setup["student"]])
+    lines = open(setup["text"], encoding="utf-8").read().splitlines()[:30]
+    for weights in ("float32", "int8"):
+        path = tmp_path / f"bundle-{weights}.pt"
+        both.save_bundle(path, weights=weights)
+        again = load(path)
+        assert again.members == both.members and [m.n_layers for m in again.models] == [3, None]
+        if weights == "float32":
+            assert again.trees(again.tokens(lines)) == both.trees(both.tokens(lines))
+    info = run("info", "-m", tmp_path / "bundle-float32.pt")
+    assert info.exit_code == 0 and "model 2 student" in info.output and "a student parser" in info.output
+    # agreement scores the student beside the teacher's members and can bundle it.
+    out = run("agreement", setup["text"], "-m", setup["teacher"], "-m", setup["student"], "--layer", "1,2",
+              "--keep", "2", "--bundle", tmp_path / "kept.pt")
+    assert out.exit_code == 0, out.output
+    assert "model 2 student\t" in out.stdout
+    kept = load(tmp_path / "kept.pt")
+    assert len(kept.members) == 2
+
+
+def test_resume_is_exact(setup, tmp_path, monkeypatch):
+    """A run stopped mid-epoch (after its last save) and resumed ends with the same weights as a
+    run never stopped."""
+    teacher = load(setup["teacher"])
+    settings = DistillSettings(epochs=2, batch_size=16, save_every=3, valid_every=10)
+    whole = teacher.distill(setup["text"], tmp_path / "whole.pt", sizes=SIZES, settings=settings, quiet=True)
+    assert whole.epochs[-1]["epoch"] == 2
+
+    import onparse.distill as distill_module
+
+    calls = {"n": 0}
+    real = torch.nn.utils.clip_grad_norm_
+
+    def stop_at_batch_17(*args, **kwargs):
+        calls["n"] += 1
+        if calls["n"] == 17:               # epoch 2 (12 batches an epoch), after the save at batch 3
+            raise KeyboardInterrupt
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(distill_module.torch.nn.utils, "clip_grad_norm_", stop_at_batch_17)
+    with pytest.raises(KeyboardInterrupt):
+        teacher.distill(setup["text"], tmp_path / "cut.pt", sizes=SIZES, settings=settings, quiet=True)
+    monkeypatch.setattr(distill_module.torch.nn.utils, "clip_grad_norm_", real)
+    assert not os.path.exists(tmp_path / "cut.pt")
+    resumed = teacher.distill(setup["text"], tmp_path / "cut.pt", sizes=SIZES, settings=settings, resume=True,
+                              quiet=True)
+    a, b = load_student(tmp_path / "whole.pt").model.state_dict(), load_student(tmp_path / "cut.pt").model.state_dict()
+    assert a.keys() == b.keys() and all(torch.equal(a[k], b[k]) for k in a)
+    assert [e["agreement"] for e in resumed.epochs] == [e["agreement"] for e in whole.epochs]
+    assert [e["loss"] for e in resumed.epochs] == pytest.approx([e["loss"] for e in whole.epochs], rel=1e-12)
+    # More epochs later: --resume --epochs 3 continues the same run.
+    more = teacher.distill(setup["text"], tmp_path / "cut.pt", sizes=SIZES, resume=True, quiet=True,
+                           settings=DistillSettings(epochs=3, batch_size=16, save_every=3, valid_every=10))
+    assert [e["epoch"] for e in more.epochs] == [1, 2, 3]
+
+
+def test_resume_refuses_another_run(setup, tmp_path):
+    teacher = load(setup["teacher"])
+    settings = DistillSettings(epochs=1, valid_every=10)
+    teacher.distill(setup["text"], tmp_path / "s.pt", sizes=SIZES, settings=settings, quiet=True)
+    other = write_corpus(tmp_path / "other.txt", n_sentences=50, seed=9)
+    with pytest.raises(OnparseError, match="distilled from other text"):
+        teacher.distill(other, tmp_path / "s.pt", sizes=SIZES, settings=settings, resume=True, quiet=True)
+    with pytest.raises(OnparseError, match="sizes or settings differ"):
+        teacher.distill(setup["text"], tmp_path / "s.pt", sizes={**SIZES, "hidden_size": 13}, settings=settings,
+                        resume=True, quiet=True)
+    with pytest.raises(OnparseError, match="already holds a run; pass --resume"):
+        teacher.distill(setup["text"], tmp_path / "s.pt", sizes=SIZES, settings=settings, quiet=True)
+    with pytest.raises(OnparseError, match="nothing to resume"):
+        teacher.distill(setup["text"], tmp_path / "new.pt", sizes=SIZES, settings=settings, resume=True, quiet=True)
+
+
+@pytest.mark.parametrize("case", ["empty", "one-word lines", "unknown words", "not a model", "student as perplexity",
+                                  "student distances", "missing text"])
+def test_bad_input_is_one_line(setup, tmp_path, case):
+    text, model, command = tmp_path / "text.txt", setup["teacher"], "distill"
+    text.write_text({"empty": "", "one-word lines": "dog\ncat\n\n", "unknown words": "zorp blix quux fnord\n" * 5,
+                     "missing text": ""}.get(case, "the dog saw a cat\n"))
+    args = [command, text, "-m", model, "--out", tmp_path / "s.pt", *SMALL]
+    if case == "not a model":
+        args[3] = text
+    if case == "student as perplexity":
+        args = ["perplexity", "-m", setup["student"], "--corpus", setup["text"]]
+    if case == "student distances":
+        args = ["distances", "-", "-m", setup["student"]]
+    if case == "missing text":
+        args[1] = tmp_path / "nowhere.txt"
+    out = run(*args, input="the dog\n")
+    assert out.exit_code == 1, out.output
+    lines = out.output.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error:"), out.output
+    expected = {"empty": "no sentence of at least 2 words", "one-word lines": "no sentence of at least 2 words",
+                "unknown words": "100% of the words", "not a model": "not an onparse checkpoint",
+                "student as perplexity": "is a student parser", "student distances": "is a student parser",
+                "missing text": "nowhere.txt"}[case]
+    assert expected in lines[0]
+    assert not os.path.exists(tmp_path / "s.pt")
+
+
+def test_usage_errors_exit_2(setup, tmp_path):
+    out = run("distill", setup["text"], "-m", setup["teacher"], "--out", tmp_path / "s.pt", "--resume", "--overwrite")
+    assert out.exit_code == 2 and "give one of them" in out.output
+    out = run("distill", setup["text"], "-m", setup["teacher"], "--out", setup["teacher"])
+    assert out.exit_code == 2
+
+
+def test_members_of_students_are_checked():
+    assert check_member(student_member(1), None) == student_member(1)
+    with pytest.raises(MemberError, match="is a student parser"):
+        check_member(Member(0, 2, "onlstm"), None)
+    with pytest.raises(MemberError, match="is a language model, not a student"):
+        check_member(student_member(0), 3)
+    assert grid([None, None], [5], "all") == [student_member(0), student_member(1)]
+    assert Member.from_dict({"model": 2, "layer": 1, "decoder": "cyk"}) == student_member(2)
+
+
+def test_damaged_student_files_are_refused(setup, tmp_path):
+    blob = torch.load(setup["student"], weights_only=True)
+    bad = dict(blob, state_dict={**blob["state_dict"], "out.bias": torch.zeros(2)})
+    with pytest.raises(OnparseError, match="the config does not fit the weights: out.bias"):
+        check_student(bad, "x.pt")
+    bad = dict(blob, config={**blob["config"], "hidden_size": 10 ** 9})
+    with pytest.raises(OnparseError, match="unusable student config"):
+        check_student(bad, "x.pt")
+    altered = dict(blob, state_dict={**blob["state_dict"], "out.bias": blob["state_dict"]["out.bias"] + 1})
+    torch.save(altered, tmp_path / "altered.pt")
+    out = run("induce", "-", "-m", tmp_path / "altered.pt", input="the dog\n")
+    assert out.exit_code == 1 and "do not match their checksum" in out.output
+    assert run("induce", "-", "-m", tmp_path / "altered.pt", "--no-verify", input="the dog\n").exit_code == 0
+
+
+def test_distill_and_induce_through_a_pipe(setup, tmp_path):
+    """The real programs: distill writes a student that `induce` reads from a pipe."""
+    env = {**os.environ, "PYTHONUNBUFFERED": "1"}
+    student = tmp_path / "piped.pt"
+    done = subprocess.run([sys.executable, "-m", "onparse", "distill", setup["text"], "-m", setup["teacher"],
+                           "--out", str(student), "--epochs", "1", *SMALL], capture_output=True, text=True, env=env)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith(f"wrote {student}: learnt from ")
+    text = "the dog saw a cat\nthe big bird\n"
+    induced = subprocess.run([sys.executable, "-m", "onparse", "induce", "-", "-m", str(student)], input=text,
+                             capture_output=True, text=True, env=env)
+    assert induced.returncode == 0, induced.stderr
+    parser = load(student)
+    assert induced.stdout.splitlines() == [to_brackets(t) for t in parser.trees(parser.tokens(text.splitlines()))]
