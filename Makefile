@@ -1,7 +1,7 @@
 PYTHON ?= python
 NLTK_PACKAGES = treebank conll2000 abc brown alpino cess_esp floresta
 
-.PHONY: install installed data test quickstart bench figures model results campaign multilingual progress clean
+.PHONY: install installed data test quickstart bench figures model results campaign multilingual students progress clean
 
 install:  ## editable install with the test extras
 	$(PYTHON) -m pip install -e '.[dev]'
@@ -43,6 +43,10 @@ results:  ## the bundled model scored on the test half, and the README's results
 campaign:  ## the recipe search of issue 32 (small preset, in-domain text; resumable), then every kept epoch scored on dev
 	bash research/train_campaign.sh
 	$(PYTHON) research/score_epochs.py runs/small-*
+
+students:  ## rule v8: two students of the bundled model (onparse distill) on news' training text, side by side (about 1 hour on 2 CPU cores; resumable), then every epoch scored on dev beside the teacher and the choice made; the test half is scored once by hand (research/choose_v8.py --test)
+	bash research/train_students.sh
+	$(PYTHON) research/choose_v8.py
 
 multilingual:  ## rule v7: 3 seeds of the small preset per treebank (Dutch, Spanish, Portuguese; about an hour on 2 CPU cores, resumable), every epoch scored on the dev part, members chosen on dev, test parts scored once, README table
 	for pair in "alpino:1 cess_esp:1" "floresta:1 alpino:2" "cess_esp:2 floresta:2" "alpino:3 cess_esp:3" "floresta:3"; do \

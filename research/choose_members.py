@@ -57,6 +57,19 @@ def scores_of(trees, gold, short_gold, short_index) -> dict:
     return out
 
 
+def write_trials(path, rows, columns=()) -> None:
+    """Every candidate's dev scores as a TSV (rules v5-v8): order, name, the ``columns`` of each
+    row, then sentence F1 in both conventions and corpus F1, all lengths and at most 10 words."""
+    with open(path, "w") as out:
+        out.write("order\tcandidate\t" + "".join(f"{c}\t" for c in columns)
+                  + "dev all sent F1\tdev all Kim F1\tdev all corpus F1\t"
+                  "dev <=10 sent F1\tdev <=10 Kim F1\tdev <=10 corpus F1\n")
+        for r in rows:
+            cells = [f"{100 * r['dev'][k][c]:.2f}" for k in ("all", "10") for c, _ in CONVENTIONS]
+            out.write(f"{r['order'] + 1}\t{r['name']}\t" + "".join(f"{r[c]}\t" for c in columns)
+                      + "\t".join(cells) + "\n")
+
+
 def first_per_seed(ranked):
     """The best-ranked row of each seed (``row[1]``), in rank order (rules 31 and 38)."""
     picks, seen = [], set()

@@ -83,12 +83,7 @@ def choose(bundle_path):
                      "dev": v5.scores_of(trees, gold, short_gold, short_index)})
         print(f"{order + 1:2d}/{len(cands)} {rows[-1]['name']}: {100 * rows[-1]['dev']['all']['sentence_f1']:.2f}",
               file=sys.stderr)
-    with open(TRIALS, "w") as out:
-        out.write("order\tcandidate\ttrees\tdev all sent F1\tdev all Kim F1\tdev all corpus F1\t"
-                  "dev <=10 sent F1\tdev <=10 Kim F1\tdev <=10 corpus F1\n")
-        for r in rows:
-            cells = [f"{100 * r['dev'][k][c]:.2f}" for k in ("all", "10") for c, _ in v5.CONVENTIONS]
-            out.write(f"{r['order'] + 1}\t{r['name']}\t{r['trees']}\t" + "\t".join(cells) + "\n")
+    v5.write_trials(TRIALS, rows, ("trees",))
     best, lm = v5.chosen(rows), v5.chosen(rows, lm_only=True)
     print(f"chosen: {best['name']} (dev {100 * best['dev']['all']['sentence_f1']:.2f}, v5 {100 * V5_DEV:.2f}); "
           f"LM only: {lm['name']} (dev {100 * lm['dev']['all']['sentence_f1']:.2f})", file=sys.stderr)

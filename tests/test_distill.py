@@ -197,6 +197,8 @@ def test_resume_refuses_another_run(setup, tmp_path):
                         resume=True, quiet=True)
     with pytest.raises(OnparseError, match="already holds a run; pass --resume"):
         teacher.distill(setup["text"], tmp_path / "s.pt", sizes=SIZES, settings=settings, quiet=True)
+    with pytest.raises(OnparseError, match="--resume needs TEXT as a file"):
+        teacher.distill("-", tmp_path / "s.pt", sizes=SIZES, settings=settings, resume=True, quiet=True)
     with pytest.raises(OnparseError, match="nothing to resume"):
         teacher.distill(setup["text"], tmp_path / "new.pt", sizes=SIZES, settings=settings, resume=True, quiet=True)
 
@@ -274,3 +276,36 @@ def test_distill_and_induce_through_a_pipe(setup, tmp_path):
     assert induced.returncode == 0, induced.stderr
     parser = load(student)
     assert induced.stdout.splitlines() == [to_brackets(t) for t in parser.trees(parser.tokens(text.splitlines()))]
+
+
+def test_distances_and_show_beside_a_student(setup):
+    """A parser of a language model and a student: distances are the language model's, and
+    show draws its bars under the averaged tree."""
+    both = ["-m", setup["teacher"], "-m", setup["student"]]
+    out = run("distances", "-", *both, input="the dog saw a cat\n")
+    assert out.exit_code == 0, out.output
+    assert out.stdout.splitlines()[0] == "token\tlayer 1.2"
+    assert len(out.stdout.splitlines()) == 1 + 5 + 1
+    shown = run("show", "-", *both, input="the dog saw a cat\n")
+    assert shown.exit_code == 0, shown.output
+    assert "average of 2 members" in shown.output and "layer 2 *" in shown.output
+
+
+def test_a_run_stopped_while_the_teacher_parses_resumes(setup, tmp_path, monkeypatch):
+    teacher = load(setup["teacher"])
+    settings = DistillSettings(epochs=1, batch_size=16, valid_every=10)
+    whole = teacher.distill(setup["text"], tmp_path / "whole.pt", sizes=SIZES, settings=settings, quiet=True)
+
+    def stop(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(type(teacher), "trees", stop)
+    with pytest.raises(KeyboardInterrupt):
+        teacher.distill(setup["text"], tmp_path / "cut.pt", sizes=SIZES, settings=settings, quiet=True)
+    monkeypatch.undo()
+    assert os.path.exists(tmp_path / "cut.run" / "last.pt") and not os.path.exists(tmp_path / "cut.run" / TEACHER_TREES)
+    resumed = teacher.distill(setup["text"], tmp_path / "cut.pt", sizes=SIZES, settings=settings, resume=True,
+                              quiet=True)
+    a, b = load_student(tmp_path / "whole.pt").model.state_dict(), load_student(tmp_path / "cut.pt").model.state_dict()
+    assert all(torch.equal(a[k], b[k]) for k in a)
+    assert resumed.epochs[0]["agreement"] == whole.epochs[0]["agreement"]

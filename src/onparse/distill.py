@@ -28,6 +28,7 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 import torch
 
+from . import __version__
 from .checkpoint import first_line, read_file
 from .errors import OnparseError
 from .induce import read_lines
@@ -82,6 +83,8 @@ def distill(parser, text: str, student_path: str, *, run_dir: Optional[str] = No
     two words, text mostly unknown to the teacher, a run folder in use or holding another run.
     Cost: the teacher's parse of the text, then ``epochs`` passes of O(n^3) per sentence."""
     run_dir = run_dir or default_run_dir(student_path)
+    if resume and text == "-":
+        raise OnparseError("--resume needs TEXT as a file (standard input cannot be checked or read again)")
     if resume and not os.path.isfile(os.path.join(run_dir, LAST)):
         raise OnparseError(f"nothing to resume: {run_dir} holds no {LAST}; start without --resume")
     if not resume:
@@ -155,7 +158,7 @@ class _Run:
         with Progress("teacher parsing", len(sentences) * readers, "sentences", self.quiet) as bar:
             for at in range(0, len(sentences), 4096):
                 trees += self.parser.trees(sentences[at:at + 4096], progress=bar.update)
-        tmp = path + f".{os.getpid()}.tmp"
+        tmp = os.path.join(self.run_dir, f".onparse-{os.getpid()}-teacher.tmp")   # tidy() removes a stale one
         with open(tmp, "w", encoding="utf-8") as handle:
             handle.writelines(to_brackets(t) + "\n" for t in trees)
         os.replace(tmp, path)
@@ -177,22 +180,22 @@ class _Run:
         device = self.parser.device
         model = SpanStudent(self.config).to(device)
         optimizer = torch.optim.Adam(model.parameters(), lr=settings.lr)
-        position = {"epoch": 1, "done": 0, "step": 0, "minutes": 0.0, "loss_sum": 0.0}
+        position = {"epoch": 1, "done": 0, "step": 0, "loss_sum": 0.0}
         history: List[Dict[str, Any]] = []
         if resume:
             position, history = self.restore(model, optimizer, meta)
-            trees = self.teacher_trees(sentences, reuse=True)
         else:
             self.log.event("start", settings=asdict(settings), config=self.config.to_dict(), **meta)
-            trees = self.teacher_trees(sentences, reuse=False)
+            # Saved before the teacher parses, so that a run stopped then resumes (the parse draws
+            # no random numbers, so the state saved is the one training starts from).
+            self.save_last(model, optimizer, meta, history, time.monotonic(), **position)
+        trees = self.teacher_trees(sentences, reuse=resume)
         spans = {i: tree_spans(trees[i]) for i in train}
         lengths = [len(s) for s in sentences]
         result = DistillResult(self.student_path, self.run_dir, len(train), len(held), history)
-        clock = time.monotonic() - position["minutes"] * 60
+        clock = time.monotonic() - position.get("minutes", 0.0) * 60
         per_epoch = len(_epoch_batches(train, lengths, settings, 1))
         epoch, done, step, loss_sum = position["epoch"], position["done"], position["step"], position["loss_sum"]
-        if not resume:
-            self.save_last(model, optimizer, meta, history, clock, epoch=1, done=0, step=0, loss_sum=0.0)
         with Progress("distilling", settings.epochs * per_epoch, "batches", self.quiet) as bar:
             bar.update(min(settings.epochs, epoch - 1) * per_epoch + done)
             while epoch <= settings.epochs:
@@ -230,8 +233,6 @@ class _Run:
 
     def metadata(self, n_sentences: int, text_sha: Optional[str]) -> Dict[str, Any]:
         """What the student file records of its teachers and its text."""
-        from . import __version__
-
         parser = self.parser
         return {"onparse_version": __version__,
                 "teachers": {"models": [{"name": parser.names[i] if i < len(parser.names) else f"model {i + 1}",
@@ -252,6 +253,8 @@ class _Run:
         it, ``step``, the epoch's ``loss_sum``) with the optimiser and RNG state."""
         state = {**position, "minutes": (time.monotonic() - clock) / 60,
                  "optimizer": optimizer.state_dict(), "torch_rng": torch.get_rng_state()}
+        if torch.cuda.is_available():            # dropout on a GPU draws from its own generators
+            state["cuda_rng"] = torch.cuda.get_rng_state_all()
         self.save(os.path.join(self.run_dir, LAST), model, meta, history, training=state)
         self.log.event("saved", **position)
 
@@ -276,6 +279,8 @@ class _Run:
         model.load_state_dict(blob["state_dict"])
         optimizer.load_state_dict(state["optimizer"])
         torch.set_rng_state(state["torch_rng"])
+        if "cuda_rng" in state and torch.cuda.is_available():
+            torch.cuda.set_rng_state_all(state["cuda_rng"])
         tidy(self.run_dir, self.log, state["step"])
         self.log.event("resume", epoch=state["epoch"], done=state["done"], step=state["step"])
         self.log.say(f"resuming {self.run_dir} at epoch {state['epoch']}, batch {state['done']}")

@@ -20,7 +20,8 @@ from torch import Tensor, nn
 
 from .span_trees import cyk, inside, tree_score
 from .student_config import StudentConfig
-from .trees import Span
+from .text import normalize_word
+from .trees import Span, spans_to_tree
 
 
 class SpanStudent(nn.Module):
@@ -79,8 +80,6 @@ MAX_CELLS = 1 << 17
 def encode(token_lists: Sequence[Sequence[str]], vocab) -> "tuple[Tensor, Tensor]":
     """``(ids [B, T], lengths [B])`` of non-empty token lists in ``vocab`` (normalised words;
     unknown ones are ``<unk>``), padded with ``<unk>``."""
-    from .text import normalize_word
-
     lengths = torch.tensor([len(t) for t in token_lists], dtype=torch.long)
     ids = torch.full((len(token_lists), int(lengths.max())), vocab.unk_id, dtype=torch.long)
     for b, tokens in enumerate(token_lists):
@@ -107,8 +106,6 @@ def student_trees(model: SpanStudent, vocab, token_lists: Sequence[Sequence[str]
     """The student's tree of every token list (nested tuples; None for an empty one), in order.
     ``progress(k)`` is called with the sentences of each batch done.  Cost: O(n^2) span scores
     and O(n^3) CYK per sentence, batched by length."""
-    from .trees import spans_to_tree
-
     out: list = [None] * len(token_lists)
     full = [i for i, t in enumerate(token_lists) if len(t)]
     device = next(model.parameters()).device
