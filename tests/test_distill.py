@@ -98,7 +98,8 @@ def test_student_member_in_induce_eval_show(setup, tmp_path):
     jsonl = json.loads(run("induce", "-", "-m", setup["student"], "--format", "jsonl", input=sentence).stdout)
     assert jsonl["distances"] is None and jsonl["tokens"][0] == "the"
     shown = run("show", "-", "-m", setup["student"], input=sentence)
-    assert shown.exit_code == 0 and "decoder student" in shown.output
+    assert shown.exit_code == 0 and "induced tree: the student's (CYK" in shown.output
+    assert "split size per word" in shown.output
     gold = tmp_path / "gold.txt"
     gold.write_text("((the (big dog)) (saw ((a cat) (near (the house)))))\n")
     scored = run("eval", "--gold", gold, "-m", setup["teacher"], "-m", setup["student"])

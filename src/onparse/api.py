@@ -5,8 +5,9 @@
 >>> parser.parse_one("The cat sat on the mat.")           # doctest: +SKIP
 Tree('X', [Tree('X', ['The', 'cat']), Tree('X', ['sat', Tree('X', ['on', Tree('X', ['the', 'mat'])])])])
 
-A parser holds one or more language models and one or more *members* (model, layer, decoder;
-:class:`onparse.members.Member`), and optionally *voters*, baseline trees that join the average
+A parser holds one or more models -- language models, or *students* of ``onparse distill``
+(:mod:`onparse.distill`), whose one member is their CYK tree -- and one or more *members* (model,
+layer, decoder; :class:`onparse.members.Member`), and optionally *voters*, baseline trees that join the average
 (:data:`onparse.baselines.VOTER_KINDS`).  With one member and no voter a sentence's tree is that
 member's tree; otherwise it is the average of the members' and voters' trees, ties broken by the
 parser's tie rule (:mod:`onparse.average`).  The command line is a thin shell over this class.
@@ -57,8 +58,8 @@ def load(model: Union[None, str, os.PathLike, Sequence[Union[str, os.PathLike]]]
          batch_size: Optional[int] = None, verify: bool = True) -> "Parser":
     """Load a parser.
 
-    ``model``: None (the model bundled with onparse), a checkpoint or bundle path, or a list of
-    them (their trees are averaged).  ``device``: ``auto`` (a GPU when there is one), ``cpu``,
+    ``model``: None (the model bundled with onparse), a checkpoint, student or bundle path, or a
+    list of them (their trees are averaged; None in the list is the bundled model).  ``device``: ``auto`` (a GPU when there is one), ``cpu``,
     ``cuda`` or ``cuda:N``.  ``layers`` / ``decoders``: read trees off these layers (1-based, or
     ``"all"``) with these decoders (:data:`onparse.decode.DECODERS`, or ``"all"``), for every
     model; by default a bundle's own members and layer 2 with the paper's decoder for a

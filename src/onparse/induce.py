@@ -367,6 +367,10 @@ def _check_choice(value, choices, what):
         raise ValueError(f"unknown {what} {value!r}; choose from {', '.join(choices)}")
 
 
+#: What ``show`` draws as bars for a parser of students alone.
+SPLIT_SIZES = "split size"
+
+
 def views_from_lines(lines: Iterable[str], parser, *, golds: Optional[Sequence[GoldTree]] = None,
                      tokenize: bool = True, punct: str = DEFAULT_PUNCT) -> Iterator[Tuple[int, Optional[SentenceView]]]:
     """Run the parser (:class:`onparse.api.Parser`) over each line and yield ``(line number,
@@ -399,9 +403,9 @@ def views_from_lines(lines: Iterable[str], parser, *, golds: Optional[Sequence[G
         dists = reader.model_distances([tokens])
         tree = parser.trees([tokens], dists)[0]
         if bars is None:
-            rows, layer = [split_sizes(tree)], 1
+            yield number, make_view(tokens, [split_sizes(tree)], 1, decoder, gold, tree=tree, measure=SPLIT_SIZES)
         else:
-            rows, layer = dists[bars.model][0][:, 0].tolist(), bars.layer    # (L, n): d_f of every layer
-        yield number, make_view(tokens, rows, layer, decoder, gold, tree=tree)
+            rows = dists[bars.model][0][:, 0].tolist()          # (L, n): d_f of every layer
+            yield number, make_view(tokens, rows, bars.layer, decoder, gold, tree=tree)
     if golds is not None and used < len(golds):
         raise OnparseError(f"--gold gave {len(golds)} trees for {used} sentence(s)")

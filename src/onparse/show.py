@@ -82,6 +82,8 @@ class SentenceView:
     decoder: str
     tree: Tree
     gold: Optional[GoldTree] = None
+    #: What the bars measure (a student has no distances: its bars are :func:`split_sizes`).
+    measure: str = "master-forget distance d_f"
 
     @property
     def n_layers(self) -> int:
@@ -99,7 +101,8 @@ class SentenceView:
 
 
 def make_view(words: Sequence[str], distances: Sequence[Sequence[float]], layer: int = 2,
-              decoder: str = "onlstm", gold: Optional[GoldTree] = None, tree: Optional[Tree] = None) -> SentenceView:
+              decoder: str = "onlstm", gold: Optional[GoldTree] = None, tree: Optional[Tree] = None,
+              measure: str = SentenceView.measure) -> SentenceView:
     """Decode layer ``layer`` (1-based) of ``distances`` (``(L, n)``: d_f per layer and word)
     into a tree over ``words`` and bundle the lot; a given ``tree`` (an average of several
     members, whose ``decoder`` then names it) is used instead of decoding.  ValueError for
@@ -117,7 +120,7 @@ def make_view(words: Sequence[str], distances: Sequence[Sequence[float]], layer:
         _check_gold_words(words, gold)
     if tree is None:
         tree = decode(rows[layer - 1], list(words), decoder)
-    return SentenceView(words, rows, layer, decoder, tree, gold)
+    return SentenceView(words, rows, layer, decoder, tree, gold, measure)
 
 
 def _check_gold_words(words: Sequence[str], gold: GoldTree) -> None:
@@ -318,7 +321,7 @@ def render_view(view: SentenceView, unicode: bool = True, height: int = 1, scale
         "",
         *tree_lines,
         *bar_lines,
-        *text(f"master-forget distance d_f per word ({_scale_note(scale)}; * = decoded layer)"),
+        *text(f"{view.measure} per word ({_scale_note(scale)}; * = decoded layer)"),
     ]
     if view.gold is not None:
         lines += ["", *text(_gold_header(view)), *text(to_brackets(view.gold.tree)), "", *gold_lines,
@@ -340,7 +343,7 @@ def render_compact(view: SentenceView, width: int, unicode: bool = True, scale: 
     rows = [bar_levels(row, cells * per_cell, scale) for row in view.distances]
     why = f"the drawing takes {drawn} columns, " if drawn else ""
     lines = [_header(view), *_wrap(to_brackets(view.tree), width), "",
-             *_wrap(f"master-forget distance d_f, one line per word ({why}the terminal has {width}; "
+             *_wrap(f"{view.measure}, one line per word ({why}the terminal has {width}; "
                     f"{_scale_note(scale)}; * = decoded layer):", width)]
     heads = [f"layer {k}" + (" *" if k == view.layer else "") for k in range(1, view.n_layers + 1)]
     lines.append(f"{'':{word_width}} " + "".join(f"{h:<{cells + 8}}" for h in heads).rstrip())
@@ -392,6 +395,9 @@ def _wrap(text: str, width: int) -> List[str]:
 
 
 def _header(view: SentenceView) -> str:
+    if view.decoder == "student":
+        return ("induced tree: the student's (CYK over its span scores); bars: the size of the constituent "
+                "split before each word")
     if view.decoder.startswith("average"):
         return f"induced tree: the {view.decoder}; bars: model 1, * = its first member's layer"
     return f"induced tree: layer {view.layer} of {view.n_layers}, decoder {view.decoder}"
