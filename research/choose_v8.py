@@ -48,6 +48,7 @@ class Trees:
         self.teacher = load()
         started = time.time()
         self.members = self.teacher.member_trees(self.tokens)
+        self.students = {}
         print(f"{gold.name}: the teacher's member trees in {time.time() - started:.0f} s", file=sys.stderr)
 
     def of(self, kind, seed, epoch):
@@ -56,7 +57,9 @@ class Trees:
         if kind == "teacher":
             return self.teacher.average(self.members, self.tokens)
         path = SNAPSHOT.format(seed=seed, epoch=epoch)
-        student = load(path).trees(self.tokens)
+        if path not in self.students:
+            self.students[path] = load(path).trees(self.tokens)
+        student = self.students[path]
         if kind == "student":
             return student
         both = load([None, path])                      # rule 44 (c): as onparse.load([default, student]) gives
