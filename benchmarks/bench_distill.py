@@ -9,7 +9,7 @@ Both contenders run the public ``Parser`` over the same token lists, in this pro
 Rounds alternate A B A B; the medians are compared and the ratio printed.  Sentences: the sample's
 dev half (``wsj-sample-dev``, all lengths) by default, or the lines of ``--text``.
 
-    python benchmarks/bench_distill.py --student runs/distill/student-s1.pt --rounds 3
+    python benchmarks/bench_distill.py --rounds 3           # rule v8's student against the bundled model
     python benchmarks/bench_distill.py --student s.pt --teacher bundle.pt --text lines.txt --limit 2000
 """
 import argparse
@@ -41,7 +41,8 @@ def timed(parser, tokens):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--student", default=str(ROOT / "runs" / "distill" / "student-s1.pt"))
+    ap.add_argument("--student", default=str(ROOT / "runs" / "distill" / "run-s2" / "epoch-002.pt"),
+                    help="default: rule v8's choice (research/PROTOCOL.md)")
     ap.add_argument("--teacher", default=None, help="the ensemble (default: the bundled model)")
     ap.add_argument("--text", default=None, help="one pretokenized sentence per line")
     ap.add_argument("--limit", type=int, default=None)

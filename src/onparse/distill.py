@@ -271,9 +271,12 @@ class _Run:
             if old.get(key) != meta[key]:
                 raise OnparseError(f"cannot resume {self.run_dir}: it was distilled from other {what}; "
                                    "start a new run (another --run-dir, or --overwrite)")
-        before = {k: v for k, v in old.get("distill", {}).items() if k != "config"}
-        if old.get("distill", {}).get("config") != self.config.to_dict() or not self.settings.same_run(
-                DistillSettings(**before)):
+        recorded = old.get("distill") if isinstance(old.get("distill"), dict) else {}
+        try:
+            before = DistillSettings(**{k: v for k, v in recorded.items() if k != "config"})
+        except (TypeError, OnparseError):
+            raise OnparseError(f"cannot resume {self.run_dir}: {LAST} does not record its settings") from None
+        if recorded.get("config") != self.config.to_dict() or not self.settings.same_run(before):
             raise OnparseError(f"cannot resume {self.run_dir}: its student sizes or settings differ "
                                "(only --epochs may change)")
         model.load_state_dict(blob["state_dict"])

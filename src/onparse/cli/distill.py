@@ -21,11 +21,12 @@ SETTINGS = {"epochs": "passes over the text", "batch_size": "sentences per batch
 def _sized(command):
     from dataclasses import fields
 
-    from ..student_config import DistillSettings
+    from ..student_config import MIN_WORDS, DistillSettings
 
     defaults = {f.name: f.default for f in fields(DistillSettings)}
     for name, text in reversed(list(SETTINGS.items())):
-        command = click.option("--" + name.replace("_", "-"), name, type=click.IntRange(1, INT_MAX), default=None,
+        least = MIN_WORDS if name == "max_words" else 1
+        command = click.option("--" + name.replace("_", "-"), name, type=click.IntRange(least, INT_MAX), default=None,
                                help=f"{text[:1].upper()}{text[1:]}  [default: {defaults[name]}]")(command)
     command = click.option("--lr", type=click.FloatRange(0, min_open=True), default=None,
                            help=f"Adam's learning rate  [default: {defaults['lr']}]")(command)
