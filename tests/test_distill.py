@@ -141,6 +141,8 @@ def test_bundles_hold_students(setup, tmp_path):
             assert again.trees(again.tokens(lines)) == both.trees(both.tokens(lines))
     info = run("info", "-m", tmp_path / "bundle-float32.pt")
     assert info.exit_code == 0 and "model 2 student" in info.output and "a student parser" in info.output
+    summary = json.loads(run("info", "-m", tmp_path / "bundle-float32.pt", "--json").output)
+    assert [m["kind"] for m in summary["models"]] == ["language model", "student"]
     # agreement scores the student beside the teacher's members and can bundle it.
     out = run("agreement", setup["text"], "-m", setup["teacher"], "-m", setup["student"], "--layer", "1,2",
               "--keep", "2", "--bundle", tmp_path / "kept.pt")
@@ -310,3 +312,28 @@ def test_a_run_stopped_while_the_teacher_parses_resumes(setup, tmp_path, monkeyp
     a, b = load_student(tmp_path / "whole.pt").model.state_dict(), load_student(tmp_path / "cut.pt").model.state_dict()
     assert all(torch.equal(a[k], b[k]) for k in a)
     assert resumed.epochs[0]["agreement"] == whole.epochs[0]["agreement"]
+
+
+def test_interrupted_command_says_how_to_resume(setup, tmp_path, monkeypatch):
+    from onparse.api import Parser
+
+    def interrupted(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(Parser, "distill", interrupted)
+    out = run("distill", setup["text"], "-m", setup["teacher"], "--out", tmp_path / "s.pt", *SMALL)
+    assert out.exit_code == 130
+    assert out.output.strip() == (f"interrupted; {tmp_path / 's.run'} keeps the run: give the same command "
+                                  "with --resume to continue it")
+
+
+def test_a_run_folder_in_use_is_refused(setup, tmp_path):
+    from onparse.training.run_folder import FolderLock
+
+    teacher = load(setup["teacher"])
+    settings = DistillSettings(epochs=1, valid_every=10)
+    teacher.distill(setup["text"], tmp_path / "s.pt", sizes=SIZES, settings=settings, quiet=True)
+    with FolderLock(str(tmp_path / "s.run")):
+        with pytest.raises(OnparseError, match="is in use by another"):
+            teacher.distill(setup["text"], tmp_path / "s.pt", sizes=SIZES, settings=settings, resume=True,
+                            quiet=True)

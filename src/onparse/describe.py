@@ -26,7 +26,7 @@ def describe_file(path: str, name: Optional[str] = None, *, as_dict: bool = Fals
     if "models" in blob:
         return bundle_summary(blob, name, path) if as_dict else printable(describe_bundle(blob, name, path))
     if as_dict:
-        return {"model": name, "path": path, "kind": "student" if is_student(blob) else "language model",
+        return {"model": name, "path": path, "kind": _kind(blob),
                 "config": blob["config"], "vocab_size": len(blob["vocab"]), "metadata": blob.get("metadata", {})}
     return printable(describe(blob, name, path))
 
@@ -175,8 +175,12 @@ def bundle_summary(blob: dict, name: str, path: str) -> dict:
     voters, ties = bundle_voting(blob)
     return {"model": name, "path": path, "metadata": blob.get("metadata", {}), "members": blob["members"],
             "voters": list(voters), "ties": ties,
-            "models": [{"config": m["config"], "vocab_size": len(m["vocab"]), "metadata": m.get("metadata", {})}
-                       for m in blob["models"]]}
+            "models": [{"kind": _kind(m), "config": m["config"], "vocab_size": len(m["vocab"]),
+                        "metadata": m.get("metadata", {})} for m in blob["models"]]}
+
+
+def _kind(blob: dict) -> str:
+    return "student" if is_student(blob) else "language model"
 
 
 def describe_bundle(blob: dict, name: str, path: str) -> str:

@@ -93,6 +93,7 @@ def distill_command(text, model_paths, no_verify, layer, decoder, voter, ties, s
     onparse induce corpus.txt -m student.pt > trees.txt
     """
     from ..devices import torch_threads
+    from ..distill import default_run_dir
     from ..student_config import DistillSettings
 
     check_writable(student_path, "--out")
@@ -103,10 +104,16 @@ def distill_command(text, model_paths, no_verify, layer, decoder, voter, ties, s
     sizes = {k: options.pop(k) for k in SIZES if options.get(k) is not None}
     settings = DistillSettings(**{k: v for k, v in options.items() if v is not None})
     parser = load_parser(model_paths, device, layer, decoder, voter=voter, ties=ties, no_verify=no_verify)
-    with torch_threads(threads):
-        result = parser.distill(text, student_path, run_dir=run_dir, sizes=sizes, settings=settings, resume=resume,
-                                overwrite=overwrite, keep_epochs=keep_epochs, tokenize=not pretokenized,
-                                punct=punct, max_line_bytes=max_line_bytes, quiet=quiet)
+    try:
+        with torch_threads(threads):
+            result = parser.distill(text, student_path, run_dir=run_dir, sizes=sizes, settings=settings,
+                                    resume=resume, overwrite=overwrite, keep_epochs=keep_epochs,
+                                    tokenize=not pretokenized, punct=punct, max_line_bytes=max_line_bytes, quiet=quiet)
+    except KeyboardInterrupt:
+        folder = run_dir or default_run_dir(student_path)
+        click.echo(f"interrupted; {folder} keeps the run: give the same command with --resume to continue it",
+                   err=True)
+        raise SystemExit(130) from None
     if as_json:
         click.echo(dumps({"student": result.student, "run_dir": result.run_dir, "sentences": result.sentences,
                           "held_out": result.held_out, "epochs": result.epochs}))
