@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Train the `tiny` preset on a small generated corpus, stop it half way, resume it, and measure
-# perplexity: the whole training workflow in well under a minute on a laptop CPU.
+# Train the `tiny` preset on a small generated corpus, stop it half way, resume it, measure
+# perplexity, and distill a student parser from it: the whole training workflow in about a minute
+# on a laptop CPU.
 #
 #   bash examples/train_tiny.sh [WORKDIR]
 #
@@ -34,8 +35,15 @@ onparse train --preset tiny --corpus "$corpus" --out "$work/run" --threads 1 --m
 # 2. Continue exactly where it stopped, to the end of epoch 4.
 onparse train --out "$work/run" --resume --epochs 4 --threads 1
 # 3. Perplexity of the best checkpoint on the held-out test sentences, then on the whole file.
-onparse perplexity --model "$work/run/best.pt"
+onparse perplexity --model "$work/run/best.pt" --corpus "$corpus" --split test
 onparse perplexity --model "$work/run/best.pt" --corpus "$corpus"
 # 4. The metrics log, one JSON object per line.
 tail -n 3 "$work/run/metrics.jsonl"
 echo "files in $work/run:" && ls "$work/run"
+# 5. A student parser taught by the model's trees of the same text (onparse distill), then one
+#    sentence's tree from the student alone and averaged with its teacher.
+onparse distill "$corpus" -m "$work/run/best.pt" --out "$work/student.pt" --epochs 2 --hidden-size 50 \
+    --mlp-size 50 --threads 1 -q
+onparse info -m "$work/student.pt" | grep -E "^(teachers|text|agreement)"
+echo "the big dog saw a cat near the old man ." | onparse induce - -m "$work/student.pt"
+echo "the big dog saw a cat near the old man ." | onparse induce - -m "$work/run/best.pt" -m "$work/student.pt"
