@@ -57,6 +57,17 @@ def scores_of(trees, gold, short_gold, short_index) -> dict:
     return out
 
 
+def golds(name, short_name):
+    """``(gold, short_gold, short_index)``: a gold set, its part of at most 10 words (a gold set of
+    its own), and where those sentences are in the whole (checked to be the same sentences)."""
+    from onparse.treebank import load_gold
+
+    gold, short_gold = load_gold(name), load_gold(short_name)
+    short_index = [i for i, s in enumerate(gold) if len(s) <= 10]
+    assert [gold[i].tokens for i in short_index] == short_gold.tokens
+    return gold, short_gold, short_index
+
+
 def write_trials(path, rows, columns=()) -> None:
     """Every candidate's dev scores as a TSV (rules v5-v8): order, name, the ``columns`` of each
     row, then sentence F1 in both conventions and corpus F1, all lengths and at most 10 words."""
@@ -89,12 +100,9 @@ def chosen(rows, lm_only=False):
 def choose(models, bundle_path):
     from onparse.api import load
     from onparse.members import default_members
-    from onparse.treebank import load_gold
 
     parser = load(models, "cpu")
-    gold, short_gold = load_gold("wsj-sample-dev"), load_gold("wsj10-sample-dev")
-    short_index = [i for i, s in enumerate(gold) if len(s) <= 10]
-    assert [gold[i].tokens for i in short_index] == short_gold.tokens
+    gold, short_gold, short_index = golds("wsj-sample-dev", "wsj10-sample-dev")
     every = default_members(len(parser.models), (1, 2, 3), ("onlstm", "split"))
     tokens = [list(s.words) for s in gold]
     t0 = time.time()

@@ -60,7 +60,6 @@ def name_of(members, voters, ties) -> str:
 def choose(bundle_path):
     from onparse.api import load
     from onparse.members import Member
-    from onparse.treebank import load_gold
 
     ranked = ranked_members()
     cands = candidates(ranked)
@@ -68,8 +67,7 @@ def choose(bundle_path):
     paths = [RUN.format(seed=seed, epoch=epoch) for _, seed, epoch, _ in chosen_models]
     parser = load(paths, "cpu")
     members = [Member(i, layer, "onlstm") for i, (_, _, _, layer) in enumerate(chosen_models)]
-    gold, short_gold = load_gold("wsj-sample-dev"), load_gold("wsj10-sample-dev")
-    short_index = [i for i, s in enumerate(gold) if len(s) <= 10]
+    gold, short_gold, short_index = v5.golds("wsj-sample-dev", "wsj10-sample-dev")
     tokens = [list(s.words) for s in gold]
     per_sentence = parser.with_members(members).member_trees(tokens)
     rows = []

@@ -64,14 +64,12 @@ def evaluate_candidates(lang, cands, gold_name, short_name):
     """Every candidate's scores on a gold set and its short part (three conventions each)."""
     from onparse.api import load
     from onparse.members import Member
-    from onparse.treebank import load_gold
 
     largest = max(cands, key=lambda c: len(c[0]))[0]
     paths = [RUN.format(lang=lang, seed=seed, epoch=epoch) for _, seed, epoch, _, _ in largest]
     parser = load(paths, "cpu")
     members = [Member(i, layer, decoder) for i, (_, _, _, layer, decoder) in enumerate(largest)]
-    gold, short_gold = load_gold(gold_name), load_gold(short_name)
-    short_index = [i for i, s in enumerate(gold) if len(s) <= 10]
+    gold, short_gold, short_index = v5.golds(gold_name, short_name)
     tokens = [list(s.words) for s in gold]
     per_sentence = parser.with_members(members).member_trees(tokens)
     rows = []
@@ -115,7 +113,6 @@ def test():
     """Rule 40: the chosen and LM-only candidates of each language on its test parts, once, with
     right- and left-branching beside them."""
     from onparse.baselines import baseline_trees
-    from onparse.treebank import load_gold
 
     if os.path.exists(TEST):
         sys.exit(f"{TEST} exists: the test parts are scored once")
@@ -127,8 +124,7 @@ def test():
         cands = candidates(ranked_members(lang))
         picked = [cands[chosen["order"]], cands[lm["order"]]]
         rows = evaluate_candidates(lang, picked, f"{lang}-test", f"{lang}10-test")
-        gold, short_gold = load_gold(f"{lang}-test"), load_gold(f"{lang}10-test")
-        short_index = [i for i, s in enumerate(gold) if len(s) <= 10]
+        gold, short_gold, short_index = v5.golds(f"{lang}-test", f"{lang}10-test")
         baselines = {kind: v5.scores_of(baseline_trees(gold.tokens, kind, 0), gold, short_gold, short_index)
                      for kind in ("right", "left")}
         out[lang] = {"chosen": {"name": chosen["name"], "dev": chosen["dev"], "test": rows[0]["scores"]},

@@ -17,7 +17,7 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 sys.path.insert(0, HERE)
-import choose_members as v5  # noqa: E402  (scores_of, write_trials: shared with rules v5-v7)
+import choose_members as v5  # noqa: E402  (golds, scores_of, write_trials: shared with rules v5-v7)
 
 SEEDS = (1, 2)
 EPOCHS = range(1, 7)
@@ -67,17 +67,8 @@ class Trees:
         return both.average([m + [s] for m, s in zip(self.members, student)], self.tokens)
 
 
-def golds(part):
-    from onparse.treebank import load_gold
-
-    gold, short = load_gold(f"wsj-sample-{part}"), load_gold(f"wsj10-sample-{part}")
-    short_index = [i for i, s in enumerate(gold) if len(s) <= 10]
-    assert [gold[i].tokens for i in short_index] == short.tokens
-    return gold, short, short_index
-
-
 def dev():
-    gold, short, short_index = golds("dev")
+    gold, short, short_index = v5.golds("wsj-sample-dev", "wsj10-sample-dev")
     trees = Trees(gold)
     rows = []
     for order, (kind, seed, epoch) in enumerate(candidates()):
@@ -104,7 +95,7 @@ def test():
         sys.exit(f"{TEST} exists: the test half is scored once (rule 46)")
     with open(CHOICE) as handle:
         chosen = json.load(handle)["chosen"]
-    gold, short, short_index = golds("test")
+    gold, short, short_index = v5.golds("wsj-sample-test", "wsj10-sample-test")
     trees = Trees(gold)
     out = {"rule": "v8", "chosen": chosen["name"], "sentences": [len(gold), len(short)]}
     for label, (kind, seed, epoch) in (("chosen", (chosen["kind"], chosen["seed"], chosen["epoch"])),
