@@ -477,6 +477,8 @@ def test_config_sizes_are_bounded_by_the_tensors_before_building(tmp_path, monke
     assert os.path.getsize(path) < 20_000
     strided_path = make_model_file(tmp_path / "strided.pt", mutate=strided)
     absurd = make_model_file(tmp_path / "absurd.pt", mutate=lambda blob: blob["config"].update(hidden_size=4_000_000))
+    not_a_dict = make_model_file(tmp_path / "not-a-dict.pt", mutate=lambda blob: blob.update(state_dict=5))
+    deep = make_model_file(tmp_path / "deep.pt", mutate=lambda blob: blob["config"].update(n_layers=40))
     built = []
     monkeypatch.setattr(model_module.ONLSTMLanguageModel, "__init__",
                         lambda self, config: built.append(config) or 1 / 0)
@@ -486,6 +488,12 @@ def test_config_sizes_are_bounded_by_the_tensors_before_building(tmp_path, monke
         load_model(absurd)
     with pytest.raises(OnparseError, match="claims more elements than the file holds"):
         load_model(strided_path)
+    # Weights that are not a dict of tensors, and a layer count beyond the tensors, are checked
+    # in that order (one line each, before any shape is computed).
+    with pytest.raises(OnparseError, match="the weights are not a dict of tensors"):
+        load_model(not_a_dict)
+    with pytest.raises(OnparseError, match="config says 40 layers, the file holds 10 tensors"):
+        load_model(deep)
     assert not built
 
 

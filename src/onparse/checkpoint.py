@@ -209,10 +209,14 @@ def check_contents(blob: Dict[str, Any], path, *, verify: bool = True) -> None:
         config = ModelConfig.from_dict(blob["config"])
     except (TypeError, ValueError) as err:
         raise OnparseError(f"{path}: unusable model config ({first_line(err)})") from None
-    if config.n_layers > len(blob["state_dict"] or ()):   # bounds the work of parameter_shapes()
-        raise OnparseError(f"{path}: config says {config.n_layers:,} layers, the file holds "
-                           f"{len(blob['state_dict'] or ())} tensors")
-    check_parts(blob, config.vocab_size, lambda: config.parameter_shapes(), path, verify=verify)
+
+    def shapes():                # called once the weights are known to be a dict of tensors
+        if config.n_layers > len(blob["state_dict"]):    # bounds the work of parameter_shapes()
+            raise OnparseError(f"{path}: config says {config.n_layers:,} layers, the file holds "
+                               f"{len(blob['state_dict'])} tensors")
+        return config.parameter_shapes()
+
+    check_parts(blob, config.vocab_size, shapes, path, verify=verify)
 
 
 def check_parts(blob: Dict[str, Any], vocab_size: int, shapes, path, *, verify: bool = True) -> None:
