@@ -31,10 +31,10 @@ import torch
 from . import __version__
 from .checkpoint import first_line, read_file
 from .errors import OnparseError
-from .induce import read_lines
+from .induce import WINDOW, read_lines
 from .progress import Progress
-from .safeio import MAX_LINE_BYTES
-from .student import SpanStudent, encode, length_batches
+from .safeio import MAX_LINE_BYTES, atomic_output
+from .student import SpanStudent, encode, student_trees
 from .student_config import MIN_WORDS, DistillSettings, StudentConfig
 from .student_file import check_student, save_student
 from .text import DEFAULT_PUNCT, normalize_word
@@ -156,12 +156,10 @@ class _Run:
         trees: List[Any] = []
         readers = len({m.model for m in self.parser.members})      # member_trees counts model by model
         with Progress("teacher parsing", len(sentences) * readers, "sentences", self.quiet) as bar:
-            for at in range(0, len(sentences), 4096):
-                trees += self.parser.trees(sentences[at:at + 4096], progress=bar.update)
-        tmp = os.path.join(self.run_dir, f".onparse-{os.getpid()}-teacher.tmp")   # tidy() removes a stale one
-        with open(tmp, "w", encoding="utf-8") as handle:
+            for at in range(0, len(sentences), WINDOW):
+                trees += self.parser.trees(sentences[at:at + WINDOW], progress=bar.update)
+        with atomic_output(path) as tmp, open(tmp, "w", encoding="utf-8") as handle:
             handle.writelines(to_brackets(t) + "\n" for t in trees)
-        os.replace(tmp, path)
         return trees
 
     # -- 2. learn ----------------------------------------------------------------------------
@@ -302,15 +300,9 @@ def _epoch_batches(train: Sequence[int], lengths: Sequence[int], settings: Disti
 
 def _agreement(model: SpanStudent, vocab, sentences: List[List[str]], trees: List[Any], batch_size: int) -> float:
     """The share of the teacher's spans of 2..n-1 words that the student's trees have."""
-    if not sentences:
-        return float("nan")
     found = total = 0
-    for group in length_batches([len(s) for s in sentences], batch_size):
-        ids, lengths = encode([sentences[i] for i in group], vocab)
-        device = next(model.parameters()).device
-        for i, predicted in zip(group, model.parse(ids.to(device), lengths.to(device))):
-            n = len(sentences[i])
-            gold = {s for s in tree_spans(trees[i]) if s[1] - s[0] < n}
-            found += len(gold & {tuple(s) for s in predicted})
-            total += len(gold)
+    for words, teacher, student in zip(sentences, trees, student_trees(model, vocab, sentences, batch_size)):
+        gold = {s for s in tree_spans(teacher) if s[1] - s[0] < len(words)}
+        found += len(gold & set(tree_spans(student)))
+        total += len(gold)
     return found / total if total else float("nan")
