@@ -72,7 +72,7 @@ def student_from_blob(blob: Dict[str, Any], path, device="cpu"):
     checked student dict; ``path`` names the file in errors."""
     try:
         model = SpanStudent(StudentConfig.from_dict(blob["config"]))
-        model.load_state_dict({k: t.float() for k, t in dequantize(blob["state_dict"]).items()})
+        model.load_state_dict(dequantize(blob["state_dict"]))          # float16 is copied into float32
         vocab = Vocabulary(blob["vocab"])
     except (TypeError, ValueError, KeyError, RuntimeError, OnparseError) as err:
         raise OnparseError(f"{path}: student does not match this onparse version's student ({first_line(err)})")
