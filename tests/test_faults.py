@@ -843,3 +843,36 @@ def test_integer_options_have_ranges(args, option, tmp_path):
     assert got.exit_code == 2 and f"Invalid value for '{option}'" in got.output and "is not in the range" in \
         got.output, got.output
     assert not (tmp_path / "run").exists()
+
+
+def _read_pipe_in_background(path):
+    """Start a reader of the named pipe ``path``; returns the thread and the list its bytes go to."""
+    import threading
+
+    got = []
+    thread = threading.Thread(target=lambda: got.append(open(path, "rb").read()), daemon=True)
+    thread.start()
+    return thread, got
+
+
+def test_outputs_go_straight_into_a_pipe_or_device(tmp_path):
+    """A model file or a report written to a named pipe (or /dev/null, /dev/full) goes into it: a
+    temporary file renamed onto it would replace the pipe or the device with a regular file."""
+    import io
+    import stat
+
+    from onparse.checkpoint import write_atomically
+    from onparse.safeio import atomic_output
+
+    pipe = tmp_path / "pipe"
+    os.mkfifo(pipe)
+    thread, got = _read_pipe_in_background(pipe)
+    write_atomically(str(pipe), {"weights": torch.arange(3)})
+    thread.join(timeout=20)
+    assert stat.S_ISFIFO(os.stat(pipe).st_mode)
+    assert torch.equal(torch.load(io.BytesIO(got[0]), weights_only=True)["weights"], torch.arange(3))
+    thread, got = _read_pipe_in_background(pipe)
+    with atomic_output(str(pipe)) as target, open(target, "w", encoding="utf-8") as handle:
+        handle.write("a report\n")
+    thread.join(timeout=20)
+    assert stat.S_ISFIFO(os.stat(pipe).st_mode) and got == [b"a report\n"]

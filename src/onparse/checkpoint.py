@@ -27,7 +27,7 @@ from typing import Any, Dict, Optional
 
 from .errors import OnparseError
 from .model_config import ModelConfig
-from .safeio import new_file_mode
+from .safeio import new_file_mode, special_file
 from .weights import SCALE_SUFFIX, weights_digest
 
 FORMAT = "onparse-checkpoint"
@@ -80,10 +80,18 @@ def holds_model(path) -> bool:
 
 def write_atomically(path, blob: Dict[str, Any]) -> None:
     """``torch.save`` ``blob`` to ``path`` through a temporary file in the same folder and a
-    rename, so a reader never sees half a file."""
+    rename, so a reader never sees half a file; straight into a :func:`onparse.safeio.special_file`
+    (``/dev/null``, a pipe), which a rename would replace."""
     import torch
 
     folder = os.path.dirname(os.path.abspath(path))
+    if special_file(path):
+        try:
+            with open(path, "wb") as handle:
+                torch.save(blob, handle)
+        except (OSError, RuntimeError) as err:          # /dev/full: torch reports it as RuntimeError
+            raise OnparseError(f"cannot write {path}: {_write_failure(err, folder)}") from None
+        return
     try:
         os.makedirs(folder, exist_ok=True)
         fd, tmp = tempfile.mkstemp(prefix=f".onparse-{os.getpid()}-", suffix=".tmp", dir=folder)

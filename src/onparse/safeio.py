@@ -102,12 +102,22 @@ def new_file_mode() -> int:
     return 0o666 & ~mask
 
 
+def special_file(path) -> bool:
+    """Whether ``path`` names something that is neither a regular file nor a folder (a device
+    such as ``/dev/null`` or ``/dev/full``, a named pipe).  Output goes straight into it: a
+    temporary file renamed onto it would replace the device itself."""
+    return os.path.exists(path) and not os.path.isfile(path) and not os.path.isdir(path)
+
+
 @contextlib.contextmanager
 def atomic_output(path: str):
     """Write ``path`` all at once or not at all: yields a temporary path in the same folder (same
     extension, so writers that go by it still do), renamed onto ``path`` when the block ends
     without error and removed otherwise.  A full disk leaves the old file, or none: never a
-    truncated one."""
+    truncated one.  A :func:`special_file` is yielded itself (nothing to rename)."""
+    if special_file(path):
+        yield path
+        return
     folder, name = os.path.split(os.path.abspath(path))
     stem, ext = os.path.splitext(name)
     fd, tmp = tempfile.mkstemp(prefix=f".{stem}.", suffix=f".tmp{ext}", dir=folder)
