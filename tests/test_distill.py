@@ -337,3 +337,13 @@ def test_a_run_folder_in_use_is_refused(setup, tmp_path):
         with pytest.raises(OnparseError, match="is in use by another"):
             teacher.distill(setup["text"], tmp_path / "s.pt", sizes=SIZES, settings=settings, resume=True,
                             quiet=True)
+
+
+def test_a_student_written_to_a_device_needs_a_run_folder(setup, tmp_path):
+    """The run folder goes beside the student unless --run-dir says where; beside a pipe or a
+    device (/dev/null) it cannot."""
+    pipe = tmp_path / "pipe"
+    os.mkfifo(pipe)
+    out = run("distill", setup["text"], "-m", setup["teacher"], "--out", pipe, *SMALL)
+    assert out.exit_code == 1
+    assert out.output.strip() == f"error: {pipe} is not a regular file, so the run folder cannot go beside it: give --run-dir"

@@ -33,7 +33,7 @@ from .checkpoint import first_line, read_file
 from .errors import OnparseError
 from .induce import WINDOW, read_lines
 from .progress import Progress
-from .safeio import MAX_LINE_BYTES, atomic_output
+from .safeio import MAX_LINE_BYTES, atomic_output, special_file
 from .student import SpanStudent, encode, student_trees
 from .student_config import MIN_WORDS, DistillSettings, StudentConfig
 from .student_file import check_student, save_student
@@ -82,6 +82,9 @@ def distill(parser, text: str, student_path: str, *, run_dir: Optional[str] = No
     reads tokens as its teacher does).  OnparseError (one line) for text with no sentence of
     two words, text mostly unknown to the teacher, a run folder in use or holding another run.
     Cost: the teacher's parse of the text, then ``epochs`` passes of O(n^3) per sentence."""
+    if run_dir is None and special_file(student_path):
+        raise OnparseError(f"{student_path} is not a regular file, so the run folder cannot go beside it: "
+                           "give --run-dir")
     run_dir = run_dir or default_run_dir(student_path)
     if resume and text == "-":
         raise OnparseError("--resume needs TEXT as a file (standard input cannot be checked or read again)")
