@@ -8,9 +8,30 @@ from typing import List
 from .sizes import check_sizes, parameter_count
 
 
+class DictConfig:
+    """``to_dict`` / ``from_dict`` of a config dataclass as a file or a checkpoint stores it;
+    ``WHAT`` names the config in errors (``"model config must be a dict"``, ``"unknown model
+    config keys: ..."``)."""
+
+    WHAT = "config"
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, d):
+        """Inverse of :meth:`to_dict`; ``ValueError`` for something not a dict, unknown keys, or
+        values the config refuses."""
+        if not isinstance(d, dict):
+            raise ValueError(f"{cls.WHAT} must be a dict, got {type(d).__name__}")
+        return cls(**known_fields(cls, d, f"{cls.WHAT} keys"))
+
+
 @dataclass(frozen=True)
-class ModelConfig:
+class ModelConfig(DictConfig):
     """Sizes and regularisation of an ON-LSTM language model (the defaults are the paper's)."""
+
+    WHAT = "model config"
 
     vocab_size: int
     embedding_size: int = 400
@@ -58,16 +79,6 @@ class ModelConfig:
             shapes.update({f"layers.{layer}.weight_ih": (gates, n_in), f"layers.{layer}.bias_ih": (gates,),
                            f"layers.{layer}.weight_hh": (gates, n_out), f"layers.{layer}.bias_hh": (gates,)})
         return shapes
-
-    def to_dict(self) -> dict:
-        return asdict(self)
-
-    @classmethod
-    def from_dict(cls, d) -> "ModelConfig":
-        """Inverse of :meth:`to_dict`; unknown keys raise ``ValueError``."""
-        if not isinstance(d, dict):
-            raise ValueError(f"model config must be a dict, got {type(d).__name__}")
-        return cls(**known_fields(cls, d, "model config keys"))
 
 
 def known_fields(cls, values: dict, what: str) -> dict:

@@ -6,7 +6,7 @@ import numbers
 from dataclasses import asdict, dataclass
 
 from .errors import OnparseError
-from .model_config import known_fields
+from .model_config import DictConfig
 
 #: Sentences of fewer words teach nothing (one tree only) and are skipped.
 MIN_WORDS = 2
@@ -17,9 +17,11 @@ MAX_VOCAB, MAX_WIDTH, MAX_LAYERS = 5_000_000, 8192, 16
 
 
 @dataclass(frozen=True)
-class StudentConfig:
+class StudentConfig(DictConfig):
     """Sizes of a student parser; ValueError for sizes that are not positive integers (within
     :data:`MAX_WIDTH` / :data:`MAX_LAYERS` / :data:`MAX_VOCAB`) or a dropout outside [0, 1)."""
+
+    WHAT = "student config"
 
     vocab_size: int
     embedding_size: int = 100
@@ -39,16 +41,6 @@ class StudentConfig:
         if isinstance(self.dropout, bool) or not isinstance(self.dropout, numbers.Real) or not 0 <= self.dropout < 1:
             raise ValueError(f"dropout must be a probability in [0, 1), got {self.dropout!r}")
         object.__setattr__(self, "dropout", float(self.dropout))
-
-    def to_dict(self) -> dict:
-        return asdict(self)
-
-    @classmethod
-    def from_dict(cls, d) -> "StudentConfig":
-        """Inverse of :meth:`to_dict`; ValueError for unknown keys or bad values."""
-        if not isinstance(d, dict):
-            raise ValueError(f"student config must be a dict, got {type(d).__name__}")
-        return cls(**known_fields(cls, d, "student config keys"))
 
     def parameter_shapes(self) -> dict:
         """Name -> shape of every weight of :class:`SpanStudent`, computed without allocating."""

@@ -4,11 +4,11 @@ how one invocation runs (:class:`RunOptions`), and what it reports (:class:`Trai
 No torch here: the command line builds its options from these dataclasses at start-up.
 """
 import math
-from dataclasses import asdict, dataclass, field, fields, replace
+from dataclasses import dataclass, field, fields, replace
 from typing import Any, Dict, Optional
 
 from ..errors import OnparseError
-from ..model_config import ModelConfig, known_fields
+from ..model_config import DictConfig, ModelConfig, known_fields
 from ..sizes import check_sizes
 
 
@@ -17,9 +17,11 @@ def _opt(default, help_text):
 
 
 @dataclass(frozen=True)
-class TrainConfig:
+class TrainConfig(DictConfig):
     """Every hyperparameter of a run (the defaults are the paper's).  Unknown keys are errors
     (:meth:`from_dict`); ``onparse train`` exposes each field as ``--field-name``."""
+
+    WHAT = "training config"
 
     # model (onparse.model.ModelConfig)
     embedding_size: int = _opt(400, "embedding size (= size of the last layer, tied decoder)")
@@ -86,16 +88,6 @@ class TrainConfig:
     def vocab_limit(self) -> Optional[int]:
         """``max_vocab`` as :meth:`Vocabulary.build` takes it (None: no limit)."""
         return self.max_vocab or None
-
-    def to_dict(self) -> dict:
-        return asdict(self)
-
-    @classmethod
-    def from_dict(cls, d) -> "TrainConfig":
-        """Inverse of :meth:`to_dict`; unknown keys raise ``ValueError``."""
-        if not isinstance(d, dict):
-            raise ValueError(f"training config must be a dict, got {type(d).__name__}")
-        return cls(**known_fields(TrainConfig, d, "training config keys"))
 
     def with_overrides(self, overrides: Dict[str, Any]) -> "TrainConfig":
         """A copy with some fields replaced; unknown names raise ``ValueError``."""
