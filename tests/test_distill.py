@@ -18,7 +18,7 @@ from onparse.errors import OnparseError
 from onparse.members import Member, MemberError, check_member, grid, student_member
 from onparse.student_config import DistillSettings
 from onparse.student_file import check_student, load_student
-from onparse.trees import to_brackets
+from onparse.trees import to_brackets, tree_spans
 
 pytestmark = pytest.mark.usefixtures("one_thread")
 
@@ -347,3 +347,41 @@ def test_a_student_written_to_a_device_needs_a_run_folder(setup, tmp_path):
     out = run("distill", setup["text"], "-m", setup["teacher"], "--out", pipe, *SMALL)
     assert out.exit_code == 1
     assert out.output.strip() == f"error: {pipe} is not a regular file, so the run folder cannot go beside it: give --run-dir"
+
+
+def test_held_out_agreement_skips_sentences_over_max_words(setup, tmp_path, monkeypatch):
+    """Issue 41: the held-out agreement step respects --max-words as training does (a long
+    held-out line used to go through the student's O(n^3) parse)."""
+    import onparse.distill as distill_module
+
+    teacher = load(setup["teacher"])
+    lengths = [len(t) for t in teacher.tokens(open(setup["text"], encoding="utf-8").read().splitlines())]
+    max_words = sorted(lengths)[len(lengths) // 2]
+    held = [n for i, n in enumerate(lengths) if not i % 10]
+    assert any(n > max_words for n in held) and any(n <= max_words for n in held)
+    seen = []
+    real = distill_module._agreement
+
+    def spy(model, vocab, sentences, trees, batch_size):
+        seen.append([len(s) for s in sentences])
+        return real(model, vocab, sentences, trees, batch_size)
+
+    monkeypatch.setattr(distill_module, "_agreement", spy)
+    result = teacher.distill(setup["text"], tmp_path / "short.pt", sizes=SIZES, quiet=True,
+                             settings=DistillSettings(epochs=1, batch_size=32, valid_every=10, max_words=max_words))
+    assert seen == [[n for n in held if n <= max_words]]
+    assert result.held_out == len(seen[0])
+
+
+def test_a_student_counts_sentences_too_long_for_cyk_once(setup, monkeypatch):
+    """Issue 41: a sentence over the cap gets a student's tree (in pieces) and is counted once,
+    alone or averaged with a language model."""
+    import onparse.average as average_module
+
+    monkeypatch.setattr(average_module, "MAX_WORDS", 6)
+    lines = ["the big dog saw a cat near the house", "the dog saw a cat", "the dog"]
+    for models in ([setup["student"]], [setup["teacher"], setup["student"]]):
+        parser = load(models)
+        trees = parser.trees(parser.tokens(lines))
+        assert [len(tree_spans(t)) for t in trees] == [8, 4, 1]
+        assert parser.too_long == 1

@@ -155,7 +155,8 @@ class Parser(ParserI):
     Attributes: ``models`` (:class:`onparse.checkpoint.LoadedModel` each), ``members``,
     ``names`` (where each model came from), ``metadata`` (of the first file), ``voters`` and
     ``ties`` (the average's voters and tie rule), ``too_long`` (sentences so far whose tree is
-    their first member's because they were too long to average; :mod:`onparse.average`).
+    their first member's because they were too long to average, or a lone student's built in
+    pieces because they were too long for its CYK; :mod:`onparse.average`).
     """
 
     models: List[Any]
@@ -282,11 +283,16 @@ class Parser(ParserI):
 
     def member_trees(self, token_lists: Sequence[Sequence[str]], dists=None, progress=None) -> List[List[Any]]:
         """Per sentence, each member's tree (nested tuples; None for an empty sentence);
-        ``progress`` as for :meth:`model_distances` (students after the language models)."""
+        ``progress`` as for :meth:`model_distances` (students after the language models).
+        A student's tree of a sentence too long for CYK (:mod:`onparse.average` ``MAX_WORDS``)
+        is built in pieces; without averaging such a sentence is counted in :attr:`too_long`
+        (with averaging, :meth:`average` counts it)."""
         dists = self.model_distances(token_lists, progress) if dists is None else dists
         taught = {m.model: student_trees(self.models[m.model].model, self.models[m.model].vocab, token_lists,
                                          self.batch_size, progress)
                   for m in self.members if m.student}
+        if taught and not self.averages:
+            self.too_long += len(next(iter(taught.values())).too_long)
         out = []
         for i, tokens in enumerate(token_lists):
             tokens = list(tokens)

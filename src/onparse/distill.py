@@ -172,7 +172,10 @@ class _Run:
         sentences = self.sentences()
         text_sha = file_sha256(self.text) if self.text != "-" else None
         train = [i for i in range(len(sentences)) if i % settings.valid_every and len(sentences[i]) <= settings.max_words]
-        held = [i for i in range(len(sentences)) if not i % settings.valid_every]
+        # Held-out sentences over max_words are skipped as training's are (the student is not
+        # trained on them, and their CYK would cost O(n^3)).
+        held = [i for i in range(len(sentences))
+                if not i % settings.valid_every and len(sentences[i]) <= settings.max_words]
         if not train:
             raise OnparseError(f"{self.text}: no sentence left to learn from (every {settings.valid_every}th is held "
                                f"out, and those over {settings.max_words} words are skipped)")
