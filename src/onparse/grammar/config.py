@@ -1,0 +1,82 @@
+"""The sizes of a neural PCFG: :class:`GrammarConfig` and :data:`GRAMMAR_PRESETS`.  No torch.
+
+A grammar has ``n_nonterminals`` (m) nonterminals, ``n_preterminals`` (p) preterminals and binary
+rules of rank ``rank`` (r): ``T[A, B, C] = sum_q U[A, q] V[B, q] W[C, q]``.  ``symbol_size`` is
+the width of every symbol (and rank component) embedding, ``mlp_size`` the hidden width of the
+residual MLPs that turn embeddings into rule logits.
+
+>>> GrammarConfig.preset("tiny", vocab_size=50).rank
+8
+"""
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, fields
+from typing import Any, Dict, Mapping
+
+#: Upper bounds: beyond them the rank-space inside (O(n^3 r + n^2 r^2)) and the emission
+#: matrix (p x vocab) stop fitting a CPU; a typo such as ``rank=50000`` fails here, not in OOM.
+MAX_SYMBOLS = 4096
+MAX_WIDTH = 8192
+MAX_VOCAB = 5_000_000
+
+#: Sizes only: the vocabulary comes from the corpus (``GrammarConfig.preset(name, vocab_size)``).
+#: ``small`` is N-PCFG's symbol counts (Kim et al. 2019), ``large`` TN-PCFG's best (Yang et al.
+#: 2021); see docs/pcfg.md for their CPU cost.
+GRAMMAR_PRESETS: Dict[str, Dict[str, int]] = {
+    "tiny": dict(n_nonterminals=4, n_preterminals=6, rank=8, symbol_size=16, mlp_size=16),
+    "small": dict(n_nonterminals=30, n_preterminals=60, rank=64, symbol_size=128, mlp_size=128),
+    "medium": dict(n_nonterminals=128, n_preterminals=256, rank=256, symbol_size=256, mlp_size=256),
+    "large": dict(n_nonterminals=250, n_preterminals=500, rank=500, symbol_size=256, mlp_size=256),
+}
+
+
+@dataclass(frozen=True)
+class GrammarConfig:
+    """The sizes of one :class:`~onparse.grammar.model.NeuralPCFG`; validated on creation
+    (ValueError naming the field)."""
+
+    vocab_size: int
+    n_nonterminals: int
+    n_preterminals: int
+    rank: int
+    symbol_size: int
+    mlp_size: int
+
+    def __post_init__(self) -> None:
+        bounds = {"vocab_size": MAX_VOCAB, "n_nonterminals": MAX_SYMBOLS, "n_preterminals": MAX_SYMBOLS,
+                  "rank": MAX_SYMBOLS, "symbol_size": MAX_WIDTH, "mlp_size": MAX_WIDTH}
+        for name, top in bounds.items():
+            value = getattr(self, name)
+            # bool is an int subclass: GrammarConfig(rank=True) is a bug, not rank 1.
+            if isinstance(value, bool) or not isinstance(value, int):
+                raise ValueError(f"grammar {name} must be an integer, got {value!r}")
+            if not 1 <= value <= top:
+                raise ValueError(f"grammar {name} must be between 1 and {top}, got {value}")
+
+    @property
+    def n_symbols(self) -> int:
+        """m + p: the symbols a binary rule's child can be."""
+        return self.n_nonterminals + self.n_preterminals
+
+    def to_dict(self) -> Dict[str, int]:
+        """The fields as a plain dict (for checkpoints and JSON)."""
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> "GrammarConfig":
+        """The inverse of :meth:`to_dict`; unknown or missing keys raise ValueError."""
+        known = {f.name for f in fields(cls)}
+        unknown = sorted(set(d) - known)
+        if unknown:
+            raise ValueError(f"unknown grammar config keys: {', '.join(unknown)}")
+        missing = sorted(known - set(d))
+        if missing:
+            raise ValueError(f"missing grammar config keys: {', '.join(missing)}")
+        return cls(**dict(d))
+
+    @classmethod
+    def preset(cls, name: str, vocab_size: int) -> "GrammarConfig":
+        """The sizes of :data:`GRAMMAR_PRESETS` ``[name]`` over a vocabulary of ``vocab_size``."""
+        if name not in GRAMMAR_PRESETS:
+            raise ValueError(f"unknown grammar preset {name!r}: choose from {', '.join(GRAMMAR_PRESETS)}")
+        return cls(vocab_size=vocab_size, **GRAMMAR_PRESETS[name])
