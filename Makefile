@@ -7,7 +7,7 @@ install:  ## editable install with the test extras
 	$(PYTHON) -m pip install -e '.[dev]'
 
 data:  ## NLTK data packages, each skipped when NLTK already finds it
-	$(PYTHON) -m onparse.data $(NLTK_PACKAGES)
+	$(PYTHON) -m onparse.text.data $(NLTK_PACKAGES)
 
 test:  ## the whole test suite (what CI runs)
 	$(PYTHON) -m pytest -q

@@ -28,7 +28,7 @@ def sentences(args):
     if args.text:
         with open(args.text, encoding="utf-8") as handle:
             return [line.split() for line in handle if line.split()][:args.limit]
-    from onparse.treebank import load_gold
+    from onparse.gold.treebank import load_gold
 
     return [list(s.words) for s in load_gold("wsj-sample-dev")][:args.limit]
 

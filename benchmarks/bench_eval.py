@@ -2,7 +2,7 @@
 
 Reports, separately: the time to load and preprocess the gold trees, the time to score
 predicted trees with :func:`onparse.evaluate`, the time to read + check + score a prediction
-file (:func:`onparse.metrics.score_text`), and, side by side in the same process, the naive
+file (:func:`onparse.scores.metrics.score_text`), and, side by side in the same process, the naive
 pure-Python reference scorer that the tests use (``tests/naive.py``: lists, linear membership
 tests, one pass per convention).  Both must agree; the ratio is printed.
 
@@ -22,11 +22,11 @@ if "NLTK_DATA" not in os.environ and (ROOT.parent / "shared" / "nltk_data").is_d
     os.environ["NLTK_DATA"] = str(ROOT.parent / "shared" / "nltk_data")
 
 from naive import differences, naive_scores, scores_of  # noqa: E402
-from onparse.baselines import baseline_trees  # noqa: E402
-from onparse.metrics import evaluate  # noqa: E402
-from onparse.predicted import score_text  # noqa: E402
-from onparse.treebank import load_gold  # noqa: E402
-from onparse.trees import to_brackets  # noqa: E402
+from onparse.trees.baselines import baseline_trees  # noqa: E402
+from onparse.scores.metrics import evaluate  # noqa: E402
+from onparse.scores.predicted import score_text  # noqa: E402
+from onparse.gold.treebank import load_gold  # noqa: E402
+from onparse.trees.tree import to_brackets  # noqa: E402
 
 
 # ------------------------------------------------------------------ timing

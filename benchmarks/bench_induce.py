@@ -73,7 +73,7 @@ def word(i):
 
 def build_vocab(size):
     """Id 0 is <eos> (the reference's eos), the last id is <unk>, every other id a word."""
-    from onparse.vocab import Vocabulary
+    from onparse.text.vocab import Vocabulary
 
     return Vocabulary(["<eos>"] + [word(i) for i in range(1, size - 1)] + ["<unk>"])
 
@@ -119,7 +119,7 @@ def to_tuple(tree, vocab):
 
 def padded_steps(lengths, options):
     """Time steps x sentences that the pipeline computes for these sentence lengths."""
-    from onparse.distances import plan_batches
+    from onparse.lm.distances import plan_batches
 
     total = 0
     for first in range(0, len(lengths), options.window):
@@ -134,10 +134,10 @@ def bench_config(name, args, ref, peak):
 
     from onparse import Parser
     from onparse.members import Member
-    from onparse.distances import sentence_distances
+    from onparse.lm.distances import sentence_distances
     from onparse.induce import WINDOW, induce_lines
-    from onparse.model import ModelConfig, ONLSTMLanguageModel
-    from onparse.trees import parse_brackets
+    from onparse.lm.model import ModelConfig, ONLSTMLanguageModel
+    from onparse.trees.tree import parse_brackets
 
     c = CONFIGS[name]
     n = args.sentences or c["sentences"]
@@ -240,7 +240,7 @@ def memory_child(n, args):
     """Stream ``n`` random short sentences through induce_lines into /dev/null; print peak RSS."""
     from onparse import Parser
     from onparse.induce import induce_lines, steady_memory, write_stream
-    from onparse.model import ModelConfig, ONLSTMLanguageModel
+    from onparse.lm.model import ModelConfig, ONLSTMLanguageModel
 
     if not args.no_steady:
         steady_memory()  # as the CLI does

@@ -36,8 +36,8 @@ def worker(threads: int, seconds: float) -> None:
     """Train steps for ``seconds`` after a warm-up; print tokens/s as JSON."""
     import torch
 
-    from onparse.model import ModelConfig, ONLSTMLanguageModel
-    from onparse.training.recipe import objective
+    from onparse.lm.model import ModelConfig, ONLSTMLanguageModel
+    from onparse.lm.training.recipe import objective
 
     torch.set_num_threads(threads)
     torch.manual_seed(0)

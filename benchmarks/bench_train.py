@@ -3,7 +3,7 @@
 Both run in this process on the same random token stream with the same step: forward, mean
 cross-entropy + AR (alpha 2, dropped output) + TAR (beta 1, raw output), backward, gradient
 clipping at 0.25, SGD (lr 30, weight decay 1.2e-6).  onparse's side computes the loss with the
-trainer's own objective (``onparse.training.train.objective``), so it measures what ``onparse train``
+trainer's own objective (``onparse.lm.training.train.objective``), so it measures what ``onparse train``
 runs (in fp32: the trainer's bf16 autocast on CUDA is not used here).  Rounds alternate A B A B; the medians are
 compared.  Also printed: model GFLOP/s (matrix products only, forward + backward counted as
 3x forward) next to this machine's fp32 matmul peak (a 2048-cube ``torch.mm``), and peak memory.
@@ -71,8 +71,8 @@ class OnparseRunner:
     name = "onparse"
 
     def __init__(self, c, data, device, seed, implementation="fast"):
-        from onparse.model import ModelConfig, ONLSTMLanguageModel
-        from onparse.training.recipe import objective
+        from onparse.lm.model import ModelConfig, ONLSTMLanguageModel
+        from onparse.lm.training.recipe import objective
 
         torch.manual_seed(seed)
         cfg = ModelConfig(vocab_size=c["vocab"], embedding_size=c["emsize"], hidden_size=c["nhid"],
@@ -209,7 +209,7 @@ def bench_parse(args, ref):
     sents = ref.random_sentences(c["vocab"], n + 5, 5, 40, seed=args.seed)
     torch.manual_seed(args.seed)
     ref_model = ref.OrderedLM(c["vocab"], c["emsize"], c["nhid"], c["layers"], c["chunk"]).to(device).eval()
-    from onparse.model import ModelConfig, ONLSTMLanguageModel
+    from onparse.lm.model import ModelConfig, ONLSTMLanguageModel
 
     cfg = ModelConfig(vocab_size=c["vocab"], embedding_size=c["emsize"], hidden_size=c["nhid"],
                       n_layers=c["layers"], chunk_size=c["chunk"])
@@ -258,8 +258,8 @@ def bench_cell(args):
     recurrence vs the readable reference cell in an autograd loop, and with --compile that loop
     with its step (recurrent addmm + cell) compiled by torch.compile (slow to compile; skipped
     with a message if compilation fails)."""
-    from onparse import cell
-    from onparse.model import reference_cell
+    from onparse.lm import cell
+    from onparse.lm.model import reference_cell
 
     c = CONFIGS[args.config]
     device = args.device

@@ -29,7 +29,7 @@ DEFAULT_LOG = os.path.join(HERE, "default-model-metrics.jsonl")
 
 def train_tiny(folder: str, sentences: int, epochs: int, max_time: str) -> str:
     """Train the tiny preset on the first ``sentences`` gold sentences; returns the run folder."""
-    from onparse.treebank import load_gold
+    from onparse.gold.treebank import load_gold
 
     corpus = os.path.join(folder, "corpus.txt")
     gold = load_gold("wsj")
@@ -63,15 +63,15 @@ def main(argv=None) -> int:
     import torch
 
     import onparse
-    from onparse.figures import plot_eval_with_baselines, plot_log
-    from onparse.sentence_figure import plot_sentence
-    from onparse.training_log import read_log
-    from onparse.pretrained import DEFAULT_NAME, default_model_path
-    from onparse.gold_trees import read_gold
+    from onparse.pictures.figures import plot_eval_with_baselines, plot_log
+    from onparse.pictures.sentence_figure import plot_sentence
+    from onparse.files.training_log import read_log
+    from onparse.files.pretrained import DEFAULT_NAME, default_model_path
+    from onparse.gold.gold_trees import read_gold
     from onparse.induce import views_from_lines
-    from onparse.show import render_view
-    from onparse.treebank import load_gold
-    from onparse.trees import leaves
+    from onparse.pictures.show import render_view
+    from onparse.gold.treebank import load_gold
+    from onparse.trees.tree import leaves
 
     started = time.monotonic()
     torch.manual_seed(0)

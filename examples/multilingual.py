@@ -26,10 +26,10 @@ def main(argv=None) -> int:
     ap.add_argument("--out", default=os.path.join(HERE, "multilingual.md"))
     args = ap.parse_args(argv)
     from onparse.api import load
-    from onparse.baselines import baseline_trees
-    from onparse.metrics import evaluate
-    from onparse.text import gold_text_line
-    from onparse.treebank import load_gold
+    from onparse.trees.baselines import baseline_trees
+    from onparse.scores.metrics import evaluate
+    from onparse.text.tokens import gold_text_line
+    from onparse.gold.treebank import load_gold
 
     rows = ["| language | dev sentences | trees | all lengths: sent. F1 | all: Kim F1 | "
             "<= 10 words: sent. F1 | <= 10: Kim F1 |", "|---|---|---|---|---|---|---|"]

@@ -55,8 +55,8 @@ def members_for(n_seeds: int):
 def members_by_agreement(path: str, sentences):
     """PROTOCOL.md rule 11: the candidates of the float32 bundle ``path`` scored by agreement
     (:meth:`onparse.api.Parser.agreement`), the kept half, most central first; and every score."""
-    from onparse.agreement import MIN_WORDS, select
-    from onparse.text import is_word
+    from onparse.scores.agreement import MIN_WORDS, select
+    from onparse.text.tokens import is_word
 
     parser = load_parser(path)
     usable = [s for s in sentences if sum(map(is_word, s)) >= MIN_WORDS][:AGREEMENT_SENTENCES]
@@ -103,10 +103,10 @@ def main(argv=None) -> int:
     ap.add_argument("--rule", choices=("v1", "v2"), default="v2",
                     help="PROTOCOL.md's member rule: v1 (every candidate) or v2 (agreement; default)")
     args = ap.parse_args(argv)
-    from onparse.bundle import save_bundle
-    from onparse.checkpoint import load_checkpoint
-    from onparse.corpora import load_corpus, make_spec
-    from onparse.perplexity import measure
+    from onparse.files.bundle import save_bundle
+    from onparse.files.checkpoint import load_checkpoint
+    from onparse.text.corpora import load_corpus, make_spec
+    from onparse.lm.perplexity import measure
 
     blobs = {path: load_checkpoint(path) for path in args.checkpoints}
     valid = {path: blob["metadata"].get("valid_ppl") for path, blob in blobs.items()}

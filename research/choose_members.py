@@ -48,7 +48,7 @@ def name_of(layers, decoders, voters, ties) -> str:
 
 def scores_of(trees, gold, short_gold, short_index) -> dict:
     """Sentence F1 (both conventions) and corpus F1, all lengths and at most 10 words."""
-    from onparse.metrics import evaluate
+    from onparse.scores.metrics import evaluate
 
     out = {}
     for key, g, t in (("all", gold, trees), ("10", short_gold, [trees[i] for i in short_index])):
@@ -60,7 +60,7 @@ def scores_of(trees, gold, short_gold, short_index) -> dict:
 def golds(name, short_name):
     """``(gold, short_gold, short_index)``: a gold set, its part of at most 10 words (a gold set of
     its own), and where those sentences are in the whole (checked to be the same sentences)."""
-    from onparse.treebank import load_gold
+    from onparse.gold.treebank import load_gold
 
     gold, short_gold = load_gold(name), load_gold(short_name)
     short_index = [i for i, s in enumerate(gold) if len(s) <= 10]
@@ -136,7 +136,7 @@ def choose(models, bundle_path):
 
 def write_bundle(models, path, best, lm):
     from onparse.members import Member
-    from onparse.bundle import load_model_file, save_bundle
+    from onparse.files.bundle import load_model_file, save_bundle
 
     blobs, meta = [], None
     for model in models:
@@ -161,10 +161,10 @@ def write_bundle(models, path, best, lm):
 def test(bundle_path):
     """Score the shipped bundle, its LM-only candidate and right-branching on the test half."""
     from onparse.api import load
-    from onparse.baselines import baseline_trees
+    from onparse.trees.baselines import baseline_trees
     from onparse.members import Member
-    from onparse.metrics import evaluate
-    from onparse.treebank import load_gold
+    from onparse.scores.metrics import evaluate
+    from onparse.gold.treebank import load_gold
 
     parser = load(bundle_path, "cpu")
     dev = parser.metadata["dev"]
@@ -194,8 +194,8 @@ def test(bundle_path):
 def record_scores(bundle_path, rows):
     """Write the test-half scores into the bundle's metadata (``onparse info`` shows them; its
     weights and their checksums are untouched)."""
-    from onparse.bundle import load_model_file
-    from onparse.checkpoint import write_atomically
+    from onparse.files.bundle import load_model_file
+    from onparse.files.checkpoint import write_atomically
 
     blob = load_model_file(bundle_path)
     blob["metadata"]["scores"] = rows

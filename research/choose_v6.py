@@ -94,8 +94,8 @@ def choose(bundle_path):
 
 def write_bundle(paths, path, best, lm):
     from onparse.members import Member
-    from onparse.bundle import save_bundle
-    from onparse.checkpoint import load_checkpoint
+    from onparse.files.bundle import save_bundle
+    from onparse.files.checkpoint import load_checkpoint
 
     blobs = [load_checkpoint(p) for p in paths]
     seeds = [b["metadata"]["train_config"]["seed"] for b in blobs]

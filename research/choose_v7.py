@@ -112,7 +112,7 @@ def choose():
 def test():
     """Rule 40: the chosen and LM-only candidates of each language on its test parts, once, with
     right- and left-branching beside them."""
-    from onparse.baselines import baseline_trees
+    from onparse.trees.baselines import baseline_trees
 
     if os.path.exists(TEST):
         sys.exit(f"{TEST} exists: the test parts are scored once")

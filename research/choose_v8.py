@@ -89,7 +89,7 @@ def dev():
 
 def test():
     """Rule 46: the chosen candidate and the teacher on the test half, once."""
-    from onparse.baselines import baseline_trees
+    from onparse.trees.baselines import baseline_trees
 
     if os.path.exists(TEST):
         sys.exit(f"{TEST} exists: the test half is scored once (rule 46)")

@@ -5,7 +5,7 @@ teacher?  It chooses nothing; the test half is not read.
     onparse induce runs/distill/news-train.txt --pretokenized -q > runs/distill/news-train.teacher.txt
     python research/distill_probe.py --minutes 20 --out runs/distill/probe
 
-Trains `onparse.student.SpanStudent` (default sizes) with the tree-CRF loss, Adam, batches of
+Trains `onparse.student.model.SpanStudent` (default sizes) with the tree-CRF loss, Adam, batches of
 sentences of similar length (at most 60 words in training), and after every epoch (or at the
 time limit) scores the student's CYK trees on `wsj-sample-dev` / `wsj10-sample-dev` beside the
 teacher's, writing one JSON line per evaluation to OUT/probe.jsonl.
@@ -19,7 +19,7 @@ import time
 
 
 def read_data(text_path, trees_path, max_words):
-    from onparse.trees import parse_brackets, tree_spans
+    from onparse.trees.tree import parse_brackets, tree_spans
 
     sentences, spans = [], []
     with open(text_path, encoding="utf-8") as text, open(trees_path, encoding="utf-8") as trees:
@@ -42,7 +42,7 @@ def batches(order, lengths, size, rng):
 def encode(sentences, vocab):
     import torch
 
-    from onparse.text import normalize_word
+    from onparse.text.tokens import normalize_word
 
     lengths = torch.tensor([len(s) for s in sentences])
     ids = torch.zeros(len(sentences), int(lengths.max()), dtype=torch.long)
@@ -52,8 +52,8 @@ def encode(sentences, vocab):
 
 
 def dev_scores(model, vocab, gold, short_index):
-    from onparse.metrics import evaluate
-    from onparse.trees import spans_to_tree
+    from onparse.scores.metrics import evaluate
+    from onparse.trees.tree import spans_to_tree
 
     tokens = [list(s.words) for s in gold]
     trees = []
@@ -80,9 +80,9 @@ def main():
     import torch
 
     from onparse.api import load
-    from onparse.student import SpanStudent, StudentConfig
-    from onparse.treebank import load_gold
-    from onparse.vocab import Vocabulary
+    from onparse.student.model import SpanStudent, StudentConfig
+    from onparse.gold.treebank import load_gold
+    from onparse.text.vocab import Vocabulary
 
     torch.set_num_threads(args.threads)
     torch.manual_seed(0)

@@ -5,7 +5,7 @@ corpus, one sentence per line, its words joined by spaces (read back with `--pre
 """
 import sys
 
-from onparse.corpora import load_corpus, make_spec
+from onparse.text.corpora import load_corpus, make_spec
 
 
 def main(out: str) -> None:

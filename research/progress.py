@@ -26,7 +26,7 @@ MEMBERS = [(2, "onlstm"), (2, "split"), (3, "onlstm"), (3, "split")]
 
 def epoch_log(run: str) -> dict:
     """``{epoch: {"valid_ppl", "hours"}}`` from a run's metrics.jsonl (hours: training time so far)."""
-    from onparse.training_log import read_log
+    from onparse.files.training_log import read_log
 
     log = read_log(run)
     hours = log.hours()
@@ -62,7 +62,7 @@ def main(argv=None) -> int:
                     help="keep the scores of epoch snapshots already in --out's .json (a snapshot's file never "
                          "changes), scoring only the new ones")
     args = ap.parse_args(argv)
-    from onparse.treebank import load_gold
+    from onparse.gold.treebank import load_gold
 
     golds = {name: load_gold(name) for name in GOLDS}
     json_path = args.out.replace(".md", ".json")
@@ -105,7 +105,7 @@ def main(argv=None) -> int:
 
 
 def draw(rows, path: str) -> None:
-    from onparse.figures import _new_figure, save_figure
+    from onparse.pictures.figures import _new_figure, save_figure
 
     fig = _new_figure(11, 3.8)
     axes = fig.subplots(1, 3)

@@ -45,7 +45,7 @@ TARGET = {"wsj": 0.477, "wsj10": 0.651}
 
 
 def summarise(result) -> dict:
-    """The numbers kept of an onparse.metrics.EvalResult (fractions)."""
+    """The numbers kept of an onparse.scores.metrics.EvalResult (fractions)."""
     out = {key: getattr(result, key).f1 for key, _ in CONVENTIONS}
     out["evalb_f1"] = result.evalb_f1.f1
     out["labels"] = {label: result.label_recall[label].recall for label in LABELS}
@@ -56,9 +56,9 @@ def summarise(result) -> dict:
 def score_bundle(path: str, golds) -> dict:
     """The bundle's average, each member, and each seed's own 4-member average, per gold set."""
     from onparse.api import load
-    from onparse.average import average_trees_batch
+    from onparse.trees.average import average_trees_batch
     from onparse.members import default_members
-    from onparse.metrics import evaluate
+    from onparse.scores.metrics import evaluate
 
     parser = load(path, "cpu")
     # Every candidate member is scored, also those the bundle's rule left out.
@@ -82,8 +82,8 @@ def score_bundle(path: str, golds) -> dict:
 
 
 def score_baselines(golds) -> dict:
-    from onparse.baselines import baseline_trees
-    from onparse.metrics import evaluate
+    from onparse.trees.baselines import baseline_trees
+    from onparse.scores.metrics import evaluate
 
     out = {}
     for kind in ("right", "left", "balanced", "random"):
@@ -247,7 +247,7 @@ def main(argv=None) -> int:
     ap.add_argument("--block", choices=sorted(BLOCKS), default="results",
                     help="which README block to rewrite: the headline (results) or the three conventions (seeds)")
     args = ap.parse_args(argv)
-    from onparse.treebank import load_gold
+    from onparse.gold.treebank import load_gold
 
     golds = {name: load_gold(name) for name, _ in GOLDS}
     # As typed (``make results`` passes only --default), so the tables say how to remake them.

@@ -30,7 +30,7 @@ AVERAGES = {"avg L2,3 onlstm + right, ties right": (("right",), "right")}
 
 def run_log(run: str) -> dict:
     """``{"recipe": ..., "epochs": {epoch: {"valid_ppl", "hours"}}}`` from a run's metrics.jsonl."""
-    from onparse.training_log import read_log
+    from onparse.files.training_log import read_log
 
     log = read_log(run)
     hours = log.hours()
@@ -50,7 +50,7 @@ def done(records: str = RECORDS) -> set:
 def score(path: str, gold, short_index) -> dict:
     from onparse.api import load
     from onparse.members import Member, default_members
-    from onparse.metrics import evaluate
+    from onparse.scores.metrics import evaluate
 
     parser = load(path, "cpu").with_members([Member(0, layer, d) for layer, d in SINGLES])
     tokens = [list(s.words) for s in gold]
@@ -93,7 +93,7 @@ def main():
         return
     if "test" in args.gold:
         ap.error("only a dev set may be scored here")
-    from onparse.treebank import load_gold
+    from onparse.gold.treebank import load_gold
 
     gold = load_gold(args.gold)
     short_index = [i for i, s in enumerate(gold) if len(s) <= 10]

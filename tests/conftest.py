@@ -28,7 +28,7 @@ if "NLTK_DATA" not in os.environ and _SHARED.is_dir():
 
 
 def _need(package):
-    from onparse.data import is_installed
+    from onparse.text.data import is_installed
 
     if not is_installed(package):
         message = f"NLTK package '{package}' not found (set NLTK_DATA or run `make data`)"
@@ -130,13 +130,13 @@ def save_tiny_checkpoint(path, words, seed=0, *, embedding_size=16, hidden_size=
                          **extra):
     """An untrained checkpoint at ``path`` (no training needed to test reading one): a model of
     the given size, seeded with ``seed``, whose vocabulary holds ``words``; ``extra`` goes to
-    :func:`onparse.checkpoint.save_checkpoint` (``metadata=``, ``training=``).  Returns
+    :func:`onparse.files.checkpoint.save_checkpoint` (``metadata=``, ``training=``).  Returns
     ``(model, vocabulary, path as a string)``."""
     import torch
 
-    from onparse.checkpoint import save_checkpoint
-    from onparse.model import ModelConfig, ONLSTMLanguageModel
-    from onparse.vocab import Vocabulary
+    from onparse.files.checkpoint import save_checkpoint
+    from onparse.lm.model import ModelConfig, ONLSTMLanguageModel
+    from onparse.text.vocab import Vocabulary
 
     torch.manual_seed(seed)
     vocab = Vocabulary.build([list(words)])
@@ -153,8 +153,8 @@ def expected_tree(model, vocab, tokens, layer=2, decoder="onlstm"):
     zero state, its master-forget distances at ``layer`` decoded by ``decoder``."""
     import torch
 
-    from onparse.decode import decode
-    from onparse.text import normalize_word
+    from onparse.trees.decode import decode
+    from onparse.text.tokens import normalize_word
 
     ids = torch.tensor([vocab.eos_id] + [vocab.index(normalize_word(t)) for t in tokens]).view(-1, 1)
     return decode(model.distances(ids)[layer - 1, 0, 1:, 0].numpy(), list(tokens), decoder)
@@ -170,7 +170,7 @@ def tiny_model(dtype=None, seed=0, **overrides):
     """A :data:`TINY` language model (float64 unless ``dtype``), seeded, with ``overrides``."""
     import torch
 
-    from onparse.model import ModelConfig, ONLSTMLanguageModel
+    from onparse.lm.model import ModelConfig, ONLSTMLanguageModel
 
     torch.manual_seed(seed)
     return ONLSTMLanguageModel(ModelConfig(**{**TINY, **overrides})).to(dtype or torch.float64)

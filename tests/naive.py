@@ -1,7 +1,7 @@
 """The naive scorer: every convention of ``shared/docs/onlstm.md`` section 5 written as plainly as
 possible (lists, linear membership tests, plain recursion, one loop per convention), with no
-code from :mod:`onparse.metrics`.  It is the reference that the tests and
-``benchmarks/bench_eval.py`` compare :func:`onparse.metrics.evaluate` with; it is slow on purpose.
+code from :mod:`onparse.scores.metrics`.  It is the reference that the tests and
+``benchmarks/bench_eval.py`` compare :func:`onparse.scores.metrics.evaluate` with; it is slow on purpose.
 
 It lives beside the tests (imported as ``naive``: pytest puts this folder on ``sys.path``); the
 benchmark puts ``tests/`` on its path to import it.
@@ -74,7 +74,7 @@ def naive_scores(preds, golds):
     """Scores of predicted trees against gold, one straightforward pass per convention.
 
     ``golds``: plain trees, or gold sentences with ``.tree`` and ``.labelled`` (label, span)
-    pairs (:class:`onparse.treebank.GoldSentence`).  Returns a dict: ``sentence_f1``,
+    pairs (:class:`onparse.gold.treebank.GoldSentence`).  Returns a dict: ``sentence_f1``,
     ``kim_f1``, ``corpus_f1``, ``evalb_f1`` as (P, R, F1); ``n_sentences``, ``n_kim``;
     ``label_recall`` (label -> recall or None); ``pred_depth``, ``gold_depth``.
     """
@@ -138,7 +138,7 @@ def naive_scores(preds, golds):
 
 
 def scores_of(result):
-    """An :class:`onparse.metrics.EvalResult` in the shape of :func:`naive_scores`."""
+    """An :class:`onparse.scores.metrics.EvalResult` in the shape of :func:`naive_scores`."""
     return {
         "n_sentences": result.n_sentences,
         "n_kim": result.n_kim,

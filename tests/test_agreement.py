@@ -1,4 +1,4 @@
-"""Member agreement (onparse.agreement): hand-computed cases, a naive reference over random
+"""Member agreement (onparse.scores.agreement): hand-computed cases, a naive reference over random
 trees, Parser.agreement against trees computed member by member, and `onparse agreement`."""
 import math
 import random
@@ -8,9 +8,9 @@ from click.testing import CliRunner
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from onparse.agreement import agreement_scores, select, tree_agreement
+from onparse.scores.agreement import agreement_scores, select, tree_agreement
 from onparse.api import load
-from onparse.baselines import balanced, left_branching, random_tree, right_branching
+from onparse.trees.baselines import balanced, left_branching, random_tree, right_branching
 from onparse.cli import main
 from onparse.errors import OnparseError
 

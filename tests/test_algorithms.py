@@ -1,6 +1,6 @@
 """Every tree builder against brute force, in the style of torch-struct's ``test_algorithms.py``:
-one table names each decoder (:data:`onparse.decode.DECODERS`) and each baseline kind
-(:data:`onparse.baselines.KINDS`) with the rule that defines its tree, and one test enumerates
+one table names each decoder (:data:`onparse.trees.decode.DECODERS`) and each baseline kind
+(:data:`onparse.trees.baselines.KINDS`) with the rule that defines its tree, and one test enumerates
 every binary tree over a short sentence and checks that the builder returns the one and only
 tree that obeys its rule at every node.
 
@@ -21,8 +21,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from onparse.baselines import KINDS, baseline_trees
-from onparse.decode import DECODERS, decode
+from onparse.trees.baselines import KINDS, baseline_trees
+from onparse.trees.decode import DECODERS, decode
 
 
 def _first_max(values, start, stop):

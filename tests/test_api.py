@@ -6,13 +6,13 @@ import torch
 
 import onparse
 from onparse.api import CHUNK, load, to_nltk
-from onparse.average import average_trees
+from onparse.trees.average import average_trees
 from onparse.members import Member
-from onparse.bundle import load_model_file, save_bundle
-from onparse.checkpoint import load_checkpoint, save_checkpoint
+from onparse.files.bundle import load_model_file, save_bundle
+from onparse.files.checkpoint import load_checkpoint, save_checkpoint
 from onparse.errors import OnparseError
-from onparse.model import ModelConfig, ONLSTMLanguageModel
-from onparse.vocab import Vocabulary
+from onparse.lm.model import ModelConfig, ONLSTMLanguageModel
+from onparse.text.vocab import Vocabulary
 
 from conftest import expected_tree
 
@@ -150,7 +150,7 @@ def test_to_nltk_handles_very_deep_trees():
 
 
 def test_voters_join_the_average_and_travel_in_bundles(paths, tmp_path):
-    from onparse.baselines import right_branching
+    from onparse.trees.baselines import right_branching
 
     tokens = "the dog barked N times and then it was quiet".split()
     model, vocab = tiny_model(1)
@@ -192,7 +192,7 @@ def test_a_bundle_with_bad_voters_is_refused(paths, tmp_path):
 
 def test_scoring_shows_progress_unless_quiet(paths, tmp_path, monkeypatch, capsys):
     import onparse.progress as progress
-    from onparse.treebank import load_gold
+    from onparse.gold.treebank import load_gold
 
     monkeypatch.setattr(progress, "PLAIN_EVERY", 0.0)
     gold_file = tmp_path / "gold.txt"

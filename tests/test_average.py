@@ -6,9 +6,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from onparse.average import average_trees, average_trees_batch
-from onparse.baselines import left_branching, random_tree, right_branching
-from onparse.trees import leaves, spans_to_tree, tree_spans
+from onparse.trees.average import average_trees, average_trees_batch
+from onparse.trees.baselines import left_branching, random_tree, right_branching
+from onparse.trees.tree import leaves, spans_to_tree, tree_spans
 
 
 @lru_cache(maxsize=None)
@@ -160,7 +160,7 @@ def test_members_that_all_agree_give_their_tree_under_every_rule(ties):
 
 
 def test_a_sentence_too_long_to_average_gets_its_first_member(monkeypatch):
-    import onparse.average as average
+    import onparse.trees.average as average
 
     monkeypatch.setattr(average, "MAX_WORDS", 6)
     rng = random.Random(5)

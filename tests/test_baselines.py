@@ -1,4 +1,4 @@
-"""onparse.baselines, and the reference table of onlstm.md section 6 on the NLTK sample (each
+"""onparse.trees.baselines, and the reference table of onlstm.md section 6 on the NLTK sample (each
 builder against brute force: tests/test_algorithms.py)."""
 import random
 
@@ -6,10 +6,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from onparse.baselines import KINDS, balanced, baseline_trees, left_branching, random_tree, right_branching
-from onparse.metrics import evaluate
-from onparse.treebank import PTB_ROOT_ENV, load_gold
-from onparse.trees import depth, leaves, tree_spans
+from onparse.trees.baselines import KINDS, balanced, baseline_trees, left_branching, random_tree, right_branching
+from onparse.scores.metrics import evaluate
+from onparse.gold.treebank import PTB_ROOT_ENV, load_gold
+from onparse.trees.tree import depth, leaves, tree_spans
 
 
 def test_hand_cases():

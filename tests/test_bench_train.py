@@ -1,10 +1,10 @@
-"""The training benchmark times the trainer's own step: its loss is onparse.training.recipe.objective."""
+"""The training benchmark times the trainer's own step: its loss is onparse.lm.training.recipe.objective."""
 from pathlib import Path
 
 import pytest
 import torch
 
-import onparse.training.recipe
+import onparse.lm.training.recipe
 
 BENCHMARKS = Path(__file__).resolve().parent.parent / "benchmarks"
 
@@ -15,14 +15,14 @@ def test_the_benchmark_step_calls_the_trainer_objective(monkeypatch):
     import bench_train
 
     calls = []
-    real = onparse.training.recipe.objective
+    real = onparse.lm.training.recipe.objective
 
     def spy(model, out, targets, alpha, beta):
         loss, ce = real(model, out, targets, alpha, beta)
         calls.append((alpha, beta, loss.detach().clone()))
         return loss, ce
 
-    monkeypatch.setattr(onparse.training.recipe, "objective", spy)
+    monkeypatch.setattr(onparse.lm.training.recipe, "objective", spy)
     c = dict(bench_train.CONFIGS["tiny"], batch=2)
     data = torch.randint(0, c["vocab"], (2 * c["bptt"] + 1, c["batch"]), generator=torch.Generator().manual_seed(0))
     runner = bench_train.OnparseRunner(c, data, "cpu", seed=0)

@@ -10,15 +10,15 @@ import os
 import pytest
 
 from conftest import write_corpus
-from onparse.agreement import MIN_WORDS, select
+from onparse.scores.agreement import MIN_WORDS, select
 from onparse.api import load
 from onparse.members import Member
-from onparse.bundle import load_model_file, save_bundle
-from onparse.checkpoint import load_checkpoint
-from onparse.corpora import load_corpus, make_spec
-from onparse.text import is_word
-from onparse.training.config import PRESETS, RunOptions
-from onparse.training.train import train
+from onparse.files.bundle import load_model_file, save_bundle
+from onparse.files.checkpoint import load_checkpoint
+from onparse.text.corpora import load_corpus, make_spec
+from onparse.text.tokens import is_word
+from onparse.lm.training.config import PRESETS, RunOptions
+from onparse.lm.training.train import train
 
 pytestmark = pytest.mark.usefixtures("one_thread", "nltk_treebank")
 

@@ -11,7 +11,7 @@ from click.testing import CliRunner
 
 from conftest import save_tiny_checkpoint
 from onparse.cli import main
-from onparse.treebank import GOLD_NAMES, PTB_ROOT_ENV
+from onparse.gold.treebank import GOLD_NAMES, PTB_ROOT_ENV
 
 pytestmark = pytest.mark.usefixtures("nltk_treebank")
 
@@ -73,7 +73,7 @@ def test_eval_file_and_stdin_agree(right_wsj10, run, tmp_path):
 
 
 def test_eval_per_sentence(right_wsj10, run, tmp_path):
-    from onparse.gold_trees import read_gold
+    from onparse.gold.gold_trees import read_gold
 
     out = tmp_path / "per.jsonl"
     result = run("eval", "--per-sentence", str(out), "-", input=right_wsj10)
@@ -108,8 +108,8 @@ def test_evalb_on_ptb_output_equals_the_evalb_style_f1(run, kind):
     the gold collapsed to word spans, written the same way; one-word sentences (13 in wsj10)
     carry no bracket on either side."""
     from naive import naive_evalb
-    from onparse.treebank import load_gold
-    from onparse.trees import to_ptb
+    from onparse.gold.treebank import load_gold
+    from onparse.trees.tree import to_ptb
 
     gold = load_gold("wsj10")
     assert sum(len(s) == 1 for s in gold) == 13
@@ -233,7 +233,7 @@ def test_real_subprocess_error_is_one_line():
 def model_path(tmp_path_factory):
     """An untrained 3-layer model whose vocabulary holds every WSJ10 word (its trees are
     arbitrary but fixed, which is all these tests need)."""
-    from onparse.treebank import load_gold
+    from onparse.gold.treebank import load_gold
 
     words = [token for s in load_gold("wsj10") for token in s.tokens]  # normalised, as training makes them
     return save_tiny_checkpoint(tmp_path_factory.mktemp("model") / "m.pt", words)[2]
@@ -301,7 +301,7 @@ def test_eval_model_usage_errors_exit_2(run, model_path, right_wsj10, tmp_path, 
 
 
 def test_eval_without_pred_or_bundled_model_is_one_line(run, monkeypatch):
-    monkeypatch.setattr("onparse.pretrained.default_model_path", lambda: None)
+    monkeypatch.setattr("onparse.files.pretrained.default_model_path", lambda: None)
     result = run("eval", "--gold", "wsj10")
     assert result.exit_code == 1
     assert result.stderr == ("error: no --model given and this installation has no bundled model; "

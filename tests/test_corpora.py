@@ -7,14 +7,14 @@ import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from onparse.corpora import (
+from onparse.text.corpora import (
     HELD_OUT_PERIOD, CorpusSpec, batchify, brown_sentences, brown_tagged_words, encode_stream,
     held_out_split, is_brown_punct_tag, load_corpus, make_spec, ptb_tagged_words, read_sentences,
     resolve_format, shard_streams, text_line_words, wsj_sentences,
 )
 from onparse.errors import OnparseError
-from onparse.text import is_punct
-from onparse.vocab import Vocabulary
+from onparse.text.tokens import is_punct
+from onparse.text.vocab import Vocabulary
 
 
 # -- filters ---------------------------------------------------------------------------------
@@ -204,8 +204,8 @@ def _occurrences(needles, haystack, n=5):
 
 @pytest.mark.slow          # tens of seconds: real corpora, the bundled model or matplotlib
 def test_default_corpus_holds_no_evaluation_sentence(nltk_treebank, nltk_conll2000, nltk_brown):
-    from onparse.corpora import DEFAULT, abc_sentences, evaluation_sentences, load_corpus, make_spec
-    from onparse.data import is_installed
+    from onparse.text.corpora import DEFAULT, abc_sentences, evaluation_sentences, load_corpus, make_spec
+    from onparse.text.data import is_installed
 
     if not is_installed("abc"):
         pytest.fail("NLTK package 'abc' not found") if os.environ.get("CI") else pytest.skip("no abc")
@@ -226,8 +226,7 @@ def test_default_corpus_holds_no_evaluation_sentence(nltk_treebank, nltk_conll20
 @pytest.mark.slow          # tens of seconds: real corpora, the bundled model or matplotlib
 def test_evaluation_sentences_are_removed_from_news(monkeypatch, nltk_treebank, nltk_conll2000, nltk_brown):
     # The filter itself: a sample sentence planted in a source is gone from every split.
-    from onparse import corpora
-
+    from onparse.text import corpora
     planted = list(sorted(corpora.evaluation_sentences(), key=len)[-1])
     monkeypatch.setattr(corpora, "abc_sentences", lambda: [planted, ["a", "sentence", "of", "news"]] * 20)
     corpora._named_sentences.cache_clear()
@@ -243,7 +242,7 @@ def test_evaluation_sentences_are_removed_from_news(monkeypatch, nltk_treebank, 
 def test_in_domain_corpora_hold_no_evaluation_sentence(name, parts, nltk_treebank, nltk_conll2000, nltk_brown):
     """conll2000 (WSJ sections 15-18, 20) and conll2000 + Brown's press sections: news' first
     parts alone, with the same removal of the sample's sentences, in every split."""
-    from onparse.corpora import HELD_OUT_NAMES, evaluation_sentences, load_corpus, make_spec
+    from onparse.text.corpora import HELD_OUT_NAMES, evaluation_sentences, load_corpus, make_spec
 
     assert name in HELD_OUT_NAMES
     corpus = load_corpus(make_spec(name))

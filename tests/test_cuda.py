@@ -67,7 +67,7 @@ def test_train_on_cuda_and_resume(tmp_path):
     assert ppl.exit_code == 0, ppl.output
 
 
-# --- CUDA graphs (onparse.graphs) -------------------------------------------------------------
+# --- CUDA graphs (onparse.lm.graphs) -------------------------------------------------------------
 
 def forward_backward(model, tokens, targets):
     model.zero_grad()
@@ -82,8 +82,8 @@ def forward_backward(model, tokens, targets):
 def test_graph_replay_equals_kernel_by_kernel(monkeypatch, dtype, tol):
     """Recorded once, replayed on new inputs (new tokens, new dropout masks, other lengths): the
     same outputs, distances and gradients as launching every kernel."""
-    from onparse import cell, graphs
-
+    from onparse.lm import cell
+    from onparse.lm import graphs
     model = tiny_model(dtype).to(CUDA).train()
     before = cell._GRAPHS.captures
     for steps, seed in ((9, 1), (9, 2), (9, 3), (5, 4), (9, 5)):
@@ -102,7 +102,7 @@ def test_graph_replay_equals_kernel_by_kernel(monkeypatch, dtype, tol):
 
 
 def test_graph_cache_keeps_within_its_limits():
-    from onparse.graphs import GraphCache
+    from onparse.lm.graphs import GraphCache
 
     cache = GraphCache(max_graphs=2)
     x = torch.arange(6.0, device=CUDA)

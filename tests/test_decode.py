@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from onparse.decode import DECODERS, decode, onlstm_tree, split_tree
+from onparse.trees.decode import DECODERS, decode, onlstm_tree, split_tree
 
 
 # --- the recursive definitions, written as literally as the paper states them -----------------

@@ -5,15 +5,15 @@ import pytest
 import torch
 
 import onparse
-from onparse.checkpoint import save_checkpoint
-from onparse.corpora import make_spec
+from onparse.files.checkpoint import save_checkpoint
+from onparse.text.corpora import make_spec
 from onparse.devices import resolve_device, torch_threads
 from onparse.errors import OnparseError
-from onparse.model import ModelConfig, ONLSTMLanguageModel
-from onparse.perplexity import measure
-from onparse.training.config import PRESETS, RunOptions
-from onparse.training.train import train
-from onparse.vocab import Vocabulary
+from onparse.lm.model import ModelConfig, ONLSTMLanguageModel
+from onparse.lm.perplexity import measure
+from onparse.lm.training.config import PRESETS, RunOptions
+from onparse.lm.training.train import train
+from onparse.text.vocab import Vocabulary
 
 
 @pytest.fixture(scope="module")

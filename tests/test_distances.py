@@ -5,9 +5,9 @@ import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from onparse.distances import plan_batches, resolve_device, sentence_distances
+from onparse.lm.distances import plan_batches, resolve_device, sentence_distances
 from onparse.errors import OnparseError
-from onparse.model import ModelConfig, ONLSTMLanguageModel
+from onparse.lm.model import ModelConfig, ONLSTMLanguageModel
 
 pytestmark = pytest.mark.usefixtures("one_thread")
 

@@ -11,14 +11,14 @@ from click.testing import CliRunner
 
 from conftest import NOUNS, VERBS, ADJS, DETS, PREPS, save_tiny_checkpoint, write_corpus
 from onparse.api import load
-from onparse.average import average_trees_batch
+from onparse.trees.average import average_trees_batch
 from onparse.cli import main
-from onparse.distill import TEACHER_TREES, default_run_dir
+from onparse.student.distill import TEACHER_TREES, default_run_dir
 from onparse.errors import OnparseError
 from onparse.members import Member, MemberError, check_member, grid, student_member
-from onparse.student_config import DistillSettings
-from onparse.student_file import check_student, load_student
-from onparse.trees import to_brackets, tree_spans
+from onparse.student.config import DistillSettings
+from onparse.student.file import check_student, load_student
+from onparse.trees.tree import to_brackets, tree_spans
 
 pytestmark = pytest.mark.usefixtures("one_thread")
 
@@ -160,7 +160,7 @@ def test_resume_is_exact(setup, tmp_path, monkeypatch):
     whole = teacher.distill(setup["text"], tmp_path / "whole.pt", sizes=SIZES, settings=settings, quiet=True)
     assert whole.epochs[-1]["epoch"] == 2
 
-    import onparse.distill as distill_module
+    import onparse.student.distill as distill_module
 
     calls = {"n": 0}
     real = torch.nn.utils.clip_grad_norm_
@@ -328,7 +328,7 @@ def test_interrupted_command_says_how_to_resume(setup, tmp_path, monkeypatch):
 
 
 def test_a_run_folder_in_use_is_refused(setup, tmp_path):
-    from onparse.training.run_folder import FolderLock
+    from onparse.files.run_folder import FolderLock
 
     teacher = load(setup["teacher"])
     settings = DistillSettings(epochs=1, valid_every=10)
@@ -352,7 +352,7 @@ def test_a_student_written_to_a_device_needs_a_run_folder(setup, tmp_path):
 def test_held_out_agreement_skips_sentences_over_max_words(setup, tmp_path, monkeypatch):
     """Issue 41: the held-out agreement step respects --max-words as training does (a long
     held-out line used to go through the student's O(n^3) parse)."""
-    import onparse.distill as distill_module
+    import onparse.student.distill as distill_module
 
     teacher = load(setup["teacher"])
     lengths = [len(t) for t in teacher.tokens(open(setup["text"], encoding="utf-8").read().splitlines())]
@@ -376,7 +376,7 @@ def test_held_out_agreement_skips_sentences_over_max_words(setup, tmp_path, monk
 def test_a_student_counts_sentences_too_long_for_cyk_once(setup, monkeypatch):
     """Issue 41: a sentence over the cap gets a student's tree (in pieces) and is counted once,
     alone or averaged with a language model."""
-    import onparse.average as average_module
+    import onparse.trees.average as average_module
 
     monkeypatch.setattr(average_module, "MAX_WORDS", 6)
     lines = ["the big dog saw a cat near the house", "the dog saw a cat", "the dog"]

@@ -18,18 +18,18 @@ import pytest
 import torch
 from click.testing import CliRunner
 
-import onparse.training.train as train_module
+import onparse.lm.training.train as train_module
 from conftest import save_tiny_checkpoint, write_corpus
-from onparse.checkpoint import DIGEST_KEY, load_checkpoint, remove_stale_temp_files
-from onparse.model import load_model
-from onparse.weights import weights_digest
+from onparse.files.checkpoint import DIGEST_KEY, load_checkpoint, remove_stale_temp_files
+from onparse.lm.model import load_model
+from onparse.files.weights import weights_digest
 from onparse.cli import main
-from onparse.distances import resolve_device, sentence_distances
+from onparse.lm.distances import resolve_device, sentence_distances
 from onparse.errors import OnparseError
 from onparse.induce import read_lines
-from onparse.model import ModelConfig, ONLSTMLanguageModel
-from onparse.safeio import dumps, format_ppl
-from onparse.training.run_folder import FolderLock, MetricsLog, truncate_log
+from onparse.lm.model import ModelConfig, ONLSTMLanguageModel
+from onparse.files.safeio import dumps, format_ppl
+from onparse.files.run_folder import FolderLock, MetricsLog, truncate_log
 
 pytestmark = pytest.mark.usefixtures("one_thread")
 
@@ -235,8 +235,7 @@ def test_perplexities_stay_short():
 
 
 def test_perplexity_json_writes_null_for_an_overflow(tmp_path, monkeypatch):
-    from onparse import perplexity
-
+    from onparse.lm import perplexity
     text = tmp_path / "t.txt"
     text.write_text("the cat sat down on a mat\n" * 5)
     monkeypatch.setattr(perplexity, "perplexity_of", lambda loss: float("inf"))
@@ -466,7 +465,7 @@ def test_a_vocabulary_shorter_than_vocab_size_is_refused(tmp_path):
 
 
 def test_config_sizes_are_bounded_by_the_tensors_before_building(tmp_path, monkeypatch):
-    import onparse.model as model_module
+    import onparse.lm.model as model_module
 
     def huge(blob):
         blob["config"]["hidden_size"] = 4_000
@@ -561,7 +560,7 @@ def test_show_layer_out_of_range_exits_2(model_file):
 
 
 def test_per_sentence_never_overwrites_an_input_and_is_checked_first(tmp_path, monkeypatch):
-    import onparse.predicted as predicted
+    import onparse.scores.predicted as predicted
 
     gold = tmp_path / "gold.txt"
     gold.write_text("((the cat) (sat down))\n")
@@ -609,7 +608,7 @@ def test_closed_standard_streams(tmp_path):
 def test_a_sentence_too_long_to_average_never_stops_the_stream(tmp_path, monkeypatch):
     """Averaged members over a line longer than the averaging limit: that line gets the first
     member's tree, every other line its average, one note on stderr, exit 0, no line lost."""
-    import onparse.average as average
+    import onparse.trees.average as average
     from onparse.induce import format_tree
 
     monkeypatch.setattr(average, "MAX_WORDS", 12)
@@ -701,7 +700,7 @@ def test_outputs_are_written_whole_or_not_at_all(tmp_path, monkeypatch):
     (or none), and no temporary file; the error is one line."""
     import errno
 
-    import onparse.metrics as metrics
+    import onparse.scores.metrics as metrics
 
     gold = tmp_path / "gold.txt"
     gold.write_text("((the cat) sat)\n(a (dog barked))\n")
@@ -861,8 +860,8 @@ def test_outputs_go_straight_into_a_pipe_or_device(tmp_path):
     import io
     import stat
 
-    from onparse.checkpoint import write_atomically
-    from onparse.safeio import atomic_output
+    from onparse.files.checkpoint import write_atomically
+    from onparse.files.safeio import atomic_output
 
     pipe = tmp_path / "pipe"
     os.mkfifo(pipe)

@@ -21,14 +21,14 @@ from click.testing import CliRunner
 from conftest import save_tiny_checkpoint
 from onparse.cli import main
 from onparse.errors import OnparseError
-from onparse.figures import (MISSING_MATPLOTLIB, check_output_path, f1_by_length, length_bins, plot_eval,
+from onparse.pictures.figures import (MISSING_MATPLOTLIB, check_output_path, f1_by_length, length_bins, plot_eval,
                              plot_eval_with_baselines, plot_log, require_matplotlib)
-from onparse.sentence_figure import plot_sentence, tree_layout
-from onparse.training_log import TrainingLog, read_log
-from onparse.metrics import evaluate
-from onparse.gold_trees import read_gold
-from onparse.show import make_view
-from onparse.trees import parse_brackets
+from onparse.pictures.sentence_figure import plot_sentence, tree_layout
+from onparse.files.training_log import TrainingLog, read_log
+from onparse.scores.metrics import evaluate
+from onparse.gold.gold_trees import read_gold
+from onparse.pictures.show import make_view
+from onparse.trees.tree import parse_brackets
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 
@@ -116,7 +116,7 @@ def test_one_word_and_long_sentences_render(mpl, tmp_path):
 
 
 def test_bar_panel_limits():
-    from onparse.sentence_figure import _bar_limits
+    from onparse.pictures.sentence_figure import _bar_limits
 
     assert _bar_limits([0.2, 0.6], "unit") == (0.0, 1.0)
     low, high = _bar_limits([0.2, 0.6], "layer")  # 15% of the 0.4 range each side
@@ -197,8 +197,8 @@ def test_length_bins():
 
 def test_f1_by_length_hand_computed():
     gold = _small_gold()
-    from onparse.baselines import baseline_trees
-    from onparse.trees import leaves
+    from onparse.trees.baselines import baseline_trees
+    from onparse.trees.tree import leaves
 
     right = evaluate(baseline_trees([leaves(t) for t in gold], "right"), gold, check_tokens=False)
     means, counts = f1_by_length(right, length_bins([3, 4, 6]))
@@ -213,8 +213,8 @@ def test_f1_by_length_hand_computed():
 
 def test_eval_plots(mpl, tmp_path):
     gold = _small_gold()
-    from onparse.baselines import baseline_trees
-    from onparse.trees import leaves
+    from onparse.trees.baselines import baseline_trees
+    from onparse.trees.tree import leaves
 
     sentences = [leaves(t) for t in gold]
     results = {kind: evaluate(baseline_trees(sentences, kind), gold, check_tokens=False)
@@ -231,8 +231,8 @@ def test_eval_plots(mpl, tmp_path):
 
 
 def test_eval_plots_with_baselines_on_wsj10(mpl, nltk_treebank, tmp_path):
-    from onparse.baselines import baseline_trees
-    from onparse.treebank import load_gold
+    from onparse.trees.baselines import baseline_trees
+    from onparse.gold.treebank import load_gold
 
     gold = load_gold("wsj10")
     result = evaluate(baseline_trees(gold.tokens, "balanced"), gold, check_tokens=False)
@@ -262,7 +262,7 @@ def test_cli_eval_plots(mpl, nltk_treebank, tmp_path):
 @pytest.fixture
 def saved_figures(monkeypatch):
     """The Figure objects the plotting functions save, for inspection after the files are written."""
-    import onparse.figures as figures
+    import onparse.pictures.figures as figures
 
     saved, save = [], figures.save_figure
 
@@ -278,7 +278,7 @@ def texts_outside(fig):
     """The texts of a laid-out figure that reach past its edges (what a saved file clips)."""
     from matplotlib.text import Text
 
-    from onparse.figures import _layout
+    from onparse.pictures.figures import _layout
 
     _layout(fig)
     width, height = fig.bbox.width, fig.bbox.height
@@ -320,9 +320,9 @@ def test_sentence_figure_titles_stay_in_their_panels(mpl, tmp_path, saved_figure
 
 
 def test_eval_figures_fit_a_long_model_name(mpl, tmp_path, saved_figures, recwarn):
-    from onparse.baselines import baseline_trees
-    from onparse.treebank import Gold, GoldSentence
-    from onparse.trees import leaves
+    from onparse.trees.baselines import baseline_trees
+    from onparse.gold.treebank import Gold, GoldSentence
+    from onparse.trees.tree import leaves
 
     gold = Gold("six", tuple(GoldSentence.from_tree(t) for t in _small_gold()))
     result = evaluate(baseline_trees([leaves(t) for t in _small_gold()], "balanced"), gold)

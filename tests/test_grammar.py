@@ -22,7 +22,7 @@ from onparse.grammar.config import GRAMMAR_PRESETS, GrammarConfig
 from onparse.grammar.inside import (RankRules, full_inside, full_rules_from_rank, labelled_marginals,
                                     mbr_spans, rank_inside, sample, span_labels, span_marginals, viterbi)
 from onparse.grammar.model import NeuralPCFG
-from onparse.trees import spans_to_tree, tree_spans
+from onparse.trees.tree import spans_to_tree, tree_spans
 
 torch.set_num_threads(1)
 F64 = torch.float64

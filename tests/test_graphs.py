@@ -1,10 +1,8 @@
-"""onparse.graphs on any machine: the output structure survives the round trip, and graphs are
+"""onparse.lm.graphs on any machine: the output structure survives the round trip, and graphs are
 never used for CPU tensors (the CUDA behaviour is tested in test_cuda.py)."""
 import torch
 
-from onparse import graphs
-
-
+from onparse.lm import graphs
 def test_flatten_round_trip_keeps_nesting_and_none():
     a, b, c = torch.zeros(1), torch.ones(2), torch.full((3,), 2.0)
     nested = (a, None, (b, (c, None)), [a])

@@ -9,15 +9,15 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from onparse.api import Parser
-from onparse.average import average_trees
+from onparse.trees.average import average_trees
 from onparse.members import Member
-from onparse.decode import decode
+from onparse.trees.decode import decode
 from onparse.errors import OnparseError
 from onparse.induce import Shard, distance_lines, induce_lines, read_lines
-from onparse.model import ModelConfig, ONLSTMLanguageModel
-from onparse.text import Preprocessor, normalize_word
-from onparse.trees import leaves, parse_brackets
-from onparse.vocab import Vocabulary
+from onparse.lm.model import ModelConfig, ONLSTMLanguageModel
+from onparse.text.tokens import Preprocessor, normalize_word
+from onparse.trees.tree import leaves, parse_brackets
+from onparse.text.vocab import Vocabulary
 
 pytestmark = pytest.mark.usefixtures("one_thread")
 
@@ -285,10 +285,10 @@ def test_several_members_write_the_average_of_their_trees(model, vocab):
 
 def test_score_on_wsj10(nltk_treebank, model, vocab, tmp_path):
     from onparse.api import load
-    from onparse.checkpoint import save_checkpoint
-    from onparse.distances import sentence_distances
-    from onparse.metrics import evaluate
-    from onparse.treebank import load_gold
+    from onparse.files.checkpoint import save_checkpoint
+    from onparse.lm.distances import sentence_distances
+    from onparse.scores.metrics import evaluate
+    from onparse.gold.treebank import load_gold
 
     gold = load_gold("wsj10")
     parser = Parser.from_model(model, vocab)
@@ -319,7 +319,7 @@ def test_a_line_of_one_symbol_is_read_as_that_symbol(model, vocab):
     token gets a tree, so a gold's text reads back line for line; several punctuation tokens
     alone on a line still give an empty line, and ``--punct drop`` drops even a lone one."""
     assert run(["@", "- -", "@ @"], model, vocab) == ["(@)", "", ""]
-    from onparse.text import Preprocessor
+    from onparse.text.tokens import Preprocessor
 
     assert Preprocessor(vocab)("@").tokens == ["@"] and Preprocessor(vocab, punct="drop")("@").tokens == []
 
@@ -342,7 +342,7 @@ def test_text_that_does_not_suit_the_model_is_named_once_on_stderr(model, vocab,
                             "with spaces and use --pretokenized, and a model trained on text of this language "
                             "(onparse train --corpus FILE) will parse it better")
     path = tmp_path / "m.pt"
-    from onparse.checkpoint import save_checkpoint
+    from onparse.files.checkpoint import save_checkpoint
 
     save_checkpoint(str(path), config=model.config.to_dict(), vocab=vocab, state_dict=model.state_dict())
     got = CliRunner().invoke(main, ["induce", "-", "-m", str(path)], input="Привет, как дела?\nthe cat sat\n")

@@ -43,7 +43,7 @@ def test_info_on_a_bad_file_is_one_line(tmp_path):
 
 def test_python_users_get_the_same_description(checkpoint, tmp_path):
     import onparse
-    from onparse.describe import describe_file
+    from onparse.files.describe import describe_file
 
     text = describe_file(str(checkpoint))
     cli = CliRunner().invoke(main, ["info", "--model", str(checkpoint)]).stdout

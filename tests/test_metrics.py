@@ -1,4 +1,4 @@
-"""onparse.metrics: the F1 conventions by hand, against a brute-force reference, and predictions
+"""onparse.scores.metrics: the F1 conventions by hand, against a brute-force reference, and predictions
 read from text."""
 import io
 import json
@@ -10,14 +10,14 @@ from hypothesis import strategies as st
 
 import onparse
 from naive import differences, naive_scores, scores_of
-from onparse.baselines import baseline_trees, random_tree, right_branching
+from onparse.trees.baselines import baseline_trees, random_tree, right_branching
 from onparse.errors import OnparseError
-from onparse.conventions import CONVENTIONS, corpus_prf, kim_prf, sentence_prf
-from onparse.metrics import SpanMetric, evaluate, write_per_sentence
-from onparse.predicted import read_predictions, score_text
-from onparse.token_match import token_mismatch
-from onparse.treebank import GoldSentence, read_gold_text
-from onparse.trees import spans_to_tree, to_brackets, tree_spans
+from onparse.scores.conventions import CONVENTIONS, corpus_prf, kim_prf, sentence_prf
+from onparse.scores.metrics import SpanMetric, evaluate, write_per_sentence
+from onparse.scores.predicted import read_predictions, score_text
+from onparse.scores.token_match import token_mismatch
+from onparse.gold.treebank import GoldSentence, read_gold_text
+from onparse.trees.tree import spans_to_tree, to_brackets, tree_spans
 
 # ---------------------------------------------------------------- per-sentence rules
 
@@ -205,7 +205,7 @@ def test_metric_added_in_parts_and_merged_equals_one_pass(pairs, data):
 
 
 def test_reference_scorer_agrees_on_labelled_gold(nltk_treebank):
-    from onparse.treebank import load_gold
+    from onparse.gold.treebank import load_gold
 
     gold = load_gold("wsj10")
     for kind in ("right", "random"):
@@ -343,7 +343,7 @@ def test_label_recall_of_a_gold_in_another_tag_set_reports_its_own_labels():
     # alpino-style lowercase labels: no PTB label occurs, so the gold's own labels are
     # reported, most frequent first, ties by name (hand-counted: np 3, pp 1, smain 0 below the
     # whole sentence, which is excluded).
-    from onparse.tagsets import PRESETS
+    from onparse.gold.tagsets import PRESETS
 
     [gold] = read_gold_text(
         "(top (smain (np (det de) (noun kat)) (verb zat) (pp (prep op) (np (det de) (noun mat))))"

@@ -8,8 +8,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from conftest import NO_DROPOUT, TINY, random_tokens, run_both, tiny_model
-from onparse import cell
-from onparse.model import (LMOutput, ModelConfig, ONLSTMLanguageModel, cumax, reference_cell,
+from onparse.lm import cell
+from onparse.lm.model import (LMOutput, ModelConfig, ONLSTMLanguageModel, cumax, reference_cell,
                            reference_recurrence)
 
 # Tiny tensors gain nothing from threads, and on a busy machine a parallel region on a few
@@ -404,9 +404,9 @@ def test_fused_loss_with_several_pending_backwards_and_without_grad():
 
 
 def test_checkpoint_round_trip(tmp_path):
-    from onparse.checkpoint import save_checkpoint
-    from onparse.model import load_model
-    from onparse.vocab import Vocabulary
+    from onparse.files.checkpoint import save_checkpoint
+    from onparse.lm.model import load_model
+    from onparse.text.vocab import Vocabulary
 
     words = ["<unk>", "<eos>"] + [f"w{i}" for i in range(21)]
     model = tiny_model(torch.float32)

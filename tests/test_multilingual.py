@@ -4,12 +4,12 @@ import os
 
 import pytest
 
-from onparse.multilingual import TREEBANKS, read_treebank, split_of, text_sentences
-from onparse.treebank import load_gold
+from onparse.gold.multilingual import TREEBANKS, read_treebank, split_of, text_sentences
+from onparse.gold.treebank import load_gold
 
 
 def _need(name):
-    from onparse.data import is_installed
+    from onparse.text.data import is_installed
 
     if not is_installed(name):
         if os.environ.get("CI"):
@@ -47,15 +47,15 @@ def test_named_gold_sets(name):
     assert 0.08 * len(full) < len(test) < 0.12 * len(full) and 0.08 * len(full) < len(dev) < 0.12 * len(full)
     assert full.tagset == TREEBANKS[name] and any("flat" in note for note in full.notes)
     # Tag sets drop punctuation and empty elements: no gold word is punctuation-only or *0*.
-    from onparse.text import is_punct
+    from onparse.text.tokens import is_punct
 
     words = [w for s in full for w in s.words]
     assert sum(is_punct(w) for w in words) < 0.002 * len(words) and "*0*" not in words
 
 
 def _has_word(sexpr, tagset):
-    from onparse.tagsets import get
-    from onparse.treebank import preprocess
+    from onparse.gold.tagsets import get
+    from onparse.gold.treebank import preprocess
 
     return preprocess(sexpr, labelled=True, tagset=get(tagset)) is not None
 
@@ -107,7 +107,7 @@ def test_gold_text_of_a_foreign_set_round_trips_pretokenized(tmp_path):
     # (they are rare): raw-text reading keeps a chunk whole only when the vocabulary holds it.
     # Tokens the tags keep as words although all punctuation (alpino's '"') are in it, as
     # training on the treebank's words puts them there.
-    from onparse.text import is_word
+    from onparse.text.tokens import is_word
 
     words = [t for s in gold for t in s.tokens
              if not is_word(t) or (t[:1].isalnum() and t[-1:].isalnum())]

@@ -11,16 +11,16 @@ from click.testing import CliRunner
 
 import onparse
 from onparse.members import Member
-from onparse.bundle import save_bundle
-from onparse.checkpoint import load_checkpoint, save_checkpoint
-from onparse.model import load_model
+from onparse.files.bundle import save_bundle
+from onparse.files.checkpoint import load_checkpoint, save_checkpoint
+from onparse.lm.model import load_model
 from onparse.cli import main
-from onparse.corpora import make_spec
+from onparse.text.corpora import make_spec
 from onparse.errors import OnparseError
-from onparse.model import ModelConfig, ONLSTMLanguageModel
-from onparse.perplexity import measure, measure_model
-from onparse.pretrained import default_model_path
-from onparse.vocab import Vocabulary
+from onparse.lm.model import ModelConfig, ONLSTMLanguageModel
+from onparse.lm.perplexity import measure, measure_model
+from onparse.files.pretrained import default_model_path
+from onparse.text.vocab import Vocabulary
 
 pytestmark = pytest.mark.usefixtures("one_thread")
 

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from onparse import pretrained
+from onparse.files import pretrained
 from onparse.members import Member
 from onparse.cli import main
 
@@ -28,7 +28,7 @@ def invoke(*args, input=None):
 
 @pytest.fixture(scope="module")
 def blob():
-    from onparse.bundle import load_model_file
+    from onparse.files.bundle import load_model_file
 
     assert BUNDLED.is_file(), "the bundled model is missing: run `make model`"
     return load_model_file(str(BUNDLED))
@@ -45,7 +45,7 @@ def test_bundled_model_is_a_small_held_out_bundle_chosen_on_dev(blob):
     """Models trained on held-out text, at most 40 MB, and the members, voters and tie rule of
     the candidate the rule picks from the recorded dev scores of all its candidates (highest dev
     sentence F1; ties to fewer trees, then order): research/PROTOCOL.md, rules v5-v6."""
-    from onparse.corpora import HELD_OUT_NAMES
+    from onparse.text.corpora import HELD_OUT_NAMES
 
     assert pretrained.default_model_path() == str(BUNDLED)
     assert BUNDLED.stat().st_size <= 40 * 1000 * 1000
@@ -75,7 +75,7 @@ def test_bundled_model_is_a_small_held_out_bundle_chosen_on_dev(blob):
 
 def test_loading_onparse_does_not_load_the_model():
     # Neither torch nor NumPy: `onparse --help` and option errors stay instant.
-    code = ("import sys, onparse.cli, onparse.pretrained as p; p.resolve(None); "
+    code = ("import sys, onparse.cli, onparse.files.pretrained as p; p.resolve(None); "
             "print('torch' in sys.modules, 'numpy' in sys.modules)")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert done.returncode == 0, done.stderr

@@ -17,15 +17,15 @@ from hypothesis import strategies as st
 
 from conftest import save_tiny_checkpoint
 from onparse.cli import main
-from onparse.decode import decode
+from onparse.trees.decode import decode
 from onparse.errors import OnparseError
 from onparse.api import Parser
 from onparse.members import Member
 from onparse.induce import induce_lines
-from onparse.gold_trees import read_gold
+from onparse.gold.gold_trees import read_gold
 from onparse.induce import views_from_lines
-from onparse.show import _bar_block, bar_levels, draw_bars, draw_tree, leaf_columns, make_view, render_view, to_nltk
-from onparse.trees import leaves, spans_to_tree, to_brackets
+from onparse.pictures.show import _bar_block, bar_levels, draw_bars, draw_tree, leaf_columns, make_view, render_view, to_nltk
+from onparse.trees.tree import leaves, spans_to_tree, to_brackets
 
 pytestmark = pytest.mark.usefixtures("one_thread")
 
@@ -134,7 +134,7 @@ def test_a_drawing_wider_than_the_terminal_gives_way_to_the_compact_form():
 
 
 def test_labelled_brackets():
-    from onparse.show import labelled_brackets
+    from onparse.pictures.show import labelled_brackets
 
     gold = read_gold(CAT_GOLD)[0]
     assert labelled_brackets(gold.tree, gold.labels) == "(S (NP The cat) (VP sat (PP on (NP the mat))))"
@@ -264,7 +264,7 @@ def test_read_gold_brackets_and_file(tmp_path):
 
 
 def test_read_gold_from_a_gold_set(nltk_treebank):
-    from onparse.treebank import load_gold
+    from onparse.gold.treebank import load_gold
 
     wsj10 = load_gold("wsj10")
     (third,) = read_gold("wsj10:3")

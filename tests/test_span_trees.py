@@ -5,7 +5,7 @@ import math
 import pytest
 import torch
 
-from onparse.span_trees import cyk, inside, tree_score
+from onparse.trees.span_trees import cyk, inside, tree_score
 
 
 def all_trees(i, j):

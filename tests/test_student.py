@@ -4,10 +4,10 @@ import random
 
 import torch
 
-from onparse.baselines import right_branching
-from onparse.span_trees import cyk
-from onparse.student import SpanStudent, StudentConfig
-from onparse.trees import tree_spans
+from onparse.trees.baselines import right_branching
+from onparse.trees.span_trees import cyk
+from onparse.student.model import SpanStudent, StudentConfig
+from onparse.trees.tree import tree_spans
 
 
 def batch(sentences):
@@ -66,7 +66,7 @@ def _tiny_student(seed=2, mlp_size=16):
 
 
 def _is_binary_over(tree, words):
-    from onparse.trees import leaves
+    from onparse.trees.tree import leaves
 
     def binary(node):
         return isinstance(node, str) or (len(node) == 2 and all(binary(c) for c in node))
@@ -90,9 +90,9 @@ def test_span_scores_in_row_blocks_equal_the_whole_forward_pass():
 def test_the_span_mlp_never_holds_more_than_max_cells(monkeypatch):
     """The [B, rows, T + 1, M] layer is bounded by MAX_CELLS (or one row), however long the
     sentence: before issue 41 it was [B, T + 1, T + 1, M]."""
-    import onparse.student as student_module
-    from onparse.student import student_trees
-    from onparse.vocab import Vocabulary
+    import onparse.student.model as student_module
+    from onparse.student.model import student_trees
+    from onparse.text.vocab import Vocabulary
 
     monkeypatch.setattr(student_module, "MAX_CELLS", 200)
     model = _tiny_student()
@@ -108,9 +108,9 @@ def test_the_span_mlp_never_holds_more_than_max_cells(monkeypatch):
 
 
 def test_sentences_over_the_cap_are_parsed_in_pieces_and_counted(monkeypatch):
-    import onparse.average as average_module
-    from onparse.student import student_trees
-    from onparse.vocab import Vocabulary
+    import onparse.trees.average as average_module
+    from onparse.student.model import student_trees
+    from onparse.text.vocab import Vocabulary
 
     model = _tiny_student()
     words = [f"w{k}" for k in range(25)]
@@ -124,7 +124,7 @@ def test_sentences_over_the_cap_are_parsed_in_pieces_and_counted(monkeypatch):
     assert pieces[1] is None and pieces[0] == pieces[3] == exact[1]      # short sentences: CYK as before
     assert _is_binary_over(pieces[2], long)
     # Pieces of 5, 6, 6, 6 words (ceil(23 / 7) = 4 near-equal pieces): each is a span of the tree.
-    from onparse.trees import tree_spans
+    from onparse.trees.tree import tree_spans
     spans = set(tree_spans(pieces[2]))
     assert {(0, 5), (5, 11), (11, 17), (17, 23)} <= spans and len(spans) == 22
     # With pieces as long as the sentence, the pieces' tree is CYK's.
@@ -135,11 +135,11 @@ def test_sentences_over_the_cap_are_parsed_in_pieces_and_counted(monkeypatch):
 def test_induce_keeps_a_line_over_the_cap_and_notes_it(monkeypatch, tmp_path):
     from click.testing import CliRunner
 
-    import onparse.average as average_module
+    import onparse.trees.average as average_module
     from onparse.cli import main
-    from onparse.student_file import save_student
-    from onparse.trees import leaves, parse_brackets
-    from onparse.vocab import Vocabulary
+    from onparse.student.file import save_student
+    from onparse.trees.tree import leaves, parse_brackets
+    from onparse.text.vocab import Vocabulary
 
     words = "the a cat dog saw liked big small".split()
     vocab = Vocabulary.build([words])

@@ -3,8 +3,8 @@ from collections import Counter
 
 import pytest
 
-from onparse import tagsets
-from onparse.treebank import load_gold, read_gold_text
+from onparse.gold import tagsets
+from onparse.gold.treebank import load_gold, read_gold_text
 
 PTB = "(S (NP (DT The) (NN cat)) (VP (VBD sat) (PP (IN on) (NP (DT the) (NN mat)))) (. .))"
 ALPINO = "(top (smain (np (det de) (noun kat)) (verb zat) (pp (prep op) (np (det de) (noun mat)))) (punct .))"
@@ -99,7 +99,7 @@ def test_a_tag_set_no_preset_knows_falls_back_with_a_note(tmp_path):
 
 
 def test_predictions_may_keep_punctuation_that_their_tags_identify(tmp_path):
-    from onparse.predicted import score_text
+    from onparse.scores.predicted import score_text
 
     gold = tmp_path / "g.mrg"
     gold.write_text(PTB + "\n")

@@ -16,13 +16,13 @@ import torch
 
 from conftest import write_corpus
 
-from onparse.checkpoint import load_checkpoint
-from onparse.model import load_model
-from onparse.corpora import load_corpus, make_spec
+from onparse.files.checkpoint import load_checkpoint
+from onparse.lm.model import load_model
+from onparse.text.corpora import load_corpus, make_spec
 from onparse.errors import OnparseError
-from onparse.training.config import PRESETS, RunOptions, TrainConfig, preset
-from onparse.training.recipe import ParameterAverager, objective, should_start_averaging, window_length
-from onparse.training.train import train
+from onparse.lm.training.config import PRESETS, RunOptions, TrainConfig, preset
+from onparse.lm.training.recipe import ParameterAverager, objective, should_start_averaging, window_length
+from onparse.lm.training.train import train
 
 
 
@@ -90,7 +90,7 @@ def test_from_dict_rejects_unknown_keys():
 def test_the_model_config_is_derived_from_the_training_config():
     from dataclasses import fields
 
-    from onparse.model import ModelConfig
+    from onparse.lm.model import ModelConfig
 
     # Every field of the model's config but the vocabulary size comes from the training config,
     # and the paper's defaults agree on both sides.
@@ -153,7 +153,7 @@ def test_parameter_averager_is_the_running_mean():
 
 
 def test_objective_adds_ar_and_tar_by_hand():
-    from onparse.model import LMOutput
+    from onparse.lm.model import LMOutput
 
     class Fixed:
         def loss(self, output, targets):
@@ -261,7 +261,7 @@ def assert_same_values(a, b, path="training"):
 
 
 def test_the_training_state_layout_and_its_round_trip(corpus, tmp_path):
-    from onparse.training.state import TrainingState
+    from onparse.lm.training.state import TrainingState
 
     run(corpus, tmp_path / "r", tiny(nonmono=0, lr=20.0, epochs=4), max_steps=200)   # averaging, mid-epoch
     training = load_checkpoint(str(tmp_path / "r" / "last.pt"))["training"]
@@ -279,7 +279,7 @@ def test_the_training_state_layout_and_its_round_trip(corpus, tmp_path):
 
 
 def test_the_loop_sets_every_attribute_in_init(corpus, tmp_path, monkeypatch):
-    import onparse.training.train as train_module
+    import onparse.lm.training.train as train_module
 
     seen = []
     real = train_module._Run.run

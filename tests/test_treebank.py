@@ -1,4 +1,4 @@
-"""onparse.treebank: preprocessing per onlstm.md section 4, gold sets from the NLTK sample,
+"""onparse.gold.treebank: preprocessing per onlstm.md section 4, gold sets from the NLTK sample,
 an LDC-style folder (built from the sample at test time), files and folders."""
 import shutil
 from pathlib import Path
@@ -6,8 +6,8 @@ from pathlib import Path
 import pytest
 
 from onparse.errors import OnparseError
-from onparse.text import WORD_TAGS
-from onparse.treebank import (
+from onparse.text.tokens import WORD_TAGS
+from onparse.gold.treebank import (
     GOLD_NAMES,
     PTB_ROOT_ENV,
     base_label,
@@ -16,7 +16,7 @@ from onparse.treebank import (
     load_gold,
     read_gold_text,
 )
-from onparse.trees import tree_spans
+from onparse.trees.tree import tree_spans
 
 # ---------------------------------------------------------------- preprocessing
 
@@ -177,8 +177,8 @@ def test_sample_agrees_with_an_nltk_based_reading(sample):
 def test_sample_halves_dev_and_test(sample, monkeypatch):
     """Section 00 is dev, section 01 test: disjoint, together the sample, in its order; their
     sizes and right-branching scores are those issue 32 measured independently."""
-    from onparse.baselines import baseline_trees
-    from onparse.metrics import evaluate
+    from onparse.trees.baselines import baseline_trees
+    from onparse.scores.metrics import evaluate
 
     monkeypatch.delenv(PTB_ROOT_ENV, raising=False)
     dev, test = load_gold("wsj-sample-dev"), load_gold("wsj-sample-test")
@@ -277,10 +277,10 @@ def test_normalisation_is_idempotent_on_every_gold_word():
     ``Sept.30``)."""
     import re
 
-    from onparse.text import normalize_word
+    from onparse.text.tokens import normalize_word
 
     pytest.importorskip("nltk")
-    from onparse.data import is_installed
+    from onparse.text.data import is_installed
 
     if not is_installed("treebank"):
         pytest.skip("no treebank")

@@ -1,11 +1,11 @@
-"""onparse.trees: bracket reading/writing, spans, round trips, depth."""
+"""onparse.trees.tree: bracket reading/writing, spans, round trips, depth."""
 import nltk
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from onparse.errors import OnparseError
-from onparse.trees import (
+from onparse.trees.tree import (
     depth,
     guess_labelled,
     iter_sexprs,
@@ -213,7 +213,7 @@ def test_binary_tree_has_n_minus_1_spans(tree):
 def test_spans_to_tree_then_spans_gives_the_spans_back(words, data):
     # any laminar span set: take the spans of a random binary tree, drop some
     n = len(words)
-    from onparse.baselines import random_tree
+    from onparse.trees.baselines import random_tree
     import random
 
     tree = random_tree(words, random.Random(data.draw(st.integers(0, 10**6))))

@@ -4,7 +4,7 @@ import json
 import pytest
 from click.testing import CliRunner
 
-from onparse.baselines import left_branching, right_branching
+from onparse.trees.baselines import left_branching, right_branching
 from onparse.cli import main
 from onparse.induce import format_tree
 

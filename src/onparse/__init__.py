@@ -16,7 +16,7 @@ __all__ = ["OnparseError", "Parser", "__version__", "evaluate", "load"]
 def __getattr__(name):
     # Lazy re-exports of the public API: keeps `import onparse` free of torch.
     if name == "evaluate":
-        from .metrics import evaluate
+        from .scores.metrics import evaluate
         return evaluate
     if name in ("load", "Parser"):
         from . import api

@@ -6,16 +6,16 @@
 Tree('X', [Tree('X', ['The', 'cat']), Tree('X', ['sat', Tree('X', ['on', Tree('X', ['the', 'mat'])])])])
 
 A parser holds one or more models -- language models, or *students* of ``onparse distill``
-(:mod:`onparse.distill`), whose one member is their CYK tree -- and one or more *members* (model,
+(:mod:`onparse.student.distill`), whose one member is their CYK tree -- and one or more *members* (model,
 layer, decoder; :class:`onparse.members.Member`), and optionally *voters*, baseline trees that join the average
-(:data:`onparse.baselines.VOTER_KINDS`).  With one member and no voter a sentence's tree is that
+(:data:`onparse.trees.baselines.VOTER_KINDS`).  With one member and no voter a sentence's tree is that
 member's tree; otherwise it is the average of the members' and voters' trees, ties broken by the
-parser's tie rule (:mod:`onparse.average`).  The command line is a thin shell over this class.
+parser's tie rule (:mod:`onparse.trees.average`).  The command line is a thin shell over this class.
 
 Trees are returned as binary :class:`nltk.Tree` objects: every internal node is labelled
 ``X`` and has two children; leaves are the sentence's tokens as given (a one-word sentence is
 ``Tree('X', [word])``).  Internally, and in :meth:`Parser.trees`, a tree is a nested tuple of
-tokens (:mod:`onparse.trees`).
+tokens (:mod:`onparse.trees.tree`).
 """
 from __future__ import annotations
 
@@ -25,24 +25,24 @@ from typing import Any, Dict, Iterable, Iterator, List, Optional, Sequence, Tupl
 
 from nltk.parse.api import ParserI
 
-from .agreement import MIN_WORDS, agreement_scores
-from .average import DEFAULT_TIES, average_trees_batch, check_ties
-from .baselines import check_voters, voter_tree
-from .bundle import bundle_voting, load_model_file, save_models
-from .decode import decode
-from .distances import resolve_device, sentence_distances
-from .distill import distill
+from .scores.agreement import MIN_WORDS, agreement_scores
+from .trees.average import DEFAULT_TIES, average_trees_batch, check_ties
+from .trees.baselines import check_voters, voter_tree
+from .files.bundle import bundle_voting, load_model_file, save_models
+from .trees.decode import decode
+from .lm.distances import resolve_device, sentence_distances
+from .student.distill import distill
 from .errors import OnparseError
 from .members import DEFAULT_DECODER, DEFAULT_LAYER, GATES, Member, check_layer, check_member, grid, student_member
-from .metrics import evaluate
-from .model import LoadedModel, model_from_blob
-from .perplexity import measure_model
-from .pretrained import DEFAULT_NAME, resolve
+from .scores.metrics import evaluate
+from .lm.model import LoadedModel, model_from_blob
+from .lm.perplexity import measure_model
+from .files.pretrained import DEFAULT_NAME, resolve
 from .progress import Progress
-from .student import student_trees
-from .student_file import is_student, student_from_blob
-from .text import DEFAULT_PUNCT, PUNCT_POLICIES, Preprocessor, normalize_word
-from .treebank import Gold, load_gold
+from .student.model import student_trees
+from .student.file import is_student, student_from_blob
+from .text.tokens import DEFAULT_PUNCT, PUNCT_POLICIES, Preprocessor, normalize_word
+from .gold.treebank import Gold, load_gold
 
 #: Label of every internal node of the nltk trees a parser returns.
 NODE_LABEL = "X"
@@ -61,11 +61,11 @@ def load(model: Union[None, str, os.PathLike, Sequence[Union[str, os.PathLike]]]
     ``model``: None (the model bundled with onparse), a checkpoint, student or bundle path, or a
     list of them (their trees are averaged; None in the list is the bundled model).  ``device``: ``auto`` (a GPU when there is one), ``cpu``,
     ``cuda`` or ``cuda:N``.  ``layers`` / ``decoders``: read trees off these layers (1-based, or
-    ``"all"``) with these decoders (:data:`onparse.decode.DECODERS`, or ``"all"``), for every
+    ``"all"``) with these decoders (:data:`onparse.trees.decode.DECODERS`, or ``"all"``), for every
     model; by default a bundle's own members and layer 2 with the paper's decoder for a
     checkpoint (:func:`onparse.members.grid`).  ``voters``: baseline trees
-    that join the average (``["right"]``; :data:`onparse.baselines.VOTER_KINDS`) and ``ties``:
-    the average's tie rule (:data:`onparse.average.TIES`); by default the first bundle's own,
+    that join the average (``["right"]``; :data:`onparse.trees.baselines.VOTER_KINDS`) and ``ties``:
+    the average's tie rule (:data:`onparse.trees.average.TIES`); by default the first bundle's own,
     else none and ``first``.  ``batch_size``: sentences per batch (default 64 on CPU, 512 on GPU).
     ``verify=False`` loads files whose weights do not match their recorded checksum.
 
@@ -112,7 +112,7 @@ def _from_blob(blob, path, device) -> LoadedModel:
 
 @dataclass
 class Scores:
-    """What :meth:`Parser.score` measured: one :class:`onparse.metrics.EvalResult` per member,
+    """What :meth:`Parser.score` measured: one :class:`onparse.scores.metrics.EvalResult` per member,
     and that of the averaged trees when there are several members."""
 
     gold: str
@@ -152,11 +152,11 @@ def average_label(n_members: int, voters: Sequence[str] = (), ties: str = DEFAUL
 class Parser(ParserI):
     """Language models and the members whose trees are averaged (module docstring).
 
-    Attributes: ``models`` (:class:`onparse.checkpoint.LoadedModel` each), ``members``,
+    Attributes: ``models`` (:class:`onparse.files.checkpoint.LoadedModel` each), ``members``,
     ``names`` (where each model came from), ``metadata`` (of the first file), ``voters`` and
     ``ties`` (the average's voters and tie rule), ``too_long`` (sentences so far whose tree is
     their first member's because they were too long to average, or a lone student's built in
-    pieces because they were too long for its CYK; :mod:`onparse.average`).
+    pieces because they were too long for its CYK; :mod:`onparse.trees.average`).
     """
 
     models: List[Any]
@@ -171,8 +171,8 @@ class Parser(ParserI):
 
     @classmethod
     def from_model(cls, model, vocab, members: Optional[Sequence[Member]] = None, **options) -> "Parser":
-        """A parser over one in-memory :class:`onparse.model.ONLSTMLanguageModel` and its
-        :class:`onparse.vocab.Vocabulary` (default member: layer 2, the paper's decoder)."""
+        """A parser over one in-memory :class:`onparse.lm.model.ONLSTMLanguageModel` and its
+        :class:`onparse.text.vocab.Vocabulary` (default member: layer 2, the paper's decoder)."""
         return cls([LoadedModel(model.eval(), vocab, {})],
                    list(members or [Member(0, DEFAULT_LAYER, DEFAULT_DECODER)]), ["model"], **options)
 
@@ -231,9 +231,9 @@ class Parser(ParserI):
         return self.with_members(grid([m.n_layers for m in self.models], layers, decoders))
 
     def save_bundle(self, path, *, weights: str = "float16", metadata: Optional[Dict[str, Any]] = None) -> None:
-        """Write the parser as a bundle file (:mod:`onparse.bundle`): the models its members read,
+        """Write the parser as a bundle file (:mod:`onparse.files.bundle`): the models its members read,
         the members, voters and tie rule; ``weights``: how the weights are stored
-        (:data:`onparse.weights.WEIGHT_KINDS`).  ``load(path)`` gives the same trees back."""
+        (:data:`onparse.files.weights.WEIGHT_KINDS`).  ``load(path)`` gives the same trees back."""
         save_models(path, self.models, self.members, weights=weights, metadata=metadata,
                     voters=self.voters, ties=self.ties)
 
@@ -245,7 +245,7 @@ class Parser(ParserI):
 
     # -- text -> tokens -----------------------------------------------------------------------
     def preprocessor(self, tokenize: bool = True, punct: str = DEFAULT_PUNCT) -> Preprocessor:
-        """How raw text becomes tokens (:class:`onparse.text.Preprocessor`) for this parser."""
+        """How raw text becomes tokens (:class:`onparse.text.tokens.Preprocessor`) for this parser."""
         if punct not in PUNCT_POLICIES:
             raise OnparseError(f"unknown punctuation policy {punct!r}; choose from {', '.join(PUNCT_POLICIES)}")
         return Preprocessor(self.vocab, tokenize, punct)
@@ -284,7 +284,7 @@ class Parser(ParserI):
     def member_trees(self, token_lists: Sequence[Sequence[str]], dists=None, progress=None) -> List[List[Any]]:
         """Per sentence, each member's tree (nested tuples; None for an empty sentence);
         ``progress`` as for :meth:`model_distances` (students after the language models).
-        A student's tree of a sentence too long for CYK (:mod:`onparse.average` ``MAX_WORDS``)
+        A student's tree of a sentence too long for CYK (:mod:`onparse.trees.average` ``MAX_WORDS``)
         is built in pieces; without averaging such a sentence is counted in :attr:`too_long`
         (with averaging, :meth:`average` counts it)."""
         dists = self.model_distances(token_lists, progress) if dists is None else dists
@@ -374,7 +374,7 @@ class Parser(ParserI):
               decoders: Optional[Sequence[str]] = None, ptb_root=None, quiet: bool = True) -> Scores:
         """Parse the sentences of a gold set and score the trees, per member and averaged.
 
-        ``gold``: a name (``wsj10``, ``alpino10`` ...), a path, or a :class:`onparse.treebank.Gold`.
+        ``gold``: a name (``wsj10``, ``alpino10`` ...), a path, or a :class:`onparse.gold.treebank.Gold`.
         ``layers`` / ``decoders``: score these members instead of the parser's own (every model
         x layer x decoder; ``layers=[]`` or ``None`` with ``decoders`` given means layer 2); the
         parser's voters and tie rule still apply to the average.
@@ -398,12 +398,12 @@ class Parser(ParserI):
 
     def agreement(self, sentences: Iterable[SentenceInput], *, min_words: int = MIN_WORDS,
                   limit: Optional[int] = None, quiet: bool = True) -> List[Tuple[Member, float]]:
-        """Each member's agreement score on unlabelled ``sentences`` (:mod:`onparse.agreement`:
+        """Each member's agreement score on unlabelled ``sentences`` (:mod:`onparse.scores.agreement`:
         its mean share of non-trivial spans shared with the members of the other models), in
         member order.  No gold tree is involved, so the score may choose members.
 
         Sentences are read as :meth:`tokens` reads them; those of fewer than ``min_words``
-        (at least :data:`onparse.agreement.MIN_WORDS`, 3) tokens are skipped, and only
+        (at least :data:`onparse.scores.agreement.MIN_WORDS`, 3) tokens are skipped, and only
         the first ``limit`` of the others are used.  Unless ``quiet``, progress on stderr.
         Cost: the distances and member trees of those sentences, then O(K^2 n) per sentence."""
         if min_words < MIN_WORDS:
@@ -422,8 +422,8 @@ class Parser(ParserI):
 
     def distill(self, text, student, **options):
         """Train a student parser on this parser's trees of the lines of the file ``text`` and
-        write it to ``student`` (:func:`onparse.distill.distill`: ``run_dir``, ``sizes``,
-        ``settings``, ``resume`` ...); returns a :class:`onparse.distill.DistillResult`.
+        write it to ``student`` (:func:`onparse.student.distill.distill`: ``run_dir``, ``sizes``,
+        ``settings``, ``resume`` ...); returns a :class:`onparse.student.distill.DistillResult`.
         ``onparse.load(student)`` reads the student back, alone or beside other models."""
         return distill(self, os.fspath(text), os.fspath(student), **options)
 
@@ -431,13 +431,13 @@ class Parser(ParserI):
     def perplexity(self, corpus: Optional[str] = None, split: Optional[str] = None, *, fmt: str = "auto",
                    batch_size: Optional[int] = None, bptt: Optional[int] = None, quiet: bool = False) -> List[Any]:
         """The perplexity of each model of the parser (a bundle's models one by one): one
-        :class:`onparse.perplexity.PerplexityResult` per model, in order, whose ``corpus`` says
+        :class:`onparse.lm.perplexity.PerplexityResult` per model, in order, whose ``corpus`` says
         what was measured (``"wsj test"``).
 
         ``corpus``: None (each model's own training corpus, as its checkpoint records it), a
         built-in name (``news``, ``wsj`` ...) or a text file; ``split``: ``train``, ``valid``,
         ``test`` (default for a name or the recorded corpus) or ``all`` (default for a file);
-        ``fmt``: a file's format (:data:`onparse.corpora.FORMATS`).  ``batch_size`` / ``bptt``:
+        ``fmt``: a file's format (:data:`onparse.text.corpora.FORMATS`).  ``batch_size`` / ``bptt``:
         parallel streams and window length, by default those of each model's training run (else
         10 and 70), so that the figure matches the trainer's.
 

@@ -2,11 +2,11 @@
 
 One output line per input line, in input order, whatever the batching:
 
-- an input line is tokenised and its punctuation dropped by :class:`onparse.text.Preprocessor`
+- an input line is tokenised and its punctuation dropped by :class:`onparse.text.tokens.Preprocessor`
   (NLTK's word tokenizer, or whitespace for pre-tokenised text; the Unicode word rule, with the
   symbols the model's vocabulary holds as words kept), the remaining tokens normalised and
   looked up, unknown words becoming ``<unk>``; the trees show the user's original tokens;
-- a parser with several members writes their average tree (:mod:`onparse.average`);
+- a parser with several members writes their average tree (:mod:`onparse.trees.average`);
 - a line with no words left (an empty line, or only punctuation) gives an empty output line in
   the ``brackets`` and ``ptb`` formats, and ``{"tokens": [], "tree": null, ...}`` in ``jsonl``
   (JSON Lines has no empty records);
@@ -14,14 +14,14 @@ One output line per input line, in input order, whatever the batching:
   is a bracketed tree that ``nltk.Tree.fromstring`` reads.
 
 Memory stays constant in the corpus size: lines are read ``window`` at a time, the window's
-sentences are batched by length (:mod:`onparse.distances`), and the window's output is written
+sentences are batched by length (:mod:`onparse.lm.distances`), and the window's output is written
 before the next one is read.
 
 Sharding: :class:`Shard` ``K/N`` reads the K-th of N contiguous line ranges of a file, cut at
 line starts nearest to equal byte offsets, so that the N parts, concatenated in order, are
 exactly the single-process output (no part needs to read the others' lines).
 
-:func:`views_from_lines` gives ``onparse show`` its views (:mod:`onparse.show`) the same way,
+:func:`views_from_lines` gives ``onparse show`` its views (:mod:`onparse.pictures.show`) the same way,
 one line at a time.
 """
 import json
@@ -32,10 +32,10 @@ from typing import IO, Callable, Dict, Iterable, Iterator, List, NamedTuple, Opt
 
 from .errors import OnparseError
 from .members import DEFAULT_DECODER, GATES, Member
-from .safeio import MAX_LINE_BYTES, bounded_lines
-from .show import GoldTree, SentenceView, make_view
-from .text import DEFAULT_PUNCT, normalize_word
-from .trees import split_sizes, to_brackets, to_ptb
+from .files.safeio import MAX_LINE_BYTES, bounded_lines
+from .pictures.show import GoldTree, SentenceView, make_view
+from .text.tokens import DEFAULT_PUNCT, normalize_word
+from .trees.tree import split_sizes, to_brackets, to_ptb
 
 FORMATS = ("brackets", "ptb", "jsonl")
 DISTANCE_FORMATS = ("tsv", "jsonl")
@@ -249,7 +249,7 @@ def induce_lines(lines: Iterable[str], parser, *, fmt: str = "brackets", tokeniz
 
     ``parser``: an :class:`onparse.api.Parser` (its members' trees are averaged when it has
     several); ``fmt``: one of :data:`FORMATS`; ``tokenize`` / ``punct``: see
-    :class:`onparse.text.Preprocessor`.  ``json`` records hold the tokens, the tree, the first
+    :class:`onparse.text.tokens.Preprocessor`.  ``json`` records hold the tokens, the tree, the first
     member's distances and ``oov``: per token, whether the (first) model's vocabulary lacks it.
     ``check``: a :class:`VocabularyCheck` that counts every sentence's tokens.
     """
@@ -381,7 +381,7 @@ def views_from_lines(lines: Iterable[str], parser, *, golds: Optional[Sequence[G
     """
     first = parser.members[0]
     # The bars: every layer of the model the first language-model member reads; a parser of
-    # students alone shows its tree's split sizes (onparse.trees.split_sizes) as one row.
+    # students alone shows its tree's split sizes (onparse.trees.tree.split_sizes) as one row.
     bars = next((m for m in parser.members if not m.student), None)
     shown = [] if bars is None else [Member(bars.model, parser.models[bars.model].n_layers, DEFAULT_DECODER)]
     reader = parser.with_members(shown + list(parser.members))

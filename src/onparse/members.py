@@ -1,10 +1,10 @@
 """Members: the ways a tree is read off a language model, and the one check of each part.
 
 A *member* is ``(model, layer, decoder)``: model ``model`` (0-based, in load order), its layer
-``layer`` (1-based) and a decoder of :data:`onparse.decode.DECODERS`.  A parser with more than
-one member returns the average of its members' trees (:mod:`onparse.average`).  A checkpoint
+``layer`` (1-based) and a decoder of :data:`onparse.trees.decode.DECODERS`.  A parser with more than
+one member returns the average of its members' trees (:mod:`onparse.trees.average`).  A checkpoint
 read alone has one member, :data:`DEFAULT_LAYER` read by :data:`DEFAULT_DECODER` (the paper's
-choice).  A *student* (:mod:`onparse.student`, written by ``onparse distill``) has no layers to
+choice).  A *student* (:mod:`onparse.student.model`, written by ``onparse distill``) has no layers to
 choose from: its one member is :func:`student_member`, its CYK tree.  No torch here.
 """
 from __future__ import annotations
@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Dict, List, Optional, Sequence, Union
 
-from .decode import DECODERS, check_decoder
+from .trees.decode import DECODERS, check_decoder
 from .errors import OnparseError
 
 #: The member of a checkpoint read alone: the paper's layer and decoder.

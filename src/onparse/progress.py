@@ -9,7 +9,7 @@ import sys
 import time
 from typing import Optional
 
-from .safeio import format_duration
+from .files.safeio import format_duration
 
 #: Seconds between plain progress lines when stderr is not a terminal.
 PLAIN_EVERY = 60.0

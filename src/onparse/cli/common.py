@@ -39,7 +39,7 @@ def line_limit_option(func):
     """``--max-line-bytes N``: the longest input line the command reads (a longer one is an
     error naming it, instead of memory growing on a file without newlines); arrives as
     ``max_line_bytes``."""
-    from ..safeio import MAX_LINE_BYTES
+    from ..files.safeio import MAX_LINE_BYTES
 
     return click.option("--max-line-bytes", type=click.IntRange(1, INT_MAX), default=MAX_LINE_BYTES,
                         show_default=True,
@@ -66,8 +66,8 @@ def members_options(func):
     ``layer``, ``decoder`` (None: the model's own members: a bundle's, or layer 2 with the
     paper's decoder), ``voter`` (a tuple; empty: the bundle's own voters) and ``ties`` (None: the
     bundle's own rule)."""
-    from ..average import TIES
-    from ..baselines import VOTER_KINDS
+    from ..trees.average import TIES
+    from ..trees.baselines import VOTER_KINDS
 
     func = click.option("--ties", type=click.Choice(TIES), default=None,
                         help="How the average breaks ties between trees sharing as many spans: first "
@@ -115,8 +115,8 @@ def load_parser(model_paths, device, layer=None, decoder=None, batch_size=None, 
 
 def report_too_long(parser) -> None:
     """One stderr line when some sentences were too long to average (their tree is their first
-    member's, :mod:`onparse.average`)."""
-    from ..average import MAX_WORDS
+    member's, :mod:`onparse.trees.average`)."""
+    from ..trees.average import MAX_WORDS
 
     if parser.too_long:
         click.echo(f"note: {parser.too_long:,} sentence(s) of more than {MAX_WORDS:,} words were too long to "
@@ -158,7 +158,7 @@ def pretokenized_option(func):
 
 def punct_option(func):
     """``--punct vocab|drop``: which punctuation tokens are dropped; arrives as ``punct``."""
-    from ..text import DEFAULT_PUNCT, PUNCT_POLICIES
+    from ..text.tokens import DEFAULT_PUNCT, PUNCT_POLICIES
 
     return click.option("--punct", type=click.Choice(PUNCT_POLICIES), default=DEFAULT_PUNCT, show_default=True,
                         help="vocab: drop punctuation (tokens without a letter or digit) unless the model's "
@@ -188,7 +188,7 @@ def force_option(func):
 def refuse_model(target, option: str, force: bool) -> None:
     """A usage error when the output ``target`` of ``option`` holds an onparse model and
     ``force`` is not given."""
-    from ..checkpoint import holds_model
+    from ..files.checkpoint import holds_model
 
     if target not in (None, "-") and not force and holds_model(target):
         raise click.BadParameter(f"{target} holds an onparse model; writing there would destroy it "
@@ -212,7 +212,7 @@ def check_writable(target, option: str) -> None:
 
 def model_name(model_paths) -> str:
     """How the models are named in captions and reports."""
-    from ..pretrained import DEFAULT_NAME
+    from ..files.pretrained import DEFAULT_NAME
 
     return DEFAULT_NAME if not model_paths else " + ".join(str(p) for p in model_paths)
 

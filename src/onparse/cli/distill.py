@@ -1,9 +1,9 @@
 """``onparse distill``: a thin shell over :meth:`onparse.api.Parser.distill`
-(:mod:`onparse.distill`).  Defaults live in :class:`onparse.distill.DistillSettings` and
-:class:`onparse.student.StudentConfig`; here they are only shown."""
+(:mod:`onparse.student.distill`).  Defaults live in :class:`onparse.student.distill.DistillSettings` and
+:class:`onparse.student.model.StudentConfig`; here they are only shown."""
 import click
 
-from ..safeio import dumps
+from ..files.safeio import dumps
 from .common import (INT_MAX, SEED_RANGE, device_option, force_option, line_limit_option, load_parser,
                      members_options, model_option, pretokenized_option, punct_option, quiet_option,
                      refuse_model, refuse_overwrite, threads_option, check_writable)
@@ -21,7 +21,7 @@ SETTINGS = {"epochs": "passes over the text", "batch_size": "sentences per batch
 def _sized(command):
     from dataclasses import fields
 
-    from ..student_config import MIN_WORDS, DistillSettings
+    from ..student.config import MIN_WORDS, DistillSettings
 
     defaults = {f.name: f.default for f in fields(DistillSettings)}
     for name, text in reversed(list(SETTINGS.items())):
@@ -41,7 +41,7 @@ def _sized(command):
 def _student_sizes(command):
     from dataclasses import fields
 
-    from ..student_config import StudentConfig
+    from ..student.config import StudentConfig
 
     defaults = {f.name: f.default for f in fields(StudentConfig)}
     for name, text in reversed(list(SIZES.items())):
@@ -93,8 +93,8 @@ def distill_command(text, model_paths, no_verify, layer, decoder, voter, ties, s
     onparse induce corpus.txt -m student.pt > trees.txt
     """
     from ..devices import torch_threads
-    from ..distill import default_run_dir
-    from ..student_config import DistillSettings
+    from ..student.distill import default_run_dir
+    from ..student.config import DistillSettings
 
     check_writable(student_path, "--out")
     refuse_overwrite(student_path, "--out", [("input", text)] + [("model", p) for p in model_paths])

@@ -1,5 +1,5 @@
-"""``onparse show`` and ``onparse plot-log``: thin shells over :mod:`onparse.show` (terminal
-drawings) and :mod:`onparse.figures` (matplotlib figures, an optional extra).
+"""``onparse show`` and ``onparse plot-log``: thin shells over :mod:`onparse.pictures.show` (terminal
+drawings) and :mod:`onparse.pictures.figures` (matplotlib figures, an optional extra).
 
 torch and matplotlib are imported only when a command runs.
 """
@@ -11,8 +11,8 @@ import sys
 import click
 
 from ..errors import OnparseError
-from ..show import SCALES
-from ..treebank import PTB_ROOT_ENV
+from ..pictures.show import SCALES
+from ..gold.treebank import PTB_ROOT_ENV
 from .common import (device_option, force_option, line_limit_option, load_parser, members_options, model_name,
                      model_option, pretokenized_option, punct_option, refuse_model, refuse_overwrite)
 
@@ -35,7 +35,7 @@ def _writing(path: str):
 
 def _inputs(model_paths, gold_spec):
     """What ``show`` reads, as (description, path) pairs: a figure must not land on them."""
-    from ..pretrained import resolve
+    from ..files.pretrained import resolve
 
     pairs = [("model file", resolve(path)) for path in (model_paths or [None])]
     if gold_spec and os.path.isfile(gold_spec):
@@ -104,18 +104,18 @@ def show_command(sentence, model_paths, no_verify, layer, decoder, voter, ties, 
     onparse show the cat sat --model lm.pt --gold "((the cat) sat)" --decode split
     cat sentences.txt | onparse show - --model lm.pt --svg figs/sentence.svg
     """
-    from ..gold_trees import read_gold
+    from ..gold.gold_trees import read_gold
     from ..induce import read_lines, views_from_lines
-    from ..show import render_view
+    from ..pictures.show import render_view
 
     figures = [(path, fmt, option) for path, fmt, option in
                ((out_path, None, "--out"), (png_path, "png", "--png"), (svg_path, "svg", "--svg")) if path]
     if out_path:
-        from ..figures import check_output_path
+        from ..pictures.figures import check_output_path
 
         check_output_path(out_path)       # an extension no figure has: an error before any work
     if figures:
-        from ..figures import require_matplotlib
+        from ..pictures.figures import require_matplotlib
 
         require_matplotlib()  # before the model is loaded: fail fast
     inputs = _inputs(model_paths, gold_spec)
@@ -153,7 +153,7 @@ def show_command(sentence, model_paths, no_verify, layer, decoder, voter, ties, 
         click.echo(render_view(view, unicode=unicode, height=height, scale=scale, width=width))
         sys.stdout.flush()
         for path, fmt, option in figures:
-            from ..sentence_figure import plot_sentence
+            from ..pictures.sentence_figure import plot_sentence
 
             target = _numbered(path, number) if several else path
             refuse_overwrite(target, option, inputs)
@@ -173,7 +173,7 @@ def _terminal_width():
 
 
 def _leaves(tree):
-    from ..trees import leaves
+    from ..trees.tree import leaves
 
     return leaves(tree)
 
@@ -196,8 +196,8 @@ def plot_log_command(log, out, force, max_line_bytes):
     onparse plot-log runs/small --out curves.png
     onparse plot-log runs/small/metrics.jsonl --out curves.svg
     """
-    from ..figures import check_output_path, plot_log, require_matplotlib
-    from ..training_log import log_path, read_log
+    from ..pictures.figures import check_output_path, plot_log, require_matplotlib
+    from ..files.training_log import log_path, read_log
 
     require_matplotlib()
     if out is None:
@@ -223,7 +223,7 @@ def plots_option(func):
 def check_plots(plots) -> None:
     """Fail before any work when ``--plots`` is given but matplotlib is missing."""
     if plots:
-        from ..figures import require_matplotlib
+        from ..pictures.figures import require_matplotlib
 
         require_matplotlib()
 
@@ -233,7 +233,7 @@ def write_eval_plots(plots, result, gold_set, model_name: str) -> list:
     folder ``plots`` (nothing when it is None); report each file on stderr."""
     if not plots:
         return []
-    from ..figures import plot_eval_with_baselines
+    from ..pictures.figures import plot_eval_with_baselines
 
     with _writing(plots):
         paths = plot_eval_with_baselines(result, gold_set, plots, model_name)

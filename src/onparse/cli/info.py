@@ -1,7 +1,7 @@
-"""``onparse info``: what a model is (the bundled one by default): :mod:`onparse.describe`."""
+"""``onparse info``: what a model is (the bundled one by default): :mod:`onparse.files.describe`."""
 import click
 
-from ..safeio import dumps
+from ..files.safeio import dumps
 from .common import model_name, model_option
 
 
@@ -18,8 +18,8 @@ def info_command(model_paths, no_verify, as_json):
     onparse info
     onparse info --model runs/small/best.pt --json
     """
-    from ..describe import describe_file
-    from ..pretrained import resolve
+    from ..files.describe import describe_file
+    from ..files.pretrained import resolve
 
     if len(model_paths) > 1:
         raise click.UsageError("onparse info describes one model file at a time")

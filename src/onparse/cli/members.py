@@ -1,10 +1,10 @@
 """``onparse agreement``: score members by how much their trees agree on unlabelled text, keep
-the most central ones, and optionally write them as a bundle (:mod:`onparse.agreement`)."""
+the most central ones, and optionally write them as a bundle (:mod:`onparse.scores.agreement`)."""
 import sys
 
 import click
 
-from ..weights import WEIGHT_KINDS
+from ..files.weights import WEIGHT_KINDS
 from ..errors import OnparseError
 from .common import (INT_MAX, check_writable, device_option, force_option, line_limit_option, load_parser,
                      members_options, model_option, pretokenized_option, quiet_option, refuse_model,
@@ -43,7 +43,7 @@ def agreement_command(file, model_paths, no_verify, layer, decoder, voter, ties,
     onparse agreement valid.txt -m s1/best.pt -m s2/best.pt --layer 2,3 --decode all
     onparse agreement valid.txt -m s1/best.pt -m s2/best.pt --layer 2,3 --bundle mine.pt
     """
-    from ..agreement import MIN_WORDS, select
+    from ..scores.agreement import MIN_WORDS, select
     from ..induce import read_lines
 
     check_writable(bundle_path, "--bundle")

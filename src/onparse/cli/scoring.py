@@ -1,5 +1,5 @@
 """``onparse eval``, ``onparse baseline`` and ``onparse gold-text``: thin shells over
-:mod:`onparse.metrics`, :mod:`onparse.treebank` and :mod:`onparse.baselines`."""
+:mod:`onparse.scores.metrics`, :mod:`onparse.gold.treebank` and :mod:`onparse.trees.baselines`."""
 from __future__ import annotations
 
 import functools
@@ -10,10 +10,10 @@ from typing import Optional, Tuple
 
 import click
 
-from ..baselines import KINDS as BASELINE_KINDS
+from ..trees.baselines import KINDS as BASELINE_KINDS
 from ..errors import OnparseError
-from ..safeio import atomic_output, dumps, read_text
-from ..treebank import GOLD_NAMES, PTB_ROOT_ENV, is_gold_spec
+from ..files.safeio import atomic_output, dumps, read_text
+from ..gold.treebank import GOLD_NAMES, PTB_ROOT_ENV, is_gold_spec
 from .common import (SEED_RANGE, check_writable, device_option, force_option, line_limit_option, load_parser,
                      members_options, model_name, model_option, quiet_option, refuse_model, refuse_overwrite,
                      report_too_long)
@@ -50,10 +50,10 @@ class GoldChoice:
     empty_tags: Tuple[str, ...] = ()
 
     def load(self, max_line_bytes: int):
-        """The gold set (:func:`onparse.treebank.load_gold`); its notes (preset chosen, trees
+        """The gold set (:func:`onparse.gold.treebank.load_gold`); its notes (preset chosen, trees
         set aside) go to stderr."""
-        from .. import tagsets
-        from ..treebank import load_gold
+        from ..gold import tagsets
+        from ..gold.treebank import load_gold
 
         try:
             tagset = tagsets.resolve(self.tagset, self.punct_tags, self.empty_tags)
@@ -72,7 +72,7 @@ def _tags(text: Optional[str]) -> Tuple[str, ...]:
 def gold_option(func):
     """``--gold``, ``--ptb-root`` and the tag-set options, shared by every command that scores
     against gold; they arrive together as ``gold``, a :class:`GoldChoice`."""
-    from ..tagsets import NAMES
+    from ..gold.tagsets import NAMES
 
     @functools.wraps(func)
     def command(*args, gold, ptb_root, tagset, punct_tags, empty_tags, **kwargs):
@@ -125,12 +125,12 @@ def report_options(func):
 
 def emit_report(result, as_json: bool, per_sentence: Optional[str], about: Optional[dict] = None,
                 quiet: bool = False) -> None:
-    """Print an :class:`onparse.metrics.EvalResult` (table or JSON; nothing when ``quiet``) and
+    """Print an :class:`onparse.scores.metrics.EvalResult` (table or JSON; nothing when ``quiet``) and
     write per-sentence records.
 
     ``about``: what was scored (``{"model": ..., "layer": 2, "decoder": "onlstm"}``), added to the
     JSON object and printed as a first line above the table."""
-    from ..metrics import write_per_sentence
+    from ..scores.metrics import write_per_sentence
 
     about = about or {}
     if quiet:
@@ -164,7 +164,7 @@ def check_per_sentence(per_sentence: Optional[str], inputs, force: bool = False)
 
 def read_input(path: str, max_line_bytes: int):
     """``(source name, text)`` of a file, or of stdin for ``-``, read by onparse's one rule
-    (:func:`onparse.safeio.read_text`: a byte-order mark skipped, bytes that are not UTF-8 an
+    (:func:`onparse.files.safeio.read_text`: a byte-order mark skipped, bytes that are not UTF-8 an
     error naming the line, bounded lines); line endings ``\\r\\n`` and ``\\r`` become ``\\n``."""
     if path == "-":
         if sys.stdin is None:
@@ -232,7 +232,7 @@ def eval_command(ctx, gold, as_json, per_sentence, plots, model_paths, no_verify
     check_per_sentence(per_sentence, [("prediction file", pred), ("gold file", gold.spec)], force)
     gold_set = gold.load(max_line_bytes)
     if pred is not None:
-        from ..predicted import score_text
+        from ..scores.predicted import score_text
 
         source, text = read_input(pred, max_line_bytes)
         result = score_text(text, gold_set, source=source)
@@ -257,8 +257,8 @@ def _stdin_is_piped() -> bool:
 def _eval_model(gold_set, parser, name, as_json, per_sentence, plots, beside=(), quiet=False) -> None:
     """``onparse eval`` without PRED: induce trees for the gold sentences and score them, with
     the ``beside`` baselines scored on the same sentences."""
-    from ..baselines import baseline_trees
-    from ..metrics import evaluate, format_comparison
+    from ..trees.baselines import baseline_trees
+    from ..scores.metrics import evaluate, format_comparison
 
     scores = parser.score(gold_set, quiet=quiet)
     report_too_long(parser)
@@ -322,9 +322,9 @@ def baseline_command(gold, kind, seed, score, fmt, as_json, per_sentence, force,
     onparse baseline --gold wsj10 --kind right > right.txt
     onparse baseline --gold wsj --kind random --seed 3 --score --json
     """
-    from ..baselines import baseline_trees
-    from ..metrics import evaluate
-    from ..trees import to_brackets, to_ptb
+    from ..trees.baselines import baseline_trees
+    from ..scores.metrics import evaluate
+    from ..trees.tree import to_brackets, to_ptb
 
     if (as_json or per_sentence) and not score:
         raise click.UsageError("--json and --per-sentence go with --score")
@@ -357,7 +357,7 @@ def gold_text_command(gold, normalized, max_line_bytes):
     onparse induce wsj10.txt | onparse eval --gold wsj10 -
     onparse gold-text --gold alpino10-test --normalized
     """
-    from ..text import gold_text_line
+    from ..text.tokens import gold_text_line
 
     gold_set = gold.load(max_line_bytes)
     rows = gold_set.tokens if normalized else gold_set.words

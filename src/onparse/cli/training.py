@@ -1,13 +1,13 @@
-"""``onparse train`` and ``onparse perplexity``: thin shells over :func:`onparse.training.train.train`
+"""``onparse train`` and ``onparse perplexity``: thin shells over :func:`onparse.lm.training.train.train`
 and :meth:`onparse.api.Parser.perplexity`."""
 import re
 from dataclasses import fields
 
 import click
 
-from .. import corpora
-from ..safeio import dumps, format_ppl
-from ..training.config import PRESETS, TrainConfig
+from ..text import corpora
+from ..files.safeio import dumps, format_ppl
+from ..lm.training.config import PRESETS, TrainConfig
 from .common import (INT_MAX, SEED_RANGE, device_option, model_option, no_verify_option, quiet_option,
                      threads_option)
 
@@ -115,7 +115,7 @@ def train_command(ctx, preset, corpus, valid, test, fmt, out, device, max_time, 
     Every hyperparameter option defaults to the preset's value.  Ctrl-C stops after saving
     (exit 130); --resume continues from where the run stopped.
     """
-    from ..training.train import RunOptions, settings, train
+    from ..lm.training.train import RunOptions, settings, train
 
     if out is not None and not out.strip():
         raise click.BadParameter("is empty: name a folder, or leave --out out for runs/PRESET", param_hint="--out")

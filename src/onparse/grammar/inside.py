@@ -28,8 +28,8 @@ import torch.nn.functional as F
 from torch import Tensor
 
 from ..errors import OnparseError
-from ..span_trees import cyk
-from ..trees import Span
+from ..trees.span_trees import cyk
+from ..trees.tree import Span
 
 #: The finite stand-in for log 0; anything below ``NEG / 2`` reads as impossible.
 NEG = -1e30
@@ -208,7 +208,7 @@ def labelled_marginals(rules: RankRules, lengths: Tensor) -> Tuple[Tensor, Tenso
 
 def mbr_spans(rules: RankRules, lengths: Tensor, marginals: Optional[Tensor] = None) -> List[List[Span]]:
     """Each sentence's minimum-Bayes-risk binary tree, as its spans of width >= 2 outermost
-    first: the tree maximising the sum of its span marginals (``onparse.span_trees.cyk``).
+    first: the tree maximising the sum of its span marginals (``onparse.trees.span_trees.cyk``).
     Works under ``torch.no_grad()``.  Cost: :func:`span_marginals` plus O(B n^3)."""
     if marginals is None:
         marginals = span_marginals(rules, lengths)

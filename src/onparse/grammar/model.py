@@ -23,7 +23,7 @@ import torch.nn.functional as F
 from torch import Tensor, nn
 
 from .config import GrammarConfig
-from ..span_trees import cyk
+from ..trees.span_trees import cyk
 from .inside import (LabelledTree, RankRules, full_rules_from_rank, labelled_marginals, rank_inside, sample,
                      span_labels, symbol_name)
 

@@ -1,0 +1,286 @@
+"""Checkpoint files: plain values and tensors only, so ``torch.load(weights_only=True)`` reads them.
+
+Layout of the saved dict::
+
+    {"format": "onparse-checkpoint", "version": 1,
+     "config": ModelConfig.to_dict(),          # rebuilds the model
+     "vocab": [words...],                      # Vocabulary.to_list()
+     "state_dict": {...},                      # model weights (averaged weights after ASGD)
+     "metadata": {...},                        # corpus, preset, seed, metrics, onparse version,
+                                               # "weights_sha256": weights_digest(state_dict)
+     "training": {...} or absent}              # optimiser/schedule/RNG state for --resume
+
+Files are written atomically (temporary file ``.onparse-PID-*.tmp`` in the same folder, then
+rename), with the mode a new file gets under the umask.
+
+Loading checks, before any model is built: the config is a valid ModelConfig whose sizes fit
+the file's tensors (a small file cannot make onparse allocate a huge model), the vocabulary
+has ``vocab_size`` words, the weights match their recorded SHA-256 (files written before the
+checksum existed have none and still load) and hold no NaN or infinity.
+"""
+import os
+import re
+import tempfile
+import textwrap
+import zipfile
+from typing import Any, Dict, Optional
+
+from ..errors import OnparseError
+from ..lm.config import ModelConfig
+from .safeio import new_file_mode, special_file
+from .weights import SCALE_SUFFIX, weights_digest
+
+FORMAT = "onparse-checkpoint"
+VERSION = 1
+#: Several models in one file, with the member trees to average (:mod:`onparse.files.bundle`); named
+#: here so that :func:`holds_model` knows every format.
+BUNDLE_FORMAT = "onparse-bundle"
+#: A student parser (:mod:`onparse.student.file`), likewise.
+STUDENT_FORMAT = "onparse-student"
+#: Metadata key of the weights' checksum (:func:`weights_digest`).
+DIGEST_KEY = "weights_sha256"
+#: Name pattern of the temporary files of an unfinished save (the writer's pid inside).
+TEMP_PATTERN = re.compile(r"\.onparse-(?:(\d+)-)?.*\.tmp")
+
+
+
+def save_checkpoint(path, *, config: Dict[str, Any], vocab, state_dict, metadata=None,
+                    training: Optional[Dict[str, Any]] = None) -> None:
+    """Write a checkpoint atomically.  ``config`` is ``ModelConfig.to_dict()``, ``vocab`` a
+    :class:`~onparse.text.vocab.Vocabulary` or list of words."""
+    blob = {
+        "format": FORMAT,
+        "version": VERSION,
+        "config": dict(config),
+        "vocab": vocab.to_list() if hasattr(vocab, "to_list") else list(vocab),
+        "state_dict": state_dict,
+        "metadata": {**dict(metadata or {}), DIGEST_KEY: weights_digest(state_dict)},
+    }
+    if training is not None:
+        blob["training"] = training
+    write_atomically(path, blob)
+
+
+def holds_model(path) -> bool:
+    """True when the file at ``path`` is an onparse checkpoint, bundle or student, whichever run wrote it
+    (the format name at the head of its pickle; reads a few hundred bytes, not the weights)."""
+    try:
+        if not os.path.isfile(path) or not zipfile.is_zipfile(path):
+            return False
+        with zipfile.ZipFile(path) as archive:
+            name = next((n for n in archive.namelist() if n.endswith("/data.pkl")), None)
+            if name is None:
+                return False
+            with archive.open(name) as handle:
+                head = handle.read(256)
+    except (OSError, zipfile.BadZipFile):
+        return False
+    return any(name.encode() in head for name in (FORMAT, BUNDLE_FORMAT, STUDENT_FORMAT))
+
+
+def write_atomically(path, blob: Dict[str, Any]) -> None:
+    """``torch.save`` ``blob`` to ``path`` through a temporary file in the same folder and a
+    rename, so a reader never sees half a file; straight into a :func:`onparse.files.safeio.special_file`
+    (``/dev/null``, a pipe), which a rename would replace."""
+    import torch
+
+    folder = os.path.dirname(os.path.abspath(path))
+    if special_file(path):
+        try:
+            with open(path, "wb") as handle:
+                torch.save(blob, handle)
+        except (OSError, RuntimeError) as err:          # /dev/full: torch reports it as RuntimeError
+            raise OnparseError(f"cannot write {path}: {_write_failure(err, folder)}") from None
+        return
+    try:
+        os.makedirs(folder, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix=f".onparse-{os.getpid()}-", suffix=".tmp", dir=folder)
+    except OSError as err:
+        raise OnparseError(f"cannot write {path}: {err.strerror or err}") from None
+    try:
+        os.fchmod(fd, new_file_mode())          # mkstemp's 0600 would hide the model from the group
+        with os.fdopen(fd, "wb") as handle:
+            torch.save(blob, handle)
+        os.replace(tmp, path)
+    except BaseException as err:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        if isinstance(err, (OSError, RuntimeError)):   # torch reports a full disk as RuntimeError
+            raise OnparseError(f"cannot write {path}: {_write_failure(err, folder)}") from None
+        raise
+
+
+def _write_failure(err: BaseException, folder: str) -> str:
+    """Why a save failed, in a few words (torch's own message is a C++ stack)."""
+    if isinstance(err, OSError) and err.strerror:
+        return err.strerror
+    try:
+        stats = os.statvfs(folder)
+        if stats.f_bavail * stats.f_frsize < (1 << 20):
+            return "no space left on device"
+    except OSError:
+        pass
+    failed = [line for line in str(err).splitlines() if "failed" in line]   # torch: "... file write failed"
+    return _short(failed[-1].strip()) if failed else first_line(err)
+
+
+def remove_stale_temp_files(folder: str) -> list:
+    """Delete the temporary files that killed saves left in ``folder`` (those whose writer is
+    no longer running); returns their names.  Call it while holding the folder's lock."""
+    removed = []
+    for name in sorted(os.listdir(folder)):
+        match = TEMP_PATTERN.fullmatch(name)
+        if match and not (match.group(1) and _alive(int(match.group(1)))):
+            try:
+                os.unlink(os.path.join(folder, name))
+                removed.append(name)
+            except OSError:
+                pass
+    return removed
+
+
+def _alive(pid: int) -> bool:
+    if pid == os.getpid():
+        return False                     # ours from before an exec cannot be in progress
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except (PermissionError, OverflowError, OSError):
+        return True                      # someone else's process: leave its file alone
+    return True
+
+
+def read_file(path, map_location="cpu") -> Any:
+    """What ``torch.load`` reads from ``path`` with ``weights_only`` (no code runs); a missing or
+    unreadable file is a one-line OnparseError."""
+    import torch
+
+    if not os.path.isfile(path):
+        raise OnparseError(f"checkpoint not found: {path}")
+    try:
+        return torch.load(path, map_location=map_location, weights_only=True)
+    except Exception as err:  # torch raises many types for a bad file
+        raise OnparseError(f"cannot read checkpoint {path}: not an onparse checkpoint ({_load_failure(err)})") from None
+
+
+def load_checkpoint(path, map_location="cpu", *, verify: bool = True) -> Dict[str, Any]:
+    """Read and validate a checkpoint; a missing, corrupt or foreign file is a one-line
+    OnparseError.  ``verify=False`` skips the weights' checksum (to rescue a damaged file)."""
+    return check_checkpoint(read_file(path, map_location), path, verify=verify)
+
+
+def check_checkpoint(blob: Any, path, *, verify: bool = True) -> Dict[str, Any]:
+    """``blob`` if it is a valid checkpoint dict read from ``path`` (see :func:`check_contents`)."""
+    if not isinstance(blob, dict) or blob.get("format") != FORMAT:
+        raise OnparseError(f"{path} is not an onparse checkpoint")
+    if blob.get("version") != VERSION:
+        raise OnparseError(f"{path}: unsupported checkpoint version {blob.get('version')!r}")
+    for key in ("config", "vocab", "state_dict"):
+        if key not in blob:
+            raise OnparseError(f"{path}: checkpoint lacks '{key}'")
+    check_contents(blob, path, verify=verify)
+    return blob
+
+
+def _short(line: str, width: int = 200) -> str:
+    """``line`` cut to ``width`` characters at a word boundary, never mid-word."""
+    return textwrap.shorten(line, width, placeholder=" ...")
+
+
+def first_line(err: BaseException) -> str:
+    lines = [line.strip() for line in str(err).splitlines() if line.strip()]
+    return _short(lines[0]) if lines else type(err).__name__
+
+
+# Lines of torch's weights-only message that say how to bypass the check, not what failed.
+_BOILERPLATE = ("weights only load failed", "weights_only", "check the documentation", "please file an issue")
+
+
+def _load_failure(err: BaseException) -> str:
+    """The useful part of torch.load's error: for a file that would run code, what it calls
+    (``unsupported GLOBAL posix.system``), which torch states after paragraphs of advice."""
+    text = str(err)
+    match = re.search(r"GLOBAL ([\w.]+)", text)
+    if match:
+        return f"unsupported GLOBAL {match.group(1)}: loading it would run code"
+    lines = [line.strip() for line in text.splitlines() if line.strip()]
+    useful = [line for line in lines if not any(b in line.lower() for b in _BOILERPLATE)]
+    return _short((useful or lines or [type(err).__name__])[0])
+
+
+def check_contents(blob: Dict[str, Any], path, *, verify: bool = True) -> None:
+    """Validate a checkpoint dict before anything is built from it (see the module docstring);
+    OnparseError naming ``path`` at the first problem.  ``verify``: compare the weights with
+    their recorded checksum."""
+    try:
+        config = ModelConfig.from_dict(blob["config"])
+    except (TypeError, ValueError) as err:
+        raise OnparseError(f"{path}: unusable model config ({first_line(err)})") from None
+
+    def shapes():                # called once the weights are known to be a dict of tensors
+        if config.n_layers > len(blob["state_dict"]):    # bounds the work of parameter_shapes()
+            raise OnparseError(f"{path}: config says {config.n_layers:,} layers, the file holds "
+                               f"{len(blob['state_dict'])} tensors")
+        return config.parameter_shapes()
+
+    check_parts(blob, config.vocab_size, shapes, path, verify=verify)
+
+
+def check_parts(blob: Dict[str, Any], vocab_size: int, shapes, path, *, verify: bool = True) -> None:
+    """The checks every model file shares, after its config was read: the vocabulary is
+    ``vocab_size`` words, the metadata a dict, the weights tensors of the ``shapes()`` the config
+    gives (name -> shape), matching their recorded checksum (unless not ``verify``), finite."""
+    vocab, meta = blob["vocab"], blob.get("metadata", {})
+    if not isinstance(vocab, (list, tuple)) or not all(isinstance(w, str) for w in vocab):
+        raise OnparseError(f"{path}: the vocabulary is not a list of words")
+    if len(vocab) != vocab_size:
+        raise OnparseError(f"{path}: the vocabulary has {len(vocab):,} words but the config says "
+                           f"vocab_size {vocab_size:,}")
+    if not isinstance(meta, dict):
+        raise OnparseError(f"{path}: metadata is a {type(meta).__name__}, not a dict")
+    weights = _checked_tensors(blob["state_dict"], path)
+    _check_shapes(shapes(), weights, path)
+    recorded = meta.get(DIGEST_KEY)
+    if recorded is not None and verify and recorded != weights_digest(weights):
+        raise OnparseError(f"{path}: the weights do not match their checksum (the file is damaged or was "
+                           "altered); pass --no-verify to load it anyway")
+    bad = [name for name, t in weights.items() if t.is_floating_point() and not bool(t.isfinite().all())]
+    if bad:
+        raise OnparseError(f"{path}: {len(bad)} weight tensor(s) hold NaN or infinite values ({bad[0]}, ...): "
+                           "the run that wrote it diverged")
+
+
+def _checked_tensors(state_dict, path) -> Dict[str, Any]:
+    """``state_dict`` if it maps names to tensors that each own their elements (a tensor with
+    zero strides could claim billions of elements from a few bytes)."""
+    import torch
+
+    if not isinstance(state_dict, dict) or not state_dict:
+        raise OnparseError(f"{path}: the weights are not a dict of tensors")
+    for name, tensor in state_dict.items():
+        if not isinstance(name, str) or not isinstance(tensor, torch.Tensor):
+            raise OnparseError(f"{path}: weight {name!r} is not a tensor")
+        if tensor.numel() * tensor.element_size() > tensor.untyped_storage().nbytes():
+            raise OnparseError(f"{path}: weight {name} claims more elements than the file holds")
+    return state_dict
+
+
+def _check_shapes(shapes: Dict[str, tuple], weights: Dict[str, Any], path) -> None:
+    """The config's parameter shapes (computed, not allocated) against the file's tensors."""
+    import torch
+
+    for name, shape in shapes.items():
+        if name not in weights:
+            raise OnparseError(f"{path}: the weights lack {name}")
+        if tuple(weights[name].shape) != shape:
+            raise OnparseError(f"{path}: the config does not fit the weights: {name} is "
+                               f"{tuple(weights[name].shape)} in the file, {shape} by the config")
+        tensor, scale = weights[name], weights.get(name + SCALE_SUFFIX)
+        # Weights are floating point, or int8 with one float scale per row (onparse.files.bundle).
+        if scale is None and not tensor.is_floating_point():
+            raise OnparseError(f"{path}: weight {name} is {tensor.dtype}, not floating point")
+        if scale is not None and (tensor.dtype != torch.int8 or not scale.is_floating_point()
+                                  or tuple(scale.shape) != (shape[0],)):
+            raise OnparseError(f"{path}: weight {name} is {tensor.dtype} with scales of shape {tuple(scale.shape)}: "
+                               f"expected int8 with {shape[0]} floating-point scales")

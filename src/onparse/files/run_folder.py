@@ -1,0 +1,228 @@
+"""The folder of a training run: its file names, its lock, and its metrics log.
+
+Files (rank 0 writes them): ``best.pt`` (best validation perplexity), ``last.pt`` (latest state
+plus what ``--resume`` needs), ``epoch-NNN.pt`` (each epoch's weights, with ``--keep-epochs``),
+``metrics.jsonl`` (one JSON object per event; non-finite numbers written as null), and while a
+run goes on the lock file ``.onparse.lock``.
+
+No torch here: :mod:`onparse.pictures.figures` reads run folders without it.
+"""
+import json
+import os
+import re
+import sys
+import time
+from typing import List, Optional
+
+from .checkpoint import remove_stale_temp_files
+from ..errors import OnparseError
+from .safeio import dumps
+
+BEST = "best.pt"
+LAST = "last.pt"
+METRICS = "metrics.jsonl"
+#: Per-epoch snapshots (``--keep-epochs``): ``epoch-001.pt`` ...
+EPOCH_SNAPSHOT = "epoch-{:03d}.pt"
+EPOCH_SNAPSHOT_RE = re.compile(r"epoch-\d{3,}\.pt")
+#: The lock file of a run folder: "pid N on host H since T" while a run is going, removed after.
+LOCK = ".onparse.lock"
+
+
+def run_files(folder: str) -> List[str]:
+    """The files of an onparse run in ``folder``: checkpoints, snapshots and the metrics log."""
+    try:
+        names = os.listdir(folder)
+    except OSError:
+        return []
+    return sorted(n for n in names if n in (BEST, LAST, METRICS) or EPOCH_SNAPSHOT_RE.fullmatch(n))
+
+
+def make_folder(out: str) -> None:
+    """Create the output folder (and its parents); a one-line OnparseError when impossible."""
+    if os.path.exists(out) and not os.path.isdir(out):
+        raise OnparseError(f"output path {out} exists and is not a folder")
+    try:
+        os.makedirs(out, exist_ok=True)
+    except OSError as err:
+        raise OnparseError(f"cannot create the output folder {out}: {err.strerror or err}") from None
+
+
+def refuse_old_run(out: str, overwrite: bool) -> None:
+    """A new run's check of its folder: one that holds any run file is refused unless
+    ``overwrite`` (not only ``last.pt``: a copied model must not be replaced either)."""
+    if os.path.exists(out) and not os.path.isdir(out):
+        raise OnparseError(f"output path {out} exists and is not a folder")
+    found = run_files(out)
+    if found and not overwrite:
+        what = "a run" if LAST in found else f"onparse files ({', '.join(found[:4])})"
+        raise OnparseError(f"{out} already holds {what}; pass --resume to continue a run, "
+                           "--overwrite to replace it, or choose another --out")
+
+
+def tidy(out: str, log: "MetricsLog", resume_step: Optional[int]) -> None:
+    """Remove what a killed run left in ``out``: temporary files of unfinished saves and, on a
+    resume from ``resume_step``, the records of ``log`` written after that step (they will be
+    written again).  Call it while holding the folder's lock."""
+    removed = remove_stale_temp_files(out)
+    if removed:
+        log.say(f"removed {len(removed)} temporary file(s) left by an interrupted save")
+    if resume_step is not None:
+        truncate_log(log.path, resume_step)
+
+
+def remove_run_files(out: str) -> None:
+    """Delete the run files of ``out`` (``--overwrite``: nothing of the old run survives)."""
+    for name in run_files(out):
+        os.unlink(os.path.join(out, name))
+
+
+# -- the lock ---------------------------------------------------------------------------------
+class FolderLock:
+    """An exclusive ``flock`` on ``folder/.onparse.lock``, held from :meth:`acquire` to
+    :meth:`release`; the file says who holds it (pid, host, start time) and is removed on release.
+
+    The lock belongs to the open file, so the kernel drops it when the process dies however it
+    dies (``kill -9`` included): a stale lock file never blocks the next run.  Where the file
+    system has no locks (some network mounts), the run goes on with a warning."""
+
+    def __init__(self, folder: str):
+        self.folder = folder
+        self.path = os.path.join(folder, LOCK)
+        self.fd: Optional[int] = None
+
+    def acquire(self, warn=None) -> "FolderLock":
+        try:
+            import fcntl
+        except ImportError:                  # not a Unix system: no lock
+            return self
+        while True:
+            try:
+                fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o666)
+            except OSError as err:
+                raise OnparseError(f"cannot create {self.path}: {err.strerror or err}") from None
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                holder = _lock_holder(fd)
+                os.close(fd)
+                raise OnparseError(f"{self.folder} is in use by another training run ({holder}); wait for "
+                                   "it to end or choose another --out") from None
+            except OSError as err:
+                os.close(fd)
+                if warn:
+                    warn(f"warning: cannot lock {self.path} ({err.strerror}): nothing stops a second run "
+                         "from writing into this folder")
+                return self
+            if _is_current(fd, self.path):
+                break
+            os.close(fd)                     # locked a file its holder removed as we opened it: again
+        self.fd = fd
+        import socket
+
+        stamp = time.strftime("%Y-%m-%d %H:%M:%S")
+        os.ftruncate(fd, 0)
+        os.write(fd, f"pid {os.getpid()} on {socket.gethostname()} since {stamp}\n".encode())
+        return self
+
+    def release(self) -> None:
+        if self.fd is None:
+            return
+        import fcntl
+
+        try:
+            os.unlink(self.path)             # while still locked: see _is_current
+        except OSError:
+            pass
+        fcntl.flock(self.fd, fcntl.LOCK_UN)
+        os.close(self.fd)
+        self.fd = None
+
+    def __enter__(self) -> "FolderLock":
+        return self.acquire()
+
+    def __exit__(self, *exc) -> bool:
+        self.release()
+        return False
+
+
+def _is_current(fd: int, path: str) -> bool:
+    """Whether ``fd`` is still the file at ``path`` (a releasing run removes it)."""
+    try:
+        mine, now = os.fstat(fd), os.stat(path)
+    except OSError:
+        return False
+    return (mine.st_dev, mine.st_ino) == (now.st_dev, now.st_ino)
+
+
+def _lock_holder(fd: int) -> str:
+    """What the holder wrote into the lock file, made safe to print on one line."""
+    try:
+        text = os.pread(fd, 200, 0).decode("utf-8", "replace")
+    except OSError:
+        text = ""
+    text = " ".join(text.split())
+    return "".join(c for c in text if c.isprintable()) or "a process that has not written its name yet"
+
+
+# -- the metrics log ---------------------------------------------------------------------------
+class MetricsLog:
+    """Messages to stderr (through tqdm so the bar stays intact) and JSON lines to the metrics
+    log, from rank 0 only."""
+
+    def __init__(self, path: Optional[str], enabled: bool):
+        self.enabled = enabled
+        self.path = path
+        self.printing = True
+
+    def say(self, message: str) -> None:
+        # A closed stderr (2>&-) silences the run, no more.
+        if self.enabled and self.printing and sys.stderr is not None:
+            from tqdm import tqdm
+
+            try:
+                tqdm.write(message, file=sys.stderr)
+            except OSError:
+                # A reader that went away (`train ... 2>&1 | head -1`) or a full disk under a log
+                # file stops the printing, never the training: metrics.jsonl keeps the record.
+                self.printing = False
+
+    def event(self, name: str, **values) -> None:
+        if self.enabled and self.path:
+            record = {"event": name, "time": round(time.time(), 3), **values}
+            try:
+                with open(self.path, "a", encoding="utf-8") as handle:
+                    handle.write(dumps(record) + "\n")
+            except OSError as err:
+                raise OnparseError(f"cannot write {self.path}: {err.strerror or err}") from None
+
+
+def truncate_log(path: str, step: int) -> int:
+    """Cut the metrics log at ``path`` before its first record of a step after ``step`` (the
+    checkpoint a resume starts from) or its first unreadable line (a write cut by a kill), so
+    that the resumed run records each epoch once.  Returns the number of lines removed."""
+    if not os.path.isfile(path):
+        return 0
+    keep, removed = 0, 0
+    with open(path, "rb") as handle:
+        for line in handle:
+            if removed or not _logged_by(line, step):
+                removed += 1
+            else:
+                keep += len(line)
+    if removed:
+        os.truncate(path, keep)
+    return removed
+
+
+def _logged_by(line: bytes, step: int) -> bool:
+    """Whether a metrics line is a whole record from at most ``step`` (records without a step,
+    like ``test``, go with the records around them)."""
+    try:
+        record = json.loads(line)
+    except ValueError:
+        return False
+    if not isinstance(record, dict) or not line.endswith(b"\n"):
+        return False
+    logged = record.get("step")
+    return not isinstance(logged, int) or logged <= step
+

@@ -1,0 +1,1 @@
+"""Gold trees: treebanks, tag sets, other languages' treebanks."""

@@ -1,0 +1,167 @@
+"""What a training run is: its hyperparameters (:class:`TrainConfig`), the named presets, and
+how one invocation runs (:class:`RunOptions`), and what it reports (:class:`TrainResult`).
+
+No torch here: the command line builds its options from these dataclasses at start-up.
+"""
+import math
+from dataclasses import dataclass, field, fields, replace
+from typing import Any, Dict, Optional
+
+from ...errors import OnparseError
+from ..config import DictConfig, ModelConfig, known_fields
+from ...sizes import check_sizes
+
+
+def _opt(default, help_text):
+    return field(default=default, metadata={"help": help_text})
+
+
+@dataclass(frozen=True)
+class TrainConfig(DictConfig):
+    """Every hyperparameter of a run (the defaults are the paper's).  Unknown keys are errors
+    (:meth:`from_dict`); ``onparse train`` exposes each field as ``--field-name``."""
+
+    WHAT = "training config"
+
+    # model (onparse.lm.model.ModelConfig)
+    embedding_size: int = _opt(400, "embedding size (= size of the last layer, tied decoder)")
+    hidden_size: int = _opt(1150, "hidden size of every layer but the last")
+    n_layers: int = _opt(3, "number of ON-LSTM layers")
+    chunk_size: int = _opt(10, "neurons per master level (chunk size C)")
+    dropout_word: float = _opt(0.1, "embedding dropout (drops whole word types)")
+    dropout_input: float = _opt(0.5, "locked dropout on the embedding output")
+    dropout_hidden: float = _opt(0.3, "locked dropout between layers")
+    dropout_output: float = _opt(0.45, "locked dropout on the last layer's output")
+    dropconnect: float = _opt(0.45, "DropConnect on the recurrent weights")
+    # vocabulary
+    max_vocab: int = _opt(10000, "largest vocabulary, <unk> and <eos> included (0: no limit)")
+    min_count: int = _opt(1, "least count of a training word to enter the vocabulary")
+    # optimisation
+    batch_size: int = _opt(20, "parallel training streams (over all processes)")
+    bptt: int = _opt(70, "mean BPTT window length")
+    lr: float = _opt(30.0, "SGD learning rate")
+    clip: float = _opt(0.25, "gradient norm clipping (0: none)")
+    weight_decay: float = _opt(1.2e-6, "weight decay")
+    alpha: float = _opt(2.0, "activation regularisation (AR) weight")
+    beta: float = _opt(1.0, "temporal activation regularisation (TAR) weight")
+    nonmono: int = _opt(5, "switch to averaged SGD when validation has not improved for this many checks")
+    epochs: int = _opt(1000, "number of epochs")
+    eval_batch_size: int = _opt(10, "streams for validation and test perplexity")
+    seed: int = _opt(1111, "random seed")
+
+    def __post_init__(self):
+        for f in fields(self):
+            value = getattr(self, f.name)
+            kind = float if f.type in (float, "float") else int
+            if isinstance(value, bool) or not isinstance(value, (int, float) if kind is float else int):
+                raise ValueError(f"{f.name} must be {'a number' if kind is float else 'an integer'}, got {value!r}")
+            if not math.isfinite(value):     # inf and nan pass every comparison below
+                raise ValueError(f"{f.name} must be a finite number, got {value!r}")
+        positive = ("embedding_size", "hidden_size", "n_layers", "chunk_size", "min_count", "batch_size",
+                    "bptt", "epochs", "eval_batch_size")
+        for name in positive:
+            if getattr(self, name) < 1:
+                raise ValueError(f"{name} must be at least 1, got {getattr(self, name)}")
+        if not self.lr > 0:
+            raise ValueError(f"lr must be positive, got {self.lr}")
+        for name in ("clip", "weight_decay", "alpha", "beta", "nonmono", "seed", "max_vocab"):
+            if getattr(self, name) < 0:
+                raise ValueError(f"{name} must not be negative, got {getattr(self, name)}")
+        for name in ("dropout_word", "dropout_input", "dropout_hidden", "dropout_output", "dropconnect"):
+            if not 0.0 <= getattr(self, name) < 1.0:
+                raise ValueError(f"{name} must be a probability in [0, 1), got {getattr(self, name)}")
+        for name in ("embedding_size", "hidden_size") if self.n_layers > 1 else ("embedding_size",):
+            if getattr(self, name) % self.chunk_size:
+                raise ValueError(f"{name} {getattr(self, name)} is not a multiple of chunk_size {self.chunk_size}")
+        # The model's size bounds, before any corpus is read (and before torch is imported).
+        check_sizes(self.max_vocab or 1, self.embedding_size, self.hidden_size, self.n_layers, self.chunk_size)
+
+    def model_config(self, vocab_size: int):
+        """The :class:`onparse.lm.model.ModelConfig` of this run for a vocabulary of ``vocab_size``:
+        every field of the model's config but ``vocab_size`` is read from the field of the same
+        name here (a model field without one here is an AttributeError, not a silent default)."""
+
+        shared = {f.name: getattr(self, f.name) for f in fields(ModelConfig) if f.name != "vocab_size"}
+        return ModelConfig(vocab_size=vocab_size, **shared)
+
+    @property
+    def vocab_limit(self) -> Optional[int]:
+        """``max_vocab`` as :meth:`Vocabulary.build` takes it (None: no limit)."""
+        return self.max_vocab or None
+
+    def with_overrides(self, overrides: Dict[str, Any]) -> "TrainConfig":
+        """A copy with some fields replaced; unknown names raise ``ValueError``."""
+        return replace(self, **known_fields(TrainConfig, overrides, "training options"))
+
+
+#: Named starting points; every field can still be overridden.
+PRESETS: Dict[str, TrainConfig] = {
+    # onlstm.md section 2 (25M parameters with PTB's 10k vocabulary).  The bundled model is this
+    # preset at embedding 300 / hidden 600 (9.4M parameters, under the package's 20 MB in fp16;
+    # research/train_default.sh).
+    "paper": TrainConfig(),
+    # A CPU-sized model: an epoch of the embedded WSJ text (290k tokens) in a few minutes on two
+    # cores.  Batch 20 as in the paper: on this little text, more and smaller steps learn faster
+    # per token than batch 64 at about the same tokens/s.  The paper's dropout rates: lower ones
+    # (0.3/0.2/0.3, DropConnect 0.3) reach a lower perplexity sooner but induce worse trees
+    # (all-lengths F1 36.9 over 3 seeds after 70 epochs, against 40.2 over 5 seeds after 15 with
+    # these; README, "How the bundled model was made").
+    "small": TrainConfig(embedding_size=200, hidden_size=400, n_layers=3, chunk_size=10,
+                         dropout_word=0.1, dropout_input=0.5, dropout_hidden=0.3, dropout_output=0.45,
+                         dropconnect=0.45, max_vocab=10000, batch_size=20, bptt=70, epochs=15),
+    # Seconds on a small file: for tests and smoke runs.  Two layers: plain SGD takes a model
+    # this small off the unigram plateau in a few epochs with two layers, not with three.
+    "tiny": TrainConfig(embedding_size=32, hidden_size=32, n_layers=2, chunk_size=4,
+                        dropout_word=0.05, dropout_input=0.1, dropout_hidden=0.1, dropout_output=0.1,
+                        dropconnect=0.1, max_vocab=2000, batch_size=4, bptt=10, lr=10.0,
+                        nonmono=3, epochs=3, eval_batch_size=4),
+}
+
+
+def preset(name: str) -> TrainConfig:
+    """The preset called ``name`` (``paper``, ``small``, ``tiny``)."""
+    try:
+        return PRESETS[name]
+    except KeyError:
+        raise OnparseError(f"unknown preset '{name}'; known: {', '.join(PRESETS)}") from None
+
+
+@dataclass(frozen=True)
+class RunOptions:
+    """How to run (not part of the run's identity, so free to change on ``--resume``)."""
+
+    out: str
+    device: str = "auto"                 # auto | cpu | cuda | cuda:N
+    max_time: Optional[float] = None     # seconds of this invocation
+    max_steps: Optional[int] = None      # optimiser steps in total, over resumes
+    resume: bool = False
+    overwrite: bool = False
+    progress: Optional[bool] = None      # tqdm bar; None: when stderr is a terminal
+    amp: bool = True                     # bf16 autocast on CUDA
+    threads: Optional[int] = None        # CPU threads of this process (None: torch's default)
+    init_from: Optional[str] = None      # checkpoint whose vocabulary and weights a new run starts from
+    checkpoint_every: Optional[float] = None  # seconds between mid-epoch saves of last.pt (None: epoch ends only)
+    keep_epochs: bool = False            # also keep every epoch's weights as epoch-NNN.pt
+    verify: bool = True                  # compare loaded weights with their checksum (--no-verify: False)
+
+
+@dataclass
+class TrainResult:
+    """What a finished (or stopped) run reports."""
+
+    out: str
+    stop_reason: str                     # epochs | max_time | max_steps | interrupted
+    epochs: int                          # completed epochs
+    steps: int
+    best_valid_ppl: Optional[float]
+    best_epoch: Optional[int]
+    test_ppl: Optional[float]
+    tokens_per_s: Optional[float]
+    best_path: Optional[str] = None      # best.pt, once a validation has been saved
+    is_main: bool = True                 # rank 0 (the one that writes and reports)
+    model: Any = None                    # the trained ONLSTMLanguageModel (raw weights)
+
+    def summary(self) -> Dict[str, Any]:
+        keys = ("out", "stop_reason", "epochs", "steps", "best_valid_ppl", "best_epoch", "test_ppl", "tokens_per_s",
+                "best_path")
+        return {k: getattr(self, k) for k in keys}

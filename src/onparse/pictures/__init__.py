@@ -1,0 +1,1 @@
+"""Pictures: the terminal view of a sentence and the matplotlib figures."""

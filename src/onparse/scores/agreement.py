@@ -1,0 +1,99 @@
+"""Choosing members without gold trees: how much each member's trees agree with the others'.
+
+A bundle averages the trees of several *members* (model, layer, decoder; :mod:`onparse.files.bundle`).
+Which members to average must not be chosen by gold trees when the scores are to be reported
+(PROTOCOL.md); this module gives an unsupervised criterion, computed on unlabelled sentences.
+
+**Agreement of two trees.** Two binary trees of one sentence of ``n >= 3`` words each have
+``n - 2`` *non-trivial* spans (neither one word nor the whole sentence); their agreement is the
+share of those spans they have in common, from 0 to 1 (for binary trees it equals their
+unlabelled span F1).  Sentences of fewer than 3 words have no non-trivial span and are skipped.
+
+**A member's score.** ``A(m)`` is the mean, over the sentences, of m's mean agreement with every
+member of the *other* groups (in a bundle, a group is a model, i.e. a training seed): comparing
+only across seeds keeps a seed's members from voting for each other.  When every member belongs
+to one group, each is compared with every other member instead.
+
+**Selection.** :func:`select` keeps the ``ceil(K / 2)`` members of highest score (ties: the
+earlier member), ordered by score, highest first -- so the most central member comes first and
+breaks the ties of the average (:mod:`onparse.trees.average`).
+
+>>> a = (("the", "cat"), ("sat", "down"))
+>>> b = ((("the", "cat"), "sat"), "down")
+>>> tree_agreement(a, b)          # n = 4: non-trivial spans {(0,2), (2,4)} and {(0,2), (0,3)}
+0.5
+>>> agreement_scores([[a, a, b]], groups=[0, 1, 2])
+[0.75, 0.75, 0.5]
+>>> select([0.75, 0.75, 0.5])
+[0, 1]
+"""
+from __future__ import annotations
+
+import math
+from typing import Hashable, List, Optional, Sequence
+
+from ..trees.tree import Tree, leaves, tree_spans
+
+#: The shortest sentence with a non-trivial span (a binary tree of n words has n - 2 of them).
+MIN_WORDS = 3
+
+
+def nontrivial_spans(tree: Tree) -> set:
+    """The spans of ``tree`` that cover at least two words but not the whole sentence."""
+    n = len(leaves(tree))
+    return {s for s in tree_spans(tree) if s != (0, n)}
+
+
+def tree_agreement(a: Tree, b: Tree) -> Optional[float]:
+    """Share of the non-trivial spans of binary trees ``a`` and ``b`` (same words) that they
+    share; None when the sentence has fewer than 3 words.  Raises ValueError when the trees'
+    words differ."""
+    words = leaves(a)
+    if leaves(b) != words:
+        raise ValueError("the trees do not cover the same words")
+    n = len(words)
+    if n < MIN_WORDS:
+        return None
+    return len(nontrivial_spans(a) & nontrivial_spans(b)) / (n - 2)
+
+
+def agreement_scores(member_trees: Sequence[Sequence[Tree]], groups: Sequence[Hashable]) -> List[float]:
+    """``A(m)`` of each member (module docstring).
+
+    ``member_trees``: per sentence, the K members' trees (in member order); ``groups``: K group
+    keys (the model of each member).  Sentences of fewer than 3 words, or with a missing tree,
+    are skipped.  Cost: O(K^2 n) per sentence of n words.  Raises ValueError when K < 2 or no
+    sentence has 3 words."""
+    k = len(groups)
+    if k < 2:
+        raise ValueError("agreement needs at least two members")
+    several = len(set(groups)) > 1
+    peers = [[j for j in range(k) if j != i and (not several or groups[j] != groups[i])] for i in range(k)]
+    totals, counted = [0.0] * k, 0
+    for index, trees in enumerate(member_trees):
+        if len(trees) != k:
+            raise ValueError(f"sentence {index + 1}: {len(trees)} trees for {k} members")
+        if any(t is None for t in trees) or len(leaves(trees[0])) < MIN_WORDS:
+            continue
+        n = len(leaves(trees[0]))
+        spans = []
+        for t in trees:
+            if leaves(t) != leaves(trees[0]):
+                raise ValueError(f"sentence {index + 1}: member trees do not cover the same words")
+            spans.append(nontrivial_spans(t))
+        for i in range(k):
+            totals[i] += sum(len(spans[i] & spans[j]) for j in peers[i]) / (len(peers[i]) * (n - 2))
+        counted += 1
+    if not counted:
+        raise ValueError("no sentence of at least 3 words to measure agreement on")
+    return [t / counted for t in totals]
+
+
+def select(scores: Sequence[float], keep: Optional[int] = None) -> List[int]:
+    """Indices of the ``keep`` (default ``ceil(K / 2)``) highest scores, highest first; equal
+    scores keep their order."""
+    if keep is None:
+        keep = math.ceil(len(scores) / 2)
+    if not 1 <= keep <= len(scores):
+        raise ValueError(f"cannot keep {keep} of {len(scores)} members")
+    return sorted(range(len(scores)), key=lambda i: (-scores[i], i))[:keep]

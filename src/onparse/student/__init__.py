@@ -1,0 +1,1 @@
+"""The student kind (onparse distill): a span parser trained on a teacher's trees."""

@@ -1,0 +1,1 @@
+"""Where words come from: tokenisation, vocabularies, corpora, held-out splits, NLTK data."""
