@@ -106,7 +106,7 @@ def main(argv=None) -> int:
     from onparse.files.bundle import save_bundle
     from onparse.files.checkpoint import load_checkpoint
     from onparse.text.corpora import load_corpus, make_spec
-    from onparse.lm.perplexity import measure
+    import onparse
 
     blobs = {path: load_checkpoint(path) for path in args.checkpoints}
     valid = {path: blob["metadata"].get("valid_ppl") for path, blob in blobs.items()}
@@ -120,8 +120,8 @@ def main(argv=None) -> int:
     for path in order:
         # The runs given here are the script's to trust: their recorded corpus is measured by name.
         source = blobs[path]["metadata"]["corpus"]["source"]
-        result, described = measure(path, source, "test", threads=None)
-        tests[path] = (result.perplexity, described)
+        result = onparse.load(path, "auto").perplexity(source, "test")[0]
+        tests[path] = (result.perplexity, result.corpus)
     corpus = load_corpus(make_spec(blobs[order[0]]["metadata"]["corpus"]["source"]))
     sentences = corpus.valid
 

@@ -15,9 +15,10 @@ from onparse.trees.average import average_trees_batch
 from onparse.cli import main
 from onparse.student.distill import TEACHER_TREES, default_run_dir
 from onparse.errors import OnparseError
-from onparse.members import Member, MemberError, check_member, grid, student_member
+from onparse.members import Member, MemberError, grid
 from onparse.student.config import DistillSettings
-from onparse.student.file import check_student, load_student
+from onparse.student.file import check_student
+from onparse.student.kind import load_student
 from onparse.trees.tree import to_brackets, tree_spans
 
 pytestmark = pytest.mark.usefixtures("one_thread")
@@ -86,19 +87,20 @@ def test_student_file_records_its_teachers_and_text(setup):
 
 def test_student_member_in_induce_eval_show(setup, tmp_path):
     student = load(setup["student"])
-    assert student.members == [student_member(0)] and student.members[0].label() == "student"
+    assert student.members == [Member(0, 1, "cyk")] and student.members[0].label() == "student"
     sentence = "the big dog saw a cat near the house ."
     tree = student.parse_one(sentence)
     assert tree.leaves() == ["the", "big", "dog", "saw", "a", "cat", "near", "the", "house"]
     out = run("induce", "-", "-m", setup["student"], input=sentence + "\n\n")
     assert out.exit_code == 0, out.output
     assert out.stdout.splitlines() == [to_brackets(student.trees(student.tokens([sentence]))[0]), ""]
-    # --layer / --decode have nothing to choose in a student: its member stays.
-    assert run("induce", "-", "-m", setup["student"], "--layer", "1,2", input=sentence).stdout == out.stdout.splitlines()[0] + "\n"
+    # --layer has nothing to choose in a student: refused, not ignored (issue 41.9).
+    refused = run("induce", "-", "-m", setup["student"], "--layer", "1,2", input=sentence)
+    assert refused.exit_code == 2 and "--layer does not apply: a student has no layers to choose from" in refused.output
     jsonl = json.loads(run("induce", "-", "-m", setup["student"], "--format", "jsonl", input=sentence).stdout)
     assert jsonl["distances"] is None and jsonl["tokens"][0] == "the"
     shown = run("show", "-", "-m", setup["student"], input=sentence)
-    assert shown.exit_code == 0 and "induced tree: the student's (CYK" in shown.output
+    assert shown.exit_code == 0 and "induced tree: the student's; bars: the size of the constituent split" in shown.output
     assert "split size per word" in shown.output
     gold = tmp_path / "gold.txt"
     gold.write_text("((the (big dog)) (saw ((a cat) (near (the house)))))\n")
@@ -109,7 +111,7 @@ def test_student_member_in_induce_eval_show(setup, tmp_path):
 
 def test_student_averaged_with_language_models(setup):
     both = load([setup["teacher"], setup["student"]], voters=["right"], ties="right")
-    assert both.members == [Member(0, 2, "onlstm"), student_member(1)]
+    assert both.members == [Member(0, 2, "onlstm"), Member(1, 1, "cyk")]
     lines = open(setup["text"], encoding="utf-8").read().splitlines()[:40]
     tokens = both.tokens(lines)
     per_member = both.member_trees(tokens)
@@ -119,7 +121,7 @@ def test_student_averaged_with_language_models(setup):
     assert both.trees(tokens) == list(expected)
     # A grid over every layer keeps the student's one member.
     assert both.with_grid("all", ["split"]).members == [Member(0, 1, "split"), Member(0, 2, "split"),
-                                                         Member(0, 3, "split"), student_member(1)]
+                                                         Member(0, 3, "split"), Member(1, 1, "cyk")]
 
 
 def _right(tokens):
@@ -136,7 +138,7 @@ def test_bundles_hold_students(setup, tmp_path):
         path = tmp_path / f"bundle-{weights}.pt"
         both.save_bundle(path, weights=weights)
         again = load(path)
-        assert again.members == both.members and [m.n_layers for m in again.models] == [3, None]
+        assert again.members == both.members and [m.kind for m in again.models] == ["language model", "student"]
         if weights == "float32":
             assert again.trees(again.tokens(lines)) == both.trees(both.tokens(lines))
     info = run("info", "-m", tmp_path / "bundle-float32.pt")
@@ -227,7 +229,8 @@ def test_bad_input_is_one_line(setup, tmp_path, case):
     assert len(lines) == 1 and lines[0].startswith("error:"), out.output
     expected = {"empty": "no sentence of at least 2 words", "one-word lines": "no sentence of at least 2 words",
                 "unknown words": "100% of the words", "not a model": "not an onparse checkpoint",
-                "student as perplexity": "is a student parser", "student distances": "is a student parser",
+                "student as perplexity": "is a student: it has no perplexity",
+                "student distances": "is a student: it has no distances",
                 "missing text": "nowhere.txt"}[case]
     assert expected in lines[0]
     assert not os.path.exists(tmp_path / "s.pt")
@@ -240,14 +243,24 @@ def test_usage_errors_exit_2(setup, tmp_path):
     assert out.exit_code == 2
 
 
-def test_members_of_students_are_checked():
-    assert check_member(student_member(1), None) == student_member(1)
-    with pytest.raises(MemberError, match="is a student parser"):
-        check_member(Member(0, 2, "onlstm"), None)
-    with pytest.raises(MemberError, match="is a language model, not a student"):
-        check_member(student_member(0), 3)
-    assert grid([None, None], [5], "all") == [student_member(0), student_member(1)]
-    assert Member.from_dict({"model": 2, "layer": 1, "decoder": "cyk"}) == student_member(2)
+def test_members_of_students_are_checked_by_their_kind(setup):
+    lm, student = load([setup["teacher"], setup["student"]], "cpu").models
+    assert student.member(1, 1, "cyk") == Member(1, 1, "cyk") and student.member(1, 1, "cyk").label(2) == "model 2 student"
+    with pytest.raises(MemberError, match="model 1 is a student: it has no layers to choose from"):
+        student.member(0, 2, "cyk")
+    with pytest.raises(MemberError, match="model 1 is a student: its decoder is one of cyk, not 'onlstm'"):
+        student.member(0, 1, "onlstm")
+    with pytest.raises(MemberError, match="model 1 is a language model: unknown decoder 'cyk'"):
+        lm.member(0, 2, "cyk")
+    # Options that apply to no model of the parser are refused, not ignored (issue 41.9) ...
+    with pytest.raises(MemberError, match="--layer does not apply: a student has no layers"):
+        grid([student, student], [5], None)
+    with pytest.raises(MemberError, match="no model here has a decoder named 'split': choose from cyk"):
+        grid([student], None, ["split"])
+    # ... and those that apply to some models are left to them.
+    assert grid([lm, student], [1], ["split"]) == [Member(0, 1, "split"), Member(1, 1, "cyk")]
+    assert grid([student, student], None, "all") == [Member(0, 1, "cyk"), Member(1, 1, "cyk")]
+    assert Member.from_dict({"model": 2, "layer": 1, "decoder": "cyk"}) == Member(2, 1, "cyk")
 
 
 def test_damaged_student_files_are_refused(setup, tmp_path):

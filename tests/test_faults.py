@@ -21,7 +21,7 @@ from click.testing import CliRunner
 import onparse.lm.training.train as train_module
 from conftest import save_tiny_checkpoint, write_corpus
 from onparse.files.checkpoint import DIGEST_KEY, load_checkpoint, remove_stale_temp_files
-from onparse.lm.model import load_model
+from onparse.lm.kind import load_model
 from onparse.files.weights import weights_digest
 from onparse.cli import main
 from onparse.lm.distances import resolve_device, sentence_distances

@@ -26,7 +26,8 @@ def test_info_on_a_checkpoint(checkpoint):
     lines = result.stdout.splitlines()
     assert lines[0] == f"model: {checkpoint}"
     assert lines[1].startswith(f"file: {checkpoint} (") and lines[1].endswith("MB, float32 weights)")
-    assert lines[2].startswith("architecture: 3 ON-LSTM layers of 24/24/16 units, chunk size 4, embedding 16")
+    assert lines[2] == "kind: language model"
+    assert lines[3].startswith("architecture: 3 ON-LSTM layers of 24/24/16 units, chunk size 4, embedding 16")
     assert "training: corpus wsj, preset tiny, seed 7, 12 epochs, 3,456 steps, averaged SGD weights" in lines
     assert "perplexity: valid 123.46" in lines
     as_json = json.loads(CliRunner().invoke(main, ["info", "-m", str(checkpoint), "--json"]).stdout)

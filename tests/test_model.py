@@ -405,7 +405,7 @@ def test_fused_loss_with_several_pending_backwards_and_without_grad():
 
 def test_checkpoint_round_trip(tmp_path):
     from onparse.files.checkpoint import save_checkpoint
-    from onparse.lm.model import load_model
+    from onparse.lm.kind import load_model
     from onparse.text.vocab import Vocabulary
 
     words = ["<unk>", "<eos>"] + [f"w{i}" for i in range(21)]

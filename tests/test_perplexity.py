@@ -13,12 +13,12 @@ import onparse
 from onparse.members import Member
 from onparse.files.bundle import save_bundle
 from onparse.files.checkpoint import load_checkpoint, save_checkpoint
-from onparse.lm.model import load_model
+from onparse.lm.kind import load_model
 from onparse.cli import main
 from onparse.text.corpora import make_spec
 from onparse.errors import OnparseError
 from onparse.lm.model import ModelConfig, ONLSTMLanguageModel
-from onparse.lm.perplexity import measure, measure_model
+from onparse.lm.perplexity import measure_model
 from onparse.files.pretrained import default_model_path
 from onparse.text.vocab import Vocabulary
 
@@ -75,25 +75,25 @@ def test_measure_model_is_the_mean_cross_entropy_of_the_stream(files):
     assert result.tokens == len(ids) - 1 and result.sentences == 3 and result.corpus == "text.txt"
     assert result.loss == pytest.approx(expected, rel=1e-5)
     assert result.perplexity == pytest.approx(math.exp(expected), rel=1e-5)
-    # measure(path) is measure_model over the loaded file.
-    by_path, described = measure(files["one"], files["text"], batch_size=1, bptt=1000, device="cpu")
-    assert described == "text.txt" and by_path == result
+    # The parser's perplexity is measure_model over the loaded file.
+    by_path = onparse.load(files["one"], "cpu").perplexity(files["text"], batch_size=1, bptt=1000)
+    assert by_path == [result]
 
 
 def test_parser_perplexity_gives_one_result_per_model(files):
     # The models record files as their corpus; a model names a corpus, it does not choose what is read.
     parser = onparse.load(files["bundle"], "cpu")
-    for attempt in (lambda: measure(files["one"], device="cpu"), parser.perplexity):
+    for attempt in (onparse.load(files["one"], "cpu").perplexity, parser.perplexity):
         with pytest.raises(OnparseError, match="onparse opens no path that a model names: pass --corpus FILE"):
             attempt()
     test = os.path.join(os.path.dirname(files["text"]), "test.txt")
-    single = [measure(files[k], test, device="cpu")[0] for k in ("one", "two")]
+    single = [onparse.load(files[k], "cpu").perplexity(test)[0] for k in ("one", "two")]
     assert single[0].corpus == "test.txt" and single[0].sentences == 3
     assert single[0].loss != single[1].loss
     assert parser.perplexity(test) == single                          # each model of the bundle
     on_text = parser.perplexity(files["text"], batch_size=2)
     assert [r.corpus for r in on_text] == ["text.txt", "text.txt"]
-    assert on_text == [measure(files[k], files["text"], batch_size=2, device="cpu")[0] for k in ("one", "two")]
+    assert on_text == [onparse.load(files[k], "cpu").perplexity(files["text"], batch_size=2)[0] for k in ("one", "two")]
     assert onparse.load(files["one"], "cpu").perplexity(files["text"], batch_size=2) == on_text[:1]
 
 

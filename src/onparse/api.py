@@ -5,17 +5,17 @@
 >>> parser.parse_one("The cat sat on the mat.")           # doctest: +SKIP
 Tree('X', [Tree('X', ['The', 'cat']), Tree('X', ['sat', Tree('X', ['on', Tree('X', ['the', 'mat'])])])])
 
-A parser holds one or more models -- language models, or *students* of ``onparse distill``
-(:mod:`onparse.student.distill`), whose one member is their CYK tree -- and one or more *members* (model,
+A parser holds one or more models of any kind (:class:`onparse.kinds.ParsingModel`: ON-LSTM
+language models, students of ``onparse distill``, grammars), one or more *members* (model,
 layer, decoder; :class:`onparse.members.Member`), and optionally *voters*, baseline trees that join the average
-(:data:`onparse.trees.baselines.VOTER_KINDS`).  With one member and no voter a sentence's tree is that
+(:data:`onparse.baselines.VOTER_KINDS`).  With one member and no voter a sentence's tree is that
 member's tree; otherwise it is the average of the members' and voters' trees, ties broken by the
-parser's tie rule (:mod:`onparse.trees.average`).  The command line is a thin shell over this class.
+parser's tie rule (:mod:`onparse.average`).  The command line is a thin shell over this class.
 
 Trees are returned as binary :class:`nltk.Tree` objects: every internal node is labelled
 ``X`` and has two children; leaves are the sentence's tokens as given (a one-word sentence is
 ``Tree('X', [word])``).  Internally, and in :meth:`Parser.trees`, a tree is a nested tuple of
-tokens (:mod:`onparse.trees.tree`).
+tokens (:mod:`onparse.trees`).
 """
 from __future__ import annotations
 
@@ -25,24 +25,21 @@ from typing import Any, Dict, Iterable, Iterator, List, Optional, Sequence, Tupl
 
 from nltk.parse.api import ParserI
 
+from .devices import resolve_device
+from .errors import OnparseError
+from .files.bundle import bundle_members, bundle_voting, is_bundle, load_model_file, models_of, save_models
+from .files.pretrained import DEFAULT_NAME, resolve
+from .kinds import ParsingModel
+from .lm.kind import LanguageModel
+from .members import DEFAULT_DECODER, DEFAULT_LAYER, GATES, Member, checked, grid
+from .progress import Progress
 from .scores.agreement import MIN_WORDS, agreement_scores
+from .scores.metrics import evaluate
+from .student.distill import distill
+from .text.tokens import DEFAULT_PUNCT, PUNCT_POLICIES, Preprocessor
+from .gold.treebank import Gold, load_gold
 from .trees.average import DEFAULT_TIES, average_trees_batch, check_ties
 from .trees.baselines import check_voters, voter_tree
-from .files.bundle import bundle_voting, load_model_file, save_models
-from .trees.decode import decode
-from .lm.distances import resolve_device, sentence_distances
-from .student.distill import distill
-from .errors import OnparseError
-from .members import DEFAULT_DECODER, DEFAULT_LAYER, GATES, Member, check_layer, check_member, grid, student_member
-from .scores.metrics import evaluate
-from .lm.model import LoadedModel, model_from_blob
-from .lm.perplexity import measure_model
-from .files.pretrained import DEFAULT_NAME, resolve
-from .progress import Progress
-from .student.model import student_trees
-from .student.file import is_student, student_from_blob
-from .text.tokens import DEFAULT_PUNCT, PUNCT_POLICIES, Preprocessor, normalize_word
-from .gold.treebank import Gold, load_gold
 
 #: Label of every internal node of the nltk trees a parser returns.
 NODE_LABEL = "X"
@@ -61,11 +58,11 @@ def load(model: Union[None, str, os.PathLike, Sequence[Union[str, os.PathLike]]]
     ``model``: None (the model bundled with onparse), a checkpoint, student or bundle path, or a
     list of them (their trees are averaged; None in the list is the bundled model).  ``device``: ``auto`` (a GPU when there is one), ``cpu``,
     ``cuda`` or ``cuda:N``.  ``layers`` / ``decoders``: read trees off these layers (1-based, or
-    ``"all"``) with these decoders (:data:`onparse.trees.decode.DECODERS`, or ``"all"``), for every
+    ``"all"``) with these decoders (:data:`onparse.decode.DECODERS`, or ``"all"``), for every
     model; by default a bundle's own members and layer 2 with the paper's decoder for a
     checkpoint (:func:`onparse.members.grid`).  ``voters``: baseline trees
-    that join the average (``["right"]``; :data:`onparse.trees.baselines.VOTER_KINDS`) and ``ties``:
-    the average's tie rule (:data:`onparse.trees.average.TIES`); by default the first bundle's own,
+    that join the average (``["right"]``; :data:`onparse.baselines.VOTER_KINDS`) and ``ties``:
+    the average's tie rule (:data:`onparse.average.TIES`); by default the first bundle's own,
     else none and ``first``.  ``batch_size``: sentences per batch (default 64 on CPU, 512 on GPU).
     ``verify=False`` loads files whose weights do not match their recorded checksum.
 
@@ -78,41 +75,37 @@ def load(model: Union[None, str, os.PathLike, Sequence[Union[str, os.PathLike]]]
         if not paths:
             raise OnparseError("no model given")
     dev = resolve_device(device)
-    models, names, own_members, metadata, voting = [], [], [], None, None
+    models: List[ParsingModel] = []
+    names: List[str] = []
+    own_members: List[Member] = []
+    metadata, voting = None, None
     for path in paths:
         file = resolve(None if path is None else os.fspath(path))
         name = DEFAULT_NAME if path is None else os.fspath(path)
         blob = load_model_file(file, verify=verify)
         offset = len(models)
-        if "models" in blob:  # a bundle
-            for i, entry in enumerate(blob["models"]):
-                models.append(_from_blob(entry, file, dev))
-                names.append(f"{name} [{i + 1}]")
-            own_members += [Member(m["model"] + offset, m["layer"], m["decoder"]) for m in blob["members"]]
-            meta = dict(blob.get("metadata") or {})
+        loaded = models_of(blob, file, dev)
+        if is_bundle(blob):
+            names += [f"{name} [{i + 1}]" for i in range(len(loaded))]
+            own_members += [m.moved(m.model + offset) for m in bundle_members(blob, file)]
             if voting is None:
                 voting = bundle_voting(blob)
         else:
-            models.append(_from_blob(blob, file, dev))
             names.append(name)
-            own_members.append(student_member(offset) if is_student(blob) else Member(offset, DEFAULT_LAYER, DEFAULT_DECODER))
-            meta = dict(blob.get("metadata") or {})
+            own_members += loaded[0].default_members(offset)
+        models += loaded
         if metadata is None:
-            metadata = meta
+            metadata = dict(blob.get("metadata") or {})
     if layers is not None or decoders is not None:
-        own_members = grid([m.n_layers for m in models], layers, decoders)
+        own_members = grid(models, layers, decoders)
     own_voters, own_ties = voting or ((), DEFAULT_TIES)
     return Parser(models, own_members, names, metadata or {}, batch_size=batch_size,
                   voters=tuple(own_voters if voters is None else voters), ties=own_ties if ties is None else ties)
 
 
-def _from_blob(blob, path, device) -> LoadedModel:
-    return student_from_blob(blob, path, device) if is_student(blob) else model_from_blob(blob, path, device)
-
-
 @dataclass
 class Scores:
-    """What :meth:`Parser.score` measured: one :class:`onparse.scores.metrics.EvalResult` per member,
+    """What :meth:`Parser.score` measured: one :class:`onparse.metrics.EvalResult` per member,
     and that of the averaged trees when there are several members."""
 
     gold: str
@@ -152,11 +145,10 @@ def average_label(n_members: int, voters: Sequence[str] = (), ties: str = DEFAUL
 class Parser(ParserI):
     """Language models and the members whose trees are averaged (module docstring).
 
-    Attributes: ``models`` (:class:`onparse.files.checkpoint.LoadedModel` each), ``members``,
+    Attributes: ``models`` (:class:`onparse.kinds.ParsingModel` each), ``members``,
     ``names`` (where each model came from), ``metadata`` (of the first file), ``voters`` and
     ``ties`` (the average's voters and tie rule), ``too_long`` (sentences so far whose tree is
-    their first member's because they were too long to average, or a lone student's built in
-    pieces because they were too long for its CYK; :mod:`onparse.trees.average`).
+    their first member's because they were too long to average; :mod:`onparse.average`).
     """
 
     models: List[Any]
@@ -171,16 +163,15 @@ class Parser(ParserI):
 
     @classmethod
     def from_model(cls, model, vocab, members: Optional[Sequence[Member]] = None, **options) -> "Parser":
-        """A parser over one in-memory :class:`onparse.lm.model.ONLSTMLanguageModel` and its
-        :class:`onparse.text.vocab.Vocabulary` (default member: layer 2, the paper's decoder)."""
-        return cls([LoadedModel(model.eval(), vocab, {})],
+        """A parser over one in-memory :class:`onparse.model.ONLSTMLanguageModel` and its
+        :class:`onparse.vocab.Vocabulary` (default member: layer 2, the paper's decoder)."""
+        return cls([LanguageModel(model.eval(), vocab, {})],
                    list(members or [Member(0, DEFAULT_LAYER, DEFAULT_DECODER)]), ["model"], **options)
 
     def __post_init__(self):
         if not self.models or not self.members:
             raise OnparseError("a parser needs at least one model and one member")
-        for m in self.members:
-            check_member(m, self.models[m.model].n_layers)
+        self.members = checked(self.models, self.members)
         try:
             self.voters = check_voters(self.voters)
             check_ties(self.ties)
@@ -199,19 +190,13 @@ class Parser(ParserI):
         """The first model's vocabulary: it decides tokenisation and what counts as a word."""
         return self.models[0].vocab
 
-    def language_model(self, index: int = 0) -> LoadedModel:
-        """Model ``index`` (0-based) when it is a language model; OnparseError for a student,
-        which has no distances or perplexity."""
-        loaded = self.models[index]
-        if loaded.n_layers is None:
-            name = self.names[index] if index < len(self.names) else f"model {index + 1}"
-            raise OnparseError(f"{name} is a student parser: it has no distances or perplexity; "
-                               "give a language model (a checkpoint, or a bundle of them)")
-        return loaded
+    def name(self, index: int) -> str:
+        """What model ``index`` (0-based) is called in messages: where it came from."""
+        return self.names[index] if index < len(self.names) else f"model {index + 1}"
 
     @property
     def device(self):
-        return next(self.models[0].model.parameters()).device
+        return self.models[0].device
 
     @property
     def averages(self) -> bool:
@@ -228,12 +213,12 @@ class Parser(ParserI):
         """The same models read by every model x layer x decoder (:func:`onparse.members.grid`:
         lists, or ``"all"``; None means layer 2 / the paper's decoder); voters and ties kept.
         :class:`onparse.members.MemberError` for a layer or decoder that does not exist."""
-        return self.with_members(grid([m.n_layers for m in self.models], layers, decoders))
+        return self.with_members(grid(self.models, layers, decoders))
 
     def save_bundle(self, path, *, weights: str = "float16", metadata: Optional[Dict[str, Any]] = None) -> None:
-        """Write the parser as a bundle file (:mod:`onparse.files.bundle`): the models its members read,
+        """Write the parser as a bundle file (:mod:`onparse.bundle`): the models its members read,
         the members, voters and tie rule; ``weights``: how the weights are stored
-        (:data:`onparse.files.weights.WEIGHT_KINDS`).  ``load(path)`` gives the same trees back."""
+        (:data:`onparse.weights.WEIGHT_KINDS`).  ``load(path)`` gives the same trees back."""
         save_models(path, self.models, self.members, weights=weights, metadata=metadata,
                     voters=self.voters, ties=self.ties)
 
@@ -245,7 +230,7 @@ class Parser(ParserI):
 
     # -- text -> tokens -----------------------------------------------------------------------
     def preprocessor(self, tokenize: bool = True, punct: str = DEFAULT_PUNCT) -> Preprocessor:
-        """How raw text becomes tokens (:class:`onparse.text.tokens.Preprocessor`) for this parser."""
+        """How raw text becomes tokens (:class:`onparse.text.Preprocessor`) for this parser."""
         if punct not in PUNCT_POLICIES:
             raise OnparseError(f"unknown punctuation policy {punct!r}; choose from {', '.join(PUNCT_POLICIES)}")
         return Preprocessor(self.vocab, tokenize, punct)
@@ -257,57 +242,48 @@ class Parser(ParserI):
         return [prep(s).tokens if isinstance(s, str) else list(s) for s in sentences]
 
     # -- tokens -> distances -> trees ---------------------------------------------------------
-    def model_distances(self, token_lists: Sequence[Sequence[str]], progress=None) -> List[List[Any]]:
+    def model_distances(self, token_lists: Sequence[Sequence[str]], progress=None) -> List[Any]:
         """``[model][sentence]`` float32 arrays (n_layers, 2, n): master-forget ``[l, 0]`` and
-        master-input ``[l, 1]`` distances of layer l + 1, for the layers the members read
-        (None for a model no member reads the distances of, and for a student).
+        master-input ``[l, 1]`` distances of layer l + 1, up to the deepest layer the members
+        read, for every model whose members choose a layer (None for the others).
 
         ``progress(k)``: called with the sentences of each batch done, model after model.
         Cost: one batched forward pass per model (sentences sorted by length, batches bounded
         by ``batch_size`` sentences and ``max_tokens`` padded tokens); O(total words) memory."""
         out = []
-        for index, loaded in enumerate(self.models):
-            layers = [m.layer for m in self.members if m.model == index and not m.student]
-            if not layers:
-                out.append(None)
-                continue
-            ids = self.ids(token_lists, index)
-            out.append(sentence_distances(loaded.model, ids, loaded.vocab.eos_id, max(layers),
-                                          self.batch_size, self.max_tokens, progress))
+        for index, model in enumerate(self.models):
+            layers = [m.layer for m in self.members if m.model == index]
+            out.append(model.distances(token_lists, max(layers), name=self.name(index), batch_size=self.batch_size,
+                                       max_tokens=self.max_tokens, progress=progress)
+                       if layers and model.layered else None)
         return out
-
-    def ids(self, token_lists: Sequence[Sequence[str]], model: int = 0) -> List[List[int]]:
-        """Ids of the tokens in model ``model``'s vocabulary (normalised; unknown -> ``<unk>``)."""
-        index = self.models[model].vocab.index
-        return [[index(normalize_word(t)) for t in tokens] for tokens in token_lists]
 
     def member_trees(self, token_lists: Sequence[Sequence[str]], dists=None, progress=None) -> List[List[Any]]:
-        """Per sentence, each member's tree (nested tuples; None for an empty sentence);
-        ``progress`` as for :meth:`model_distances` (students after the language models).
-        A student's tree of a sentence too long for CYK (:mod:`onparse.trees.average` ``MAX_WORDS``)
-        is built in pieces; without averaging such a sentence is counted in :attr:`too_long`
-        (with averaging, :meth:`average` counts it)."""
-        dists = self.model_distances(token_lists, progress) if dists is None else dists
-        taught = {m.model: student_trees(self.models[m.model].model, self.models[m.model].vocab, token_lists,
-                                         self.batch_size, progress)
-                  for m in self.members if m.student}
-        if taught and not self.averages:
-            self.too_long += len(next(iter(taught.values())).too_long)
-        out = []
-        for i, tokens in enumerate(token_lists):
-            tokens = list(tokens)
-            if not tokens:
-                out.append([None] * len(self.members))
+        """Per sentence, each member's tree (nested tuples; None for an empty sentence), each
+        model giving its members' trees (:meth:`onparse.kinds.ParsingModel.member_trees`).
+        ``dists``: what :meth:`model_distances` gave for these token lists (reused); ``progress``
+        as for :meth:`model_distances`.  A model's trees built another way because the sentence
+        was too long (a student's, in pieces) are counted in :attr:`too_long` when the parser
+        does not average (with averaging, :meth:`average` counts them)."""
+        per_member: List[Any] = [None] * len(self.members)
+        for index, model in enumerate(self.models):
+            mine = [k for k, m in enumerate(self.members) if m.model == index]
+            if not mine:
                 continue
-            out.append([taught[m.model][i] if m.student else decode(dists[m.model][i][m.layer - 1, 0], tokens, m.decoder)
-                        for m in self.members])
-        return out
+            reuse = {} if dists is None or dists[index] is None else {"distances": dists[index]}
+            trees = model.member_trees(token_lists, [self.members[k] for k in mine], batch_size=self.batch_size,
+                                       max_tokens=self.max_tokens, progress=progress, **reuse)
+            for k, member_trees in zip(mine, trees):
+                per_member[k] = member_trees
+                if not self.averages:
+                    self.too_long += len(getattr(member_trees, "too_long", ()))
+        return [[trees[i] if len(token_lists[i]) else None for trees in per_member] for i in range(len(token_lists))]
 
     def trees(self, token_lists: Sequence[Sequence[str]], dists=None, progress=None) -> List[Any]:
         """One tree per token list (nested tuples; None for an empty one): the member's tree,
         or the average of the members' and voters' trees; ``progress`` as for
-        :meth:`member_trees`.  Cost: the distances, then O(n) per member tree (O(n^3) for a
-        student's) and O(n^3) per average."""
+        :meth:`member_trees`.  Cost: each model's (O(n) per language-model member tree after
+        its distances, O(n^3) for a student's or a grammar's), then O(n^3) per average."""
         per_sentence = self.member_trees(token_lists, dists, progress)
         if not self.averages:
             return [trees[0] for trees in per_sentence]
@@ -364,17 +340,26 @@ class Parser(ParserI):
         array of shape (n,), one value per token (:meth:`tokens` tells which tokens)."""
         if gate not in GATES:
             raise OnparseError(f"unknown gate {gate!r}; choose from {', '.join(GATES)}")
-        check_layer(layer, self.language_model(model).model.config.n_layers)
-        tokens = self.tokens([sentence])
-        reader = self.with_members([Member(model, layer, DEFAULT_DECODER)])
-        return reader.model_distances(tokens)[model][0][layer - 1, GATES[gate]]
+        reader = self.models[model]
+        reader.member(model, layer, DEFAULT_DECODER)                 # the layer exists (or: no layers)
+        values = reader.distances(self.tokens([sentence]), layer, name=self.name(model), batch_size=1,
+                                  max_tokens=self.max_tokens)
+        return values[0][layer - 1, GATES[gate]]
+
+    def distance_reader(self, layers) -> "Parser":
+        """The same models read at every model x layer of ``layers`` (a list, or ``"all"``) that
+        has layers, for :meth:`model_distances`; OnparseError from the first model when no model
+        has distances, :class:`onparse.members.MemberError` for a layer a model lacks."""
+        if not any(model.layered for model in self.models):
+            self.models[0].distances([], 1, name=self.name(0), batch_size=1, max_tokens=1)
+        return self.with_grid(layers, [DEFAULT_DECODER])
 
     # -- scoring -----------------------------------------------------------------------------
     def score(self, gold="wsj10", layers: Optional[Sequence[int]] = None,
               decoders: Optional[Sequence[str]] = None, ptb_root=None, quiet: bool = True) -> Scores:
         """Parse the sentences of a gold set and score the trees, per member and averaged.
 
-        ``gold``: a name (``wsj10``, ``alpino10`` ...), a path, or a :class:`onparse.gold.treebank.Gold`.
+        ``gold``: a name (``wsj10``, ``alpino10`` ...), a path, or a :class:`onparse.treebank.Gold`.
         ``layers`` / ``decoders``: score these members instead of the parser's own (every model
         x layer x decoder; ``layers=[]`` or ``None`` with ``decoders`` given means layer 2); the
         parser's voters and tie rule still apply to the average.
@@ -398,12 +383,12 @@ class Parser(ParserI):
 
     def agreement(self, sentences: Iterable[SentenceInput], *, min_words: int = MIN_WORDS,
                   limit: Optional[int] = None, quiet: bool = True) -> List[Tuple[Member, float]]:
-        """Each member's agreement score on unlabelled ``sentences`` (:mod:`onparse.scores.agreement`:
+        """Each member's agreement score on unlabelled ``sentences`` (:mod:`onparse.agreement`:
         its mean share of non-trivial spans shared with the members of the other models), in
         member order.  No gold tree is involved, so the score may choose members.
 
         Sentences are read as :meth:`tokens` reads them; those of fewer than ``min_words``
-        (at least :data:`onparse.scores.agreement.MIN_WORDS`, 3) tokens are skipped, and only
+        (at least :data:`onparse.agreement.MIN_WORDS`, 3) tokens are skipped, and only
         the first ``limit`` of the others are used.  Unless ``quiet``, progress on stderr.
         Cost: the distances and member trees of those sentences, then O(K^2 n) per sentence."""
         if min_words < MIN_WORDS:
@@ -423,7 +408,7 @@ class Parser(ParserI):
     def distill(self, text, student, **options):
         """Train a student parser on this parser's trees of the lines of the file ``text`` and
         write it to ``student`` (:func:`onparse.student.distill.distill`: ``run_dir``, ``sizes``,
-        ``settings``, ``resume`` ...); returns a :class:`onparse.student.distill.DistillResult`.
+        ``settings``, ``resume`` ...); returns a :class:`onparse.distill.DistillResult`.
         ``onparse.load(student)`` reads the student back, alone or beside other models."""
         return distill(self, os.fspath(text), os.fspath(student), **options)
 
@@ -431,13 +416,13 @@ class Parser(ParserI):
     def perplexity(self, corpus: Optional[str] = None, split: Optional[str] = None, *, fmt: str = "auto",
                    batch_size: Optional[int] = None, bptt: Optional[int] = None, quiet: bool = False) -> List[Any]:
         """The perplexity of each model of the parser (a bundle's models one by one): one
-        :class:`onparse.lm.perplexity.PerplexityResult` per model, in order, whose ``corpus`` says
+        :class:`onparse.perplexity.PerplexityResult` per model, in order, whose ``corpus`` says
         what was measured (``"wsj test"``).
 
         ``corpus``: None (each model's own training corpus, as its checkpoint records it), a
         built-in name (``news``, ``wsj`` ...) or a text file; ``split``: ``train``, ``valid``,
         ``test`` (default for a name or the recorded corpus) or ``all`` (default for a file);
-        ``fmt``: a file's format (:data:`onparse.text.corpora.FORMATS`).  ``batch_size`` / ``bptt``:
+        ``fmt``: a file's format (:data:`onparse.corpora.FORMATS`).  ``batch_size`` / ``bptt``:
         parallel streams and window length, by default those of each model's training run (else
         10 and 70), so that the figure matches the trainer's.
 
@@ -445,9 +430,8 @@ class Parser(ParserI):
         Cost: per model, one forward pass over the text without gradients, on the parser's
         device; memory of the order of ``batch_size x bptt x vocabulary`` for the logits.
         """
-        return [measure_model(self.language_model(i), corpus, split, fmt, batch_size, bptt,
-                              name=self.names[i] if i < len(self.names) else f"model {i + 1}", quiet=quiet)
-                for i in range(len(self.models))]
+        return [model.perplexity(corpus, split, fmt, batch_size, bptt, name=self.name(i), quiet=quiet)
+                for i, model in enumerate(self.models)]
 
 
 def to_nltk(tree) -> Any:

@@ -31,11 +31,11 @@ import sys
 from typing import IO, Callable, Dict, Iterable, Iterator, List, NamedTuple, Optional, Sequence, Tuple
 
 from .errors import OnparseError
-from .members import DEFAULT_DECODER, GATES, Member
+from .members import DEFAULT_DECODER, GATES, first_of
 from .files.safeio import MAX_LINE_BYTES, bounded_lines
 from .pictures.show import GoldTree, SentenceView, make_view
 from .text.tokens import DEFAULT_PUNCT, normalize_word
-from .trees.tree import split_sizes, to_brackets, to_ptb
+from .trees.tree import to_brackets, to_ptb
 
 FORMATS = ("brackets", "ptb", "jsonl")
 DISTANCE_FORMATS = ("tsv", "jsonl")
@@ -256,7 +256,7 @@ def induce_lines(lines: Iterable[str], parser, *, fmt: str = "brackets", tokeniz
     _check_choice(fmt, FORMATS, "format")
     prep = parser.preprocessor(tokenize, punct)
     known = parser.vocab.stoi
-    first = next((m for m in parser.members if not m.student), None)     # whose distances jsonl shows
+    first = first_of(parser.members, parser.models, layered=True)       # whose distances jsonl shows
     for lines_ in _windows(lines, window):
         tokens = [prep(line).tokens for line in lines_]
         if check is not None:
@@ -295,11 +295,9 @@ def distance_lines(lines: Iterable[str], parser, *, layers: Sequence[int], gate:
     _check_choice(fmt, DISTANCE_FORMATS, "format")
     if not layers:
         raise ValueError("no layers to report")
-    reader = parser.with_grid(layers, [DEFAULT_DECODER])    # every model x layer, checked
+    reader = parser.distance_reader(layers)                 # every model x layer, checked
     columns = [(m.model, m.layer, f"{m.model + 1}.{m.layer}" if len(parser.models) > 1 else str(m.layer))
-               for m in reader.members if not m.student]
-    if not columns:
-        parser.language_model(0)                             # says that a student has no distances
+               for m in reader.members if parser.models[m.model].layered]
     prep = parser.preprocessor(tokenize, punct)
     g = GATES[gate]
     if fmt == "tsv" and header:
@@ -367,10 +365,6 @@ def _check_choice(value, choices, what):
         raise ValueError(f"unknown {what} {value!r}; choose from {', '.join(choices)}")
 
 
-#: What ``show`` draws as bars for a parser of students alone.
-SPLIT_SIZES = "split size"
-
-
 def views_from_lines(lines: Iterable[str], parser, *, golds: Optional[Sequence[GoldTree]] = None,
                      tokenize: bool = True, punct: str = DEFAULT_PUNCT) -> Iterator[Tuple[int, Optional[SentenceView]]]:
     """Run the parser (:class:`onparse.api.Parser`) over each line and yield ``(line number,
@@ -379,14 +373,12 @@ def views_from_lines(lines: Iterable[str], parser, *, golds: Optional[Sequence[G
     order (checked against the words).  The bars show the distances of the model the first
     member reads, at every layer; the tree is the parser's (an average with several members).
     """
-    first = parser.members[0]
-    # The bars: every layer of the model the first language-model member reads; a parser of
-    # students alone shows its tree's split sizes (onparse.trees.tree.split_sizes) as one row.
-    bars = next((m for m in parser.members if not m.student), None)
-    shown = [] if bars is None else [Member(bars.model, parser.models[bars.model].n_layers, DEFAULT_DECODER)]
-    reader = parser.with_members(shown + list(parser.members))
-    # The name of the tree's reading: the decoder, unless the tree is not that of the bars.
-    decoder = first.decoder if first == bars and not parser.averages else parser.describe_average()
+    # The bars: those of the first member that reads a layer (every layer's d_f of a language
+    # model), else of the first member (a student's or a grammar's split sizes).
+    bars = first_of(parser.members, parser.models, layered=True) or parser.members[0]
+    bars_model = parser.models[bars.model]
+    # The name of the tree's reading: a language model's decoder, else the member's or the average's.
+    decoder = bars.decoder if bars_model.layered and not parser.averages else parser.describe_average()
     prep = parser.preprocessor(tokenize, punct)
     used = 0
     for number, line in enumerate(lines, 1):
@@ -400,12 +392,8 @@ def views_from_lines(lines: Iterable[str], parser, *, golds: Optional[Sequence[G
                 raise OnparseError(f"line {number}: no gold tree left (--gold gave {len(golds)})")
             gold = golds[used]
             used += 1
-        dists = reader.model_distances([tokens])
-        tree = parser.trees([tokens], dists)[0]
-        if bars is None:
-            yield number, make_view(tokens, [split_sizes(tree)], 1, decoder, gold, tree=tree, measure=SPLIT_SIZES)
-        else:
-            rows = dists[bars.model][0][:, 0].tolist()          # (L, n): d_f of every layer
-            yield number, make_view(tokens, rows, bars.layer, decoder, gold, tree=tree)
+        tree = parser.trees([tokens])[0]
+        shown = bars_model.bars(tokens, bars, tree)
+        yield number, make_view(tokens, shown.rows, shown.marked, decoder, gold, tree=tree, measure=shown.measure)
     if golds is not None and used < len(golds):
         raise OnparseError(f"--gold gave {len(golds)} trees for {used} sentence(s)")

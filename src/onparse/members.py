@@ -1,37 +1,36 @@
-"""Members: the ways a tree is read off a language model, and the one check of each part.
+"""Members: the ways a tree is read off a model, and the one check of each part.
 
 A *member* is ``(model, layer, decoder)``: model ``model`` (0-based, in load order), its layer
-``layer`` (1-based) and a decoder of :data:`onparse.trees.decode.DECODERS`.  A parser with more than
-one member returns the average of its members' trees (:mod:`onparse.trees.average`).  A checkpoint
-read alone has one member, :data:`DEFAULT_LAYER` read by :data:`DEFAULT_DECODER` (the paper's
-choice).  A *student* (:mod:`onparse.student.model`, written by ``onparse distill``) has no layers to
-choose from: its one member is :func:`student_member`, its CYK tree.  No torch here.
+``layer`` (1-based; 1 for kinds whose members read the whole model) and a decoder the model's
+kind offers (:attr:`onparse.kinds.ParsingModel.decoders`).  A parser with more than one member
+returns the average of its members' trees (:mod:`onparse.trees.average`).  Which members a model
+can give is its kind's to say (:meth:`onparse.kinds.ParsingModel.member`); this module only
+holds the member value, the layer check and :func:`grid`, which asks every model.
+
+A language model read alone has one member, :data:`DEFAULT_LAYER` read by
+:data:`DEFAULT_DECODER` (the paper's choice).  No torch here.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Dict, List, Optional, Sequence, Union
 
-from .trees.decode import DECODERS, check_decoder
 from .errors import OnparseError
 
-#: The member of a checkpoint read alone: the paper's layer and decoder.
+#: A language model's member when it is read alone: the paper's layer and decoder.
 DEFAULT_LAYER = 2
 DEFAULT_DECODER = "onlstm"
-#: ``layers="all"``: every layer of the models.
+#: ``layers="all"`` / ``decoders="all"``: every layer / decoder of each model.
 ALL = "all"
 #: The two distances of a layer, by their index in a distances array: master forget d_f (trees
 #: are read from it) and master input d_i.
 GATES = {"forget": 0, "input": 1}
-#: The decoder of a student's member: the best tree of its span scores (CYK), read off its one
-#: "layer" (the span scorer).
-STUDENT_DECODER = "cyk"
 
 
 class MemberError(OnparseError):
-    """A member a model cannot give: a layer it lacks or an unknown decoder; ``part`` says which
-    (``"layer"`` or ``"decoder"``: the command line reports it as a usage error of ``--layer`` /
-    ``--decode``)."""
+    """A member a model cannot give: a layer it lacks or a decoder it does not have; ``part``
+    says which (``"layer"`` or ``"decoder"``: the command line reports it as a usage error of
+    ``--layer`` / ``--decode``)."""
 
     def __init__(self, message: str, part: str):
         super().__init__(message)
@@ -49,101 +48,92 @@ def check_layer(layer: int, n_layers: int) -> int:
     return layer
 
 
-def member_decoder(name: str) -> str:
-    """``name`` when it is a decoder; MemberError naming the choices otherwise."""
-    try:
-        return check_decoder(name)
-    except ValueError as err:
-        raise MemberError(str(err), "decoder") from None
-
-
 @dataclass(frozen=True)
 class Member:
-    """One tree per sentence: model ``model`` (0-based), ``layer`` (1-based), ``decoder``."""
+    """One tree per sentence: model ``model`` (0-based), ``layer`` (1-based), ``decoder``;
+    ``reading`` is how the model's kind names it (``layer 2 onlstm``, ``student``), which the
+    kind sets when it checks the member; it takes no part in comparisons."""
 
     model: int
     layer: int
     decoder: str
+    reading: str = field(default="", compare=False)
+
+    def __post_init__(self):
+        if not self.reading:
+            object.__setattr__(self, "reading", f"layer {self.layer} {self.decoder}")
 
     def to_dict(self) -> Dict[str, Any]:
         return {"model": self.model, "layer": self.layer, "decoder": self.decoder}
 
     @classmethod
     def from_dict(cls, d) -> "Member":
-        """The member a bundle records; ValueError when malformed."""
+        """The member a bundle records, not yet checked against its model; ValueError when
+        malformed."""
         if not isinstance(d, dict) or set(d) != {"model", "layer", "decoder"}:
             raise ValueError(f"bad member: {d!r}")
         model, layer, decoder = d["model"], d["layer"], d["decoder"]
-        if not (isinstance(model, int) and isinstance(layer, int) and model >= 0 and layer >= 1):
+        if not (isinstance(model, int) and isinstance(layer, int) and isinstance(decoder, str)
+                and model >= 0 and layer >= 1):
             raise ValueError(f"bad member: {d!r}")
-        if decoder == STUDENT_DECODER:
-            return student_member(model)
-        return cls(model, layer, check_decoder(decoder))
+        return cls(model, layer, decoder)
 
-    @property
-    def student(self) -> bool:
-        """Whether this is a student's member (its CYK tree)."""
-        return self.decoder == STUDENT_DECODER
+    def moved(self, model: int) -> "Member":
+        """The same member reading model ``model`` instead (bundles renumber their models)."""
+        return Member(model, self.layer, self.decoder, self.reading)
 
     def label(self, n_models: int = 1) -> str:
-        """``layer 2 onlstm``, or ``model 1 layer 2 onlstm`` when there are several models;
-        ``student`` / ``model 2 student`` for a student's member."""
-        head = f"model {self.model + 1} " if n_models > 1 else ""
-        return f"{head}student" if self.student else f"{head}layer {self.layer} {self.decoder}"
+        """Its reading, after ``model 2`` when there are several models:
+        ``layer 2 onlstm`` / ``model 1 layer 2 onlstm`` / ``model 2 student``."""
+        return f"model {self.model + 1} {self.reading}" if n_models > 1 else self.reading
 
 
-def student_member(model: int) -> Member:
-    """The one member of the student that is model ``model`` (0-based)."""
-    return Member(model, 1, STUDENT_DECODER)
-
-
-def check_member(member: Member, n_layers: Optional[int]) -> Member:
-    """``member`` when its model can give it: ``n_layers`` is the layer count of the language
-    model it reads, None for a student (whose one member is :func:`student_member`);
-    MemberError otherwise."""
-    if n_layers is None:
-        if member != student_member(member.model):
-            raise MemberError(f"model {member.model + 1} is a student parser: it has one tree per sentence, "
-                              "not layers and decoders to choose from", "layer")
-        return member
-    if member.student:
-        raise MemberError(f"model {member.model + 1} is a language model, not a student: "
-                          f"choose a decoder of {', '.join(DECODERS)}", "decoder")
-    check_layer(member.layer, n_layers)
-    member_decoder(member.decoder)
-    return member
-
-
-def default_members(n_models: int, layers: Sequence[int] = (DEFAULT_LAYER,),
-                    decoders: Sequence[str] = (DEFAULT_DECODER,)) -> List[Member]:
-    """Every model x layer x decoder, in that order."""
-    return [Member(m, layer, d) for m in range(n_models) for layer in layers for d in decoders]
-
-
-def grid(n_layers: Sequence[Optional[int]], layers: Union[None, str, Sequence[int]] = None,
+def grid(models: Sequence[Any], layers: Union[None, str, Sequence[int]] = None,
          decoders: Union[None, str, Sequence[str]] = None) -> List[Member]:
-    """The members every model x layer x decoder gives, checked: ``n_layers[i]`` is model i's
-    layer count (None for a student, which gives its one member whatever the lists say);
-    ``layers`` a list of 1-based layers or ``"all"`` (every layer of the shallowest
-    model), default :data:`DEFAULT_LAYER`; ``decoders`` a list or ``"all"``, default
-    :data:`DEFAULT_DECODER`.  Repeats are dropped.  MemberError for a layer or decoder that does
-    not exist.
-
-    >>> [m.label(2) for m in grid([3, 3], [2], "all")]
-    ['model 1 layer 2 onlstm', 'model 1 layer 2 split', 'model 2 layer 2 onlstm', 'model 2 layer 2 split']
-    >>> [m.label(2) for m in grid([3, None], [1, 2])]
-    ['model 1 layer 1 onlstm', 'model 1 layer 2 onlstm', 'model 2 student']
+    """The members every model x layer x decoder gives, checked by each model's kind
+    (:meth:`onparse.kinds.ParsingModel.grid`): ``layers`` a list of 1-based layers or ``"all"``
+    (every layer of each model that has layers), default :data:`DEFAULT_LAYER`; ``decoders`` a
+    list or ``"all"``; a model takes the decoders of the list it has (its default when it has
+    none of them).  Repeats are dropped.  MemberError for a layer a model lacks, a decoder no
+    model has, or ``layers`` when no model has layers to choose from.
     """
-    if all(n is None for n in n_layers):          # students only: nothing to choose
-        return [student_member(m) for m in range(len(n_layers))]
-    deepest = min(n for n in n_layers if n is not None)
-    if layers == ALL:
-        layers = range(1, deepest + 1)
-    if decoders == ALL:
-        decoders = DECODERS
-    layers = [check_layer(layer, deepest) for layer in dict.fromkeys(layers or (DEFAULT_LAYER,))]
-    decoders = [member_decoder(d) for d in dict.fromkeys(decoders or (DEFAULT_DECODER,))]
+    if layers is not None and layers != ALL:
+        layers = list(dict.fromkeys(layers))
+    if decoders is not None and decoders != ALL:
+        decoders = list(dict.fromkeys(decoders))
+        known = [d for m in models for d in m.decoders]
+        for d in decoders:
+            if d not in known:
+                raise MemberError(f"no model here has a decoder named {d!r}: choose from "
+                                  f"{', '.join(dict.fromkeys(known))}", "decoder")
+    if layers and not any(m.layered for m in models):
+        raise MemberError(f"--layer does not apply: {_kinds(models)} no layers to choose from", "layer")
     out: List[Member] = []
-    for m, n in enumerate(n_layers):
-        out += [student_member(m)] if n is None else [Member(m, layer, d) for layer in layers for d in decoders]
+    for index, model in enumerate(models):
+        out += model.grid(index, layers, decoders)
     return out
+
+
+def _kinds(models: Sequence[Any]) -> str:
+    names = sorted({m.kind for m in models})
+    return f"a {names[0]} has" if len(names) == 1 else f"{', '.join(names)} models have"
+
+
+def describe_members(members: Sequence[Member], n_models: int) -> str:
+    """``layer 2 onlstm; model 2 student``: the members' labels in order."""
+    return "; ".join(m.label(n_models) for m in members)
+
+
+def checked(models: Sequence[Any], members: Sequence[Member]) -> List[Member]:
+    """``members`` each checked and named by the model it reads (MemberError otherwise)."""
+    out = []
+    for m in members:
+        if not 0 <= m.model < len(models):
+            raise MemberError(f"a member reads model {m.model + 1} of {len(models)}", "layer")
+        out.append(models[m.model].member(m.model, m.layer, m.decoder))
+    return out
+
+
+def first_of(members: Sequence[Member], models: Sequence[Any], *, layered: bool) -> Optional[Member]:
+    """The first member whose model has (``layered``) or lacks layers; None when there is none."""
+    return next((m for m in members if models[m.model].layered == layered), None)

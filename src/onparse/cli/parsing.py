@@ -146,8 +146,13 @@ def distances_command(file, model_paths, no_verify, pretokenized, punct, batch_s
     """
     from ..induce import distance_lines, read_lines
 
-    # Loaded with the layers as members, so that a layer the model lacks is a usage error.
-    parser = load_parser(model_paths, device, layer, DEFAULT_DECODER, batch_size, no_verify=no_verify)
+    from ..members import MemberError
+
+    parser = load_parser(model_paths, device, batch_size=batch_size, no_verify=no_verify)
+    try:                                            # a layer the model lacks is a usage error
+        parser.distance_reader(layer_list(layer))
+    except MemberError as err:
+        raise click.BadParameter(str(err), param_hint="--layer") from None
     chunks = distance_lines(read_lines(file, shard, max_line_bytes), parser, layers=layer_list(layer), gate=gate, fmt=fmt,
                             tokenize=not pretokenized, punct=punct, window=_window(file),
                             header=shard is None or shard.index == 1)

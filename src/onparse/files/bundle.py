@@ -1,4 +1,4 @@
-"""Bundles: several language models in one file, and the member trees that are averaged.
+"""Bundles: several models of any kind in one file, and the member trees that are averaged.
 
 Members (:mod:`onparse.members`) come from repeated ``--model`` options and lists of layers and
 decoders, or from a bundle file, which stores its models and its members together::
@@ -10,37 +10,58 @@ decoders, or from a bundle file, which stores its models and its members togethe
      "ties": "right",                          # optional: the tie rule of the average
      "metadata": {...}}                        # recipe, selection rule, scores
 
-*Voters* (:data:`onparse.trees.baselines.VOTER_KINDS`) add one baseline tree per sentence to the
-average, and ``ties`` names its tie rule (:data:`onparse.trees.average.TIES`); both are chosen with
-the members and travel with them.  A checkpoint alone has one member
-(:data:`onparse.members.DEFAULT_LAYER` read by :data:`onparse.members.DEFAULT_DECODER`), no
-voter and the default tie rule.  :func:`load_model_file` reads either kind of file.
+Each model entry has the layout of its kind's own file (:data:`KINDS`): a language model's
+entry is an ordinary checkpoint's (no ``kind`` key), other kinds add their ``kind``
+(``"student"``, ``"grammar"``).  *Voters* (:data:`onparse.trees.baselines.VOTER_KINDS`) add one
+baseline tree per sentence to the average, and ``ties`` names its tie rule
+(:data:`onparse.trees.average.TIES`); both are chosen with the members and travel with them.
+Weights may be stored in float32, float16, or int8 (:func:`onparse.files.weights.quantize_int8`:
+one scale per row of every matrix, vectors in float16), a quarter of float32's size; they are
+read back into float32.  Like checkpoints, bundles hold plain values and tensors only.
 
-Each model entry has the layout of an ordinary checkpoint (:mod:`onparse.files.checkpoint`), or of a
-student file with ``"kind": "student"`` (:mod:`onparse.student.file`; its member is
-:func:`onparse.members.student_member`).
-Weights may be stored in float32, float16, or int8 (:func:`onparse.files.weights.quantize_int8`: one scale per row
-of every matrix, vectors in float16), a quarter of float32's size; they are read back into
-float32.  Like checkpoints, bundles hold plain values and tensors only.
+:func:`load_model_file` reads any model file: a file of one model of any kind, or a bundle.
 """
 from __future__ import annotations
 
-from typing import Any, Dict, Sequence
+from typing import Any, Dict, List, Sequence, Type
 
+from ..errors import OnparseError
+from ..kinds import ParsingModel
+from ..lm.kind import LanguageModel
+from ..members import Member, MemberError
+from ..student.kind import Student
 from ..trees.average import DEFAULT_TIES, check_ties
 from ..trees.baselines import check_voters
-from .checkpoint import (BUNDLE_FORMAT, DIGEST_KEY, STUDENT_FORMAT, check_contents, check_checkpoint, read_file,
-                         write_atomically)
-from ..errors import OnparseError
-from ..members import Member, MemberError, check_member
-from ..student.file import STUDENT_KIND, check_student, is_student
+from .checkpoint import BUNDLE_FORMAT, DIGEST_KEY, read_file, write_atomically
 from .weights import convert_weights, dequantize, weights_digest
 
 VERSION = 1
+#: Every kind of model, in the order a file's ``format`` or an entry's ``kind`` is matched.
+KINDS: Sequence[Type[ParsingModel]] = (LanguageModel, Student)
+
+
+def kind_of(blob: Dict[str, Any], path, *, entry: bool = False) -> Type[ParsingModel]:
+    """The kind of a file read from ``path``, by its ``format``, or with ``entry`` of a bundle's
+    model entry, by its ``kind``; a one-line OnparseError when it is neither."""
+    if not entry:
+        for kind in KINDS:
+            if blob.get("format") == kind.file_format:
+                return kind
+        raise OnparseError(f"{path} is not an onparse checkpoint, student, grammar or bundle")
+    for kind in KINDS:
+        if blob.get("kind") == kind.entry_kind:
+            return kind
+    raise OnparseError(f"{path}: unknown kind of model {str(blob.get('kind'))[:40]!r}")
+
+
+def is_bundle(blob: Dict[str, Any]) -> bool:
+    """Whether a checked file's dict is a bundle (several models and their members)."""
+    return blob.get("format") == BUNDLE_FORMAT
 
 
 def check_bundle(blob: Dict[str, Any], path) -> Dict[str, Any]:
-    """Validate a bundle read from ``path``; a malformed one is a one-line OnparseError."""
+    """Validate a bundle's layout read from ``path`` (not yet its entries); a malformed one is
+    a one-line OnparseError."""
     if blob.get("version") != VERSION:
         raise OnparseError(f"{path}: unsupported bundle version {blob.get('version')!r}")
     models, members = blob.get("models"), blob.get("members")
@@ -74,21 +95,35 @@ def bundle_voting(blob: Dict[str, Any]):
     return check_voters(voters), check_ties(blob.get("ties", DEFAULT_TIES))
 
 
+def bundle_members(blob: Dict[str, Any], path) -> List[Member]:
+    """The members of a checked bundle, each checked and named by its model's kind."""
+    out = []
+    for m in blob["members"]:
+        member = Member.from_dict(m)
+        entry = blob["models"][member.model]
+        try:
+            out.append(kind_of(entry, path, entry=True).checked_member(entry["config"], member.model, member.layer, member.decoder))
+        except MemberError as err:
+            raise OnparseError(f"{path}: {err}") from None
+    return out
+
+
 def save_bundle(path, models: Sequence[Dict[str, Any]], members: Sequence[Member], *,
                 weights: str = "int8", metadata: Dict[str, Any] = None, voters: Sequence[str] = (),
                 ties: str = None) -> None:
-    """Write a bundle atomically.  ``models``: checkpoint dicts (``config``, ``vocab``,
-    ``state_dict``, ``metadata``; a training state is dropped); ``weights``: how their
-    weights are stored (:data:`WEIGHT_KINDS`); ``voters`` and ``ties``: the average's voters
-    and tie rule (default: none, and :data:`onparse.trees.average.DEFAULT_TIES`)."""
+    """Write a bundle atomically.  ``models``: entries of any kind (``config``, ``vocab``,
+    ``state_dict``, ``metadata`` and the kind's ``kind``; a training state is dropped);
+    ``weights``: how their weights are stored (:data:`onparse.files.weights.WEIGHT_KINDS`);
+    ``voters`` and ``ties``: the average's voters and tie rule (default: none, and
+    :data:`onparse.trees.average.DEFAULT_TIES`)."""
     entries = []
     for blob in models:
         state = convert_weights(dequantize(blob["state_dict"]), weights)
         entries.append({"config": dict(blob["config"]), "vocab": list(blob["vocab"]), "state_dict": state,
                         "metadata": {**dict(blob.get("metadata") or {}), "weights": weights,
                                      DIGEST_KEY: weights_digest(state)}})
-        if is_student(blob):
-            entries[-1]["kind"] = STUDENT_KIND
+        if blob.get("kind") is not None:
+            entries[-1]["kind"] = blob["kind"]
     for m in members:
         if not 0 <= m.model < len(entries):
             raise ValueError(f"member {m} reads a model the bundle does not hold")
@@ -100,40 +135,38 @@ def save_bundle(path, models: Sequence[Dict[str, Any]], members: Sequence[Member
 
 
 def load_model_file(path, map_location="cpu", *, verify: bool = True) -> Dict[str, Any]:
-    """Read and validate a checkpoint, a student or a bundle, returned as read (a bundle holds
+    """Read and validate a model file of any kind, or a bundle, returned as read (a bundle holds
     ``models``); each model of a bundle is checked as its own file would be, and each member
-    against the kind of model it reads.  ``verify=False`` skips the weights' checksums.  A
-    missing, corrupt or foreign file is a one-line OnparseError."""
+    by the kind of model it reads.  ``verify=False`` skips the weights' checksums.  A missing,
+    corrupt or foreign file is a one-line OnparseError."""
     blob = read_file(path, map_location)
-    if isinstance(blob, dict) and blob.get("format") == STUDENT_FORMAT:
-        return check_student(blob, path, verify=verify)
-    if not (isinstance(blob, dict) and blob.get("format") == BUNDLE_FORMAT):
-        return check_checkpoint(blob, path, verify=verify)
+    if not isinstance(blob, dict):
+        raise OnparseError(f"{path} is not an onparse checkpoint, student, grammar or bundle")
+    if blob.get("format") != BUNDLE_FORMAT:
+        return kind_of(blob, path).check(blob, path, verify=verify)
     check_bundle(blob, path)
     for i, entry in enumerate(blob["models"]):
         where = f"{path} (model {i + 1})"
-        if is_student(entry):
-            check_student(entry, where, verify=verify)
-        else:
-            check_contents(entry, where, verify=verify)
-    for m in blob["members"]:
-        entry = blob["models"][m["model"]]
-        try:
-            check_member(Member.from_dict(m), None if is_student(entry) else entry["config"]["n_layers"])
-        except MemberError as err:
-            raise OnparseError(f"{path}: {err}") from None
+        kind_of(entry, where, entry=True).check(entry, where, verify=verify)
+    bundle_members(blob, path)
     return blob
 
 
-def save_models(path, loaded: Sequence[Any], members: Sequence[Member], **options) -> None:
-    """Write a bundle of in-memory models (:class:`onparse.lm.model.LoadedModel` each) read by
-    ``members``: only the models some member reads are stored, renumbered in order; ``options``
-    as for :func:`save_bundle`."""
+def models_of(blob: Dict[str, Any], path, device="cpu") -> List[ParsingModel]:
+    """The models a checked file holds (one, or a bundle's), built on ``device``."""
+    if blob.get("format") != BUNDLE_FORMAT:
+        return [kind_of(blob, path).from_blob(blob, path, device)]
+    return [kind_of(e, path, entry=True).from_blob(e, path, device) for e in blob["models"]]
+
+
+def save_models(path, models: Sequence[ParsingModel], members: Sequence[Member], **options) -> None:
+    """Write a bundle of loaded models of any kind read by ``members``: only the models some
+    member reads are stored, renumbered in order; ``options`` as for :func:`save_bundle`."""
     used = sorted({m.model for m in members})
     renumber = {old: new for new, old in enumerate(used)}
-    blobs = [{"config": loaded[i].model.config.to_dict(), "vocab": loaded[i].vocab.to_list(),
-              "state_dict": {k: t.detach().cpu() for k, t in loaded[i].model.state_dict().items()},
-              "metadata": {k: v for k, v in loaded[i].metadata.items() if k not in ("weights", DIGEST_KEY)},
-              **({"kind": STUDENT_KIND} if loaded[i].n_layers is None else {})}
-             for i in used]
-    save_bundle(path, blobs, [Member(renumber[m.model], m.layer, m.decoder) for m in members], **options)
+    entries = []
+    for i in used:
+        entry = models[i].entry()
+        entry["metadata"] = {k: v for k, v in entry["metadata"].items() if k not in ("weights", DIGEST_KEY)}
+        entries.append(entry)
+    save_bundle(path, entries, [m.moved(renumber[m.model]) for m in members], **options)

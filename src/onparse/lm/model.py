@@ -20,18 +20,14 @@ Two implementations of the recurrence compute the same function:
 Both read the input projection of the whole sequence in one matrix product before the loop.
 """
 import math
-from typing import Any, Dict, List, NamedTuple, Optional, Tuple
+from typing import List, NamedTuple, Optional, Tuple
 
 import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
 from . import cell as _cell
-from ..files.checkpoint import first_line, load_checkpoint
-from ..errors import OnparseError
 from .config import ModelConfig
-from ..text.vocab import Vocabulary
-from ..files.weights import dequantize
 
 State = List[Tuple[Tensor, Tensor]]
 IMPLEMENTATIONS = ("fast", "reference")
@@ -276,46 +272,3 @@ class ONLSTMLanguageModel(nn.Module):
         if not 1 <= n <= self.config.n_layers:
             raise ValueError(f"n_layers must be in 1..{self.config.n_layers}, got {n}")
         return self._run(tokens, None, False, n)[2]
-
-
-# -- a model from a checkpoint ------------------------------------------------------------------
-#: What a loaded model is: a language model read through its distances, or a student parser
-#: (:mod:`onparse.student.model`) that gives its trees directly.
-LANGUAGE_MODEL, STUDENT = "language model", "student"
-
-
-class LoadedModel(NamedTuple):
-    """A model as loaded: the module (in eval mode), its vocabulary, the file's metadata and
-    its ``kind`` (:data:`LANGUAGE_MODEL` or :data:`STUDENT`)."""
-
-    model: Any
-    vocab: Vocabulary
-    metadata: Dict[str, Any]
-    kind: str = LANGUAGE_MODEL
-
-    @property
-    def n_layers(self) -> Optional[int]:
-        """The layers a member may read (None for a student: :func:`onparse.members.grid`)."""
-        return None if self.kind == STUDENT else self.model.config.n_layers
-
-
-def load_model(path, device="cpu", *, verify: bool = True) -> LoadedModel:
-    """Rebuild the model saved in ``path`` on ``device``, in eval mode."""
-    return model_from_blob(load_checkpoint(path, map_location="cpu", verify=verify), path, device)
-
-
-def model_from_blob(blob: Dict[str, Any], path, device="cpu") -> LoadedModel:
-    """Build the model a checkpoint dict (or one model entry of a bundle) describes, in eval
-    mode on ``device``; ``path`` names the file in errors.  int8 weights are dequantised."""
-    try:
-        config = ModelConfig.from_dict(blob["config"])
-        model = ONLSTMLanguageModel(config)
-        model.load_state_dict(dequantize(blob["state_dict"]))
-    except (TypeError, ValueError, KeyError, RuntimeError) as err:
-        raise OnparseError(f"{path}: checkpoint does not match this onparse version's model ({first_line(err)})")
-    model.to(device).eval()
-    try:
-        vocab = Vocabulary(blob["vocab"])
-    except OnparseError as err:
-        raise OnparseError(f"{path}: {err}") from None
-    return LoadedModel(model, vocab, blob.get("metadata", {}))

@@ -15,9 +15,7 @@ from typing import Callable, Optional, Tuple
 import torch
 
 from ..text.corpora import NAMES, SPLITS, CorpusSpec, batchify, encode_stream, load_corpus, make_spec, read_sentences
-from ..devices import resolve_device, torch_threads
 from ..errors import OnparseError
-from .model import load_model
 from ..progress import Progress
 from ..files.safeio import perplexity_of
 
@@ -109,25 +107,10 @@ def corpus_perplexity(model, vocab, sentences, batch_size: int = DEFAULT_BATCH_S
     return PerplexityResult(loss, perplexity_of(loss), count, len(sentences))
 
 
-def measure(model_path: str, corpus: Optional[str] = None, split: Optional[str] = None, fmt: str = "auto",
-            batch_size: Optional[int] = None, bptt: Optional[int] = None,
-            device: str = "auto", threads: Optional[int] = None) -> Tuple[PerplexityResult, str]:
-    """Perplexity of the checkpoint ``model_path`` on a corpus; returns the result and a short
-    description of what was measured (``"wsj test"``, ``"ptb.test.txt"``).  The corpus and the
-    settings are :func:`measure_model`'s.  ``threads``: CPU threads for this call (None:
-    torch's default)."""
-
-    _check_split(split)
-    with torch_threads(threads):
-        loaded = load_model(model_path, resolve_device(device))
-        result = measure_model(loaded, corpus, split, fmt, batch_size, bptt, name=str(model_path))
-    return result, result.corpus
-
-
 def measure_model(loaded, corpus: Optional[str] = None, split: Optional[str] = None, fmt: str = "auto",
                   batch_size: Optional[int] = None, bptt: Optional[int] = None,
                   name: str = "the model", quiet: bool = False) -> PerplexityResult:
-    """Perplexity of a loaded model (:class:`onparse.files.checkpoint.LoadedModel`: model, vocabulary
+    """Perplexity of a loaded model (:class:`onparse.lm.kind.LanguageModel`: model, vocabulary
     and metadata), on the model's device; the result's ``corpus`` describes what was measured.
 
     ``corpus`` None: the corpus recorded in the model's metadata, ``split`` test by default.  A
@@ -140,12 +123,27 @@ def measure_model(loaded, corpus: Optional[str] = None, split: Optional[str] = N
     Cost: one forward pass over the text (no gradients) in ``batch_size`` streams of ``bptt``
     steps; memory of the order of ``batch_size x bptt x vocabulary`` for the logits.
     """
-    import os
+    sentences, described = text_to_measure(loaded.metadata, corpus, split, fmt, name)
+    run = loaded.metadata.get("train_config") or {}
+    if batch_size is None:
+        batch_size = run.get("eval_batch_size", DEFAULT_BATCH_SIZE)
+    if bptt is None:
+        bptt = run.get("bptt", DEFAULT_BPTT)
+    result = corpus_perplexity(loaded.model, loaded.vocab, sentences, batch_size=batch_size, bptt=bptt,
+                               quiet=quiet, desc=f"perplexity of {name} on {described}")
+    return replace(result, corpus=described)
 
+
+def text_to_measure(metadata: dict, corpus: Optional[str], split: Optional[str], fmt: str,
+                    name: str) -> Tuple[list, str]:
+    """The sentences a perplexity is measured on, and what they are (``"wsj test"``): the
+    choice of corpus and split :func:`measure_model` describes, shared by every kind of model
+    with a perplexity; ``metadata`` is the model file's (its recorded corpus)."""
+    import os
 
     _check_split(split)
     if corpus is None:
-        recorded = loaded.metadata.get("corpus")
+        recorded = metadata.get("corpus")
         if recorded is None:
             raise OnparseError(f"{name} does not record its training corpus; pass --corpus")
         try:
@@ -169,14 +167,7 @@ def measure_model(loaded, corpus: Optional[str] = None, split: Optional[str] = N
     if not sentences:
         raise OnparseError(f"{described} holds no sentences" + (
             " (the run had a --valid file but no --test file; pass --corpus FILE)" if split == "test" else ""))
-    run = loaded.metadata.get("train_config") or {}
-    if batch_size is None:
-        batch_size = run.get("eval_batch_size", DEFAULT_BATCH_SIZE)
-    if bptt is None:
-        bptt = run.get("bptt", DEFAULT_BPTT)
-    result = corpus_perplexity(loaded.model, loaded.vocab, sentences, batch_size=batch_size, bptt=bptt,
-                               quiet=quiet, desc=f"perplexity of {name} on {described}")
-    return replace(result, corpus=described)
+    return sentences, described
 
 
 def _check_split(split: Optional[str]) -> None:

@@ -40,6 +40,9 @@ from ..members import check_layer
 from ..scores.token_match import token_mismatch
 from ..trees.tree import Span, Tree, leaves, to_brackets, tree_spans
 
+#: What the bars measure: a language model's distances, or the split sizes of the tree
+#: (:func:`onparse.trees.tree.split_sizes`) for a model without distances.
+DISTANCES, SPLIT_SIZES = "master-forget distance d_f", "split size"
 #: Bar cells from empty to full: eighth blocks (Unicode) or a coarse ramp (ASCII).
 UNICODE_RAMP = " ▁▂▃▄▅▆▇█"
 ASCII_RAMP = " .:#"
@@ -82,8 +85,8 @@ class SentenceView:
     decoder: str
     tree: Tree
     gold: Optional[GoldTree] = None
-    #: What the bars measure (a student has no distances: its bars are :func:`split_sizes`).
-    measure: str = "master-forget distance d_f"
+    #: What the bars measure (:data:`DISTANCES` or :data:`SPLIT_SIZES`).
+    measure: str = DISTANCES
 
     @property
     def n_layers(self) -> int:
@@ -395,9 +398,8 @@ def _wrap(text: str, width: int) -> List[str]:
 
 
 def _header(view: SentenceView) -> str:
-    if view.decoder == "student":
-        return ("induced tree: the student's (CYK over its span scores); bars: the size of the constituent "
-                "split before each word")
+    if view.measure == SPLIT_SIZES:                 # a model without distances: a student, a grammar
+        return f"induced tree: the {view.decoder}'s; bars: the size of the constituent split before each word"
     if view.decoder.startswith("average"):
         return f"induced tree: the {view.decoder}; bars: model 1, * = its first member's layer"
     return f"induced tree: layer {view.layer} of {view.n_layers}, decoder {view.decoder}"

@@ -20,21 +20,14 @@ from __future__ import annotations
 
 from typing import Any, Dict, Optional
 
-from ..files.checkpoint import DIGEST_KEY, STUDENT_FORMAT, check_parts, first_line, read_file, write_atomically
+from ..files.checkpoint import DIGEST_KEY, STUDENT_FORMAT, check_parts, first_line, write_atomically
 from ..errors import OnparseError
-from ..lm.model import STUDENT, LoadedModel
-from .model import SpanStudent, StudentConfig
-from ..text.vocab import Vocabulary
-from ..files.weights import dequantize, weights_digest
+from .model import StudentConfig
+from ..files.weights import weights_digest
 
 VERSION = 1
 #: The ``kind`` of a student's entry in a bundle.
 STUDENT_KIND = "student"
-
-
-def is_student(blob: Any) -> bool:
-    """Whether a dict read from a file (or a bundle's model entry) is a student."""
-    return isinstance(blob, dict) and (blob.get("format") == STUDENT_FORMAT or blob.get("kind") == STUDENT_KIND)
 
 
 def save_student(path, *, config: Dict[str, Any], vocab, state_dict, metadata: Optional[Dict[str, Any]] = None,
@@ -65,23 +58,3 @@ def check_student(blob: Dict[str, Any], path, *, verify: bool = True) -> Dict[st
         raise OnparseError(f"{path}: unusable student config ({first_line(err)})") from None
     check_parts(blob, config.vocab_size, config.parameter_shapes, path, verify=verify)
     return blob
-
-
-def student_from_blob(blob: Dict[str, Any], path, device="cpu"):
-    """The :class:`onparse.lm.model.LoadedModel` (kind ``student``, eval mode, on ``device``) of a
-    checked student dict; ``path`` names the file in errors."""
-    try:
-        model = SpanStudent(StudentConfig.from_dict(blob["config"]))
-        model.load_state_dict(dequantize(blob["state_dict"]))          # float16 is copied into float32
-        vocab = Vocabulary(blob["vocab"])
-    except (TypeError, ValueError, KeyError, RuntimeError, OnparseError) as err:
-        raise OnparseError(f"{path}: student does not match this onparse version's student ({first_line(err)})")
-    return LoadedModel(model.to(device).eval(), vocab, blob.get("metadata", {}), STUDENT)
-
-
-def load_student(path, device="cpu", *, verify: bool = True):
-    """Read, check and build the student saved at ``path`` (a :class:`onparse.lm.model.LoadedModel`)."""
-    blob = read_file(path)
-    if not (isinstance(blob, dict) and blob.get("format") == STUDENT_FORMAT):
-        raise OnparseError(f"{path} is not an onparse student (onparse distill writes them)")
-    return student_from_blob(check_student(blob, path, verify=verify), path, device)

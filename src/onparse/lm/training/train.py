@@ -53,7 +53,8 @@ from ...text.corpora import CorpusSpec, batchify, encode_stream, load_corpus
 from ...devices import torch_threads
 from .distributed import Dist, all_gather, all_reduce, setup, teardown
 from ...errors import OnparseError
-from ..model import ONLSTMLanguageModel, load_model
+from .. import kind
+from ..model import ONLSTMLanguageModel
 from ..perplexity import autocast_context, fit_streams, stream_loss
 from .recipe import ParameterAverager, objective, should_start_averaging, window_length
 from .stops import StopRequests
@@ -260,7 +261,7 @@ class _Run:
         if not self.ctx.is_main or not self.corpus.test or not os.path.isfile(self.best_path):
             return None
 
-        best = load_model(self.best_path, self.device).model
+        best = kind.load_model(self.best_path, self.device).model
         ids = encode_stream(self.corpus.test, self.vocab)
         if ids.numel() < 2:
             return None

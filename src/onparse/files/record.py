@@ -1,0 +1,36 @@
+"""Reading the free-form records of model files (their ``metadata``) for people: a field of the
+expected type or a default, percentages, and text without control characters.  A file may come
+from anyone, so nothing here trusts a field's type.  No torch.
+"""
+from __future__ import annotations
+
+import unicodedata
+
+#: Score keys recorded per (gold set, layer, decoder), in the order they are printed.
+SCORE_KEYS = (("sentence_f1_onlstm", "sent. F1 ON-LSTM"), ("sentence_f1_kim", "sent. F1 Kim"),
+              ("corpus_f1", "corpus F1"), ("corpus_f1_evalb", "EVALB F1"))
+
+
+def field_of(meta: dict, key: str, types, default=None):
+    """``meta[key]`` when it has one of ``types`` (bool is not a number here), else ``default``.
+
+    >>> field_of({"epoch": 3, "flag": True}, "epoch", int), field_of({"flag": True}, "flag", int, 0)
+    (3, 0)
+    """
+    value = meta.get(key)
+    return value if isinstance(value, types) and not isinstance(value, bool) else default
+
+
+def percent(value) -> str:
+    """``54.1`` for 0.541; ``-`` for anything that is not a number."""
+    return f"{100 * value:.1f}" if isinstance(value, (int, float)) and not isinstance(value, bool) else "-"
+
+
+def printable(text: str) -> str:
+    """``text`` without control characters (a checkpoint's metadata may hold a BEL or an escape
+    sequence), line breaks kept.
+
+    >>> printable("a\\x07b\\x1b[31mc\\nd")
+    'ab[31mc\\nd'
+    """
+    return "".join(ch for ch in text if ch == "\n" or unicodedata.category(ch) != "Cc")
