@@ -76,9 +76,9 @@ def scan():
 
 def cycles(modules) -> list:
     """Strongly connected components of more than one module in the import graph, function-level
-    imports included (a package's import of its own submodules excepted)."""
-    graph = {m: {t for t in info["top"] | set(info["inner"]) if t in modules and t != m
-                 and not t.startswith(m + ".")}
+    imports and a package's imports of its own submodules included (``onparse -> api -> ... ->
+    onparse`` is a loop even though the first arrow is lazy)."""
+    graph = {m: {t for t in info["top"] | set(info["inner"]) if t in modules and t != m}
              for m, info in modules.items()}
     index, low, stack, on_stack, out = {}, {}, [], set(), []
 
@@ -149,6 +149,28 @@ def test_member_checks_have_one_home():
     layer = [m for m, i in modules.items() if re.search(r'raise \w+\(f"layer .*does not exist', i["text"])]
     decoder = [m for m, i in modules.items() if re.search(r'raise \w+\(f"unknown decoder', i["text"])]
     assert len(layer) == 1 and len(decoder) == 1, (layer, decoder)
+
+
+#: Packages that hold one kind of model each: only they may know what their kind is.
+KIND_PACKAGES = ("onparse.lm", "onparse.student", "onparse.grammar")
+#: What asking "which kind is this?" looks like (issue 38.1): marker values and format tests.
+KIND_QUESTIONS = re.compile(r'n_layers is None|is_student|"cyk"|STUDENT_FORMAT|GRAMMAR_FORMAT|isinstance\([^)]*'
+                            r'(LanguageModel|Student|Grammar)\b')
+
+
+def test_no_module_asks_which_kind_of_model_it_holds():
+    """Outside the kinds' own packages (and the registry that matches a file to its kind), models
+    are used through :class:`onparse.kinds.ParsingModel` only."""
+    allowed = KIND_PACKAGES + ("onparse.files.bundle", "onparse.files.checkpoint")
+    asking = {m: KIND_QUESTIONS.findall(i["text"]) for m, i in scan().items()
+              if not m.startswith(allowed) and KIND_QUESTIONS.search(i["text"])}
+    assert asking == {}
+
+
+def test_few_modules_at_the_top():
+    """The folders tell the architecture (issue 40.7): at most 20 modules directly in onparse/."""
+    top = [p.name for p in SRC.glob("*.py")]
+    assert len(top) <= 20, top
 
 
 if __name__ == "__main__":

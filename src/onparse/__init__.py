@@ -8,7 +8,7 @@ Heavy modules (torch) are imported lazily so that ``onparse eval`` starts fast.
 """
 from .errors import OnparseError
 
-__version__ = "0.1.0"
+from .version import __version__
 
 __all__ = ["OnparseError", "Parser", "__version__", "evaluate", "load"]
 

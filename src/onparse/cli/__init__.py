@@ -69,7 +69,7 @@ os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
 import click  # noqa: E402
 
-from .. import __version__  # noqa: E402
+from ..version import __version__  # noqa: E402
 from ..errors import OnparseError  # noqa: E402
 
 

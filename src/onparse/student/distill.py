@@ -28,7 +28,7 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 import torch
 
-from .. import __version__
+from ..version import __version__
 from ..files.checkpoint import first_line, read_file
 from ..errors import OnparseError
 from ..induce import WINDOW, read_lines

@@ -47,7 +47,8 @@ import time
 from dataclasses import replace
 from typing import Any, Dict, Optional, Tuple
 
-from ... import __version__, progress
+from ... import progress
+from ...version import __version__
 from ...files.checkpoint import save_checkpoint
 from ...text.corpora import CorpusSpec, batchify, encode_stream, load_corpus
 from ...devices import torch_threads
