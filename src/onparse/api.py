@@ -105,7 +105,7 @@ def load(model: Union[None, str, os.PathLike, Sequence[Union[str, os.PathLike]]]
 
 @dataclass
 class Scores:
-    """What :meth:`Parser.score` measured: one :class:`onparse.metrics.EvalResult` per member,
+    """What :meth:`Parser.score` measured: one :class:`onparse.metrics.SpanMetric` per member,
     and that of the averaged trees when there are several members."""
 
     gold: str

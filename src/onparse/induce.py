@@ -31,7 +31,7 @@ import sys
 from typing import IO, Callable, Dict, Iterable, Iterator, List, NamedTuple, Optional, Sequence, Tuple
 
 from .errors import OnparseError
-from .members import DEFAULT_DECODER, GATES, first_of
+from .members import GATES, first_of
 from .files.safeio import MAX_LINE_BYTES, bounded_lines
 from .pictures.show import GoldTree, SentenceView, make_view
 from .text.tokens import DEFAULT_PUNCT, normalize_word

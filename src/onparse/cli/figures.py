@@ -229,7 +229,7 @@ def check_plots(plots) -> None:
 
 
 def write_eval_plots(plots, result, gold_set, model_name: str) -> list:
-    """Draw the evaluation figures of ``result`` (an EvalResult over ``gold_set``) into the
+    """Draw the evaluation figures of ``result`` (an SpanMetric over ``gold_set``) into the
     folder ``plots`` (nothing when it is None); report each file on stderr."""
     if not plots:
         return []

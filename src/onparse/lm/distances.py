@@ -13,7 +13,6 @@ from typing import List, Optional, Sequence
 
 import numpy as np
 
-from ..devices import resolve_device  # noqa: F401  (the one device rule; imported from here by older code)
 from ..errors import OnparseError
 
 #: Default bound on the sentences of one batch.

@@ -251,7 +251,7 @@ def plot_eval(results: Mapping[str, object], out_dir: str, caption: Optional[str
               formats: Sequence[str] = ("png", "svg")) -> List[str]:
     """Save the evaluation figures of ``results`` into ``out_dir``; returns the files written.
 
-    ``results``: name -> :class:`onparse.scores.metrics.EvalResult`, all over the same gold
+    ``results``: name -> :class:`onparse.scores.metrics.SpanMetric`, all over the same gold
     sentences; the first is the model (drawn in a strong colour), the rest baselines.
     Files: ``f1_by_length.<fmt>`` (mean sentence F1 by sentence length, with the number of
     sentences per bin below) and ``label_recall.<fmt>`` (recall of NP, VP, PP, ... per system).
@@ -347,7 +347,7 @@ def eval_caption(model_name: str, gold_name: str, n_sentences: int) -> str:
 def plot_eval_with_baselines(result, gold, out_dir: str, model_name: str,
                              baselines: Sequence[str] = ("right", "left", "random"), seed: int = 0,
                              formats: Sequence[str] = ("png", "svg")) -> List[str]:
-    """:func:`plot_eval` for one model's :class:`~onparse.scores.metrics.EvalResult` against the
+    """:func:`plot_eval` for one model's :class:`~onparse.scores.metrics.SpanMetric` against the
     baseline trees of :mod:`onparse.trees.baselines` over the same gold sentences (``gold``: an
     :class:`onparse.gold.treebank.Gold`).  This is what ``onparse eval --plots DIR`` draws."""
     require_matplotlib()

@@ -374,10 +374,6 @@ class SpanMetric:
                 + ", ".join(f"{c.name} {100 * self.score(c.name).f1:.1f}" for c in CONVENTIONS) + ")")
 
 
-#: What :func:`evaluate` returns: a :class:`SpanMetric` holding a whole gold set.
-EvalResult = SpanMetric
-
-
 def _pct(value: Optional[float]) -> str:
     return "   -" if value is None else f"{100 * value:5.1f}"
 
@@ -423,7 +419,7 @@ def as_gold(gold):
     return Gold("trees", tuple(_as_gold_sentence(item, i + 1) for i, item in enumerate(gold)))
 
 
-def evaluate(pred_trees: Sequence[Tree], gold, check_tokens: bool = True) -> EvalResult:
+def evaluate(pred_trees: Sequence[Tree], gold, check_tokens: bool = True) -> SpanMetric:
     """Score predicted unlabelled trees against gold sentences, in order.
 
     ``pred_trees``: one tree per gold sentence (see :mod:`onparse.trees.tree`), over the gold
@@ -440,7 +436,7 @@ def evaluate(pred_trees: Sequence[Tree], gold, check_tokens: bool = True) -> Eva
     return SpanMetric(gold.name)(pred_trees, gold, check_tokens)
 
 
-def write_per_sentence(result: EvalResult, stream) -> None:
+def write_per_sentence(result: SpanMetric, stream) -> None:
     """Write one JSON object per sentence (:meth:`SentenceScore.to_dict`) to a text stream."""
     for score in result.sentences:
         stream.write(json.dumps(score.to_dict(), ensure_ascii=False) + "\n")

@@ -7,7 +7,7 @@ from typing import List
 
 from ..gold import tagsets
 from ..errors import OnparseError
-from .metrics import EvalResult, as_gold, evaluate
+from .metrics import SpanMetric, as_gold, evaluate
 from .token_match import token_mismatch
 from ..gold.treebank import choose_tagset, preprocess
 from ..trees.tree import Tree, is_labelled, iter_sexprs, read_tree_matching
@@ -90,7 +90,7 @@ def _tag_filter(gold, items):
     return read
 
 
-def score_text(text: str, gold, source: str = "PRED") -> EvalResult:
+def score_text(text: str, gold, source: str = "PRED") -> SpanMetric:
     """Read predictions from bracketed text (:func:`read_predictions`) and :func:`evaluate` them."""
     gold = as_gold(gold)
     return evaluate(read_predictions(text, gold, source), gold, check_tokens=False)
