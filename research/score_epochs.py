@@ -3,7 +3,7 @@
     python research/score_epochs.py runs/small-conll2000-s1 runs/small-conll2000+press-s1
     python research/score_epochs.py --gold alpino-dev --records research/languages-dev.jsonl runs/small-alpino-s1
 
-For each run folder and each ``epoch-NNN.pt`` not yet in ``research/campaign-dev.jsonl``, one
+For each run folder (of a language model or a grammar, rule v9) and each ``epoch-NNN.pt`` not yet in ``research/campaign-dev.jsonl``, one
 record: the run's recipe (preset, corpus, seed), the epoch, its validation perplexity and
 training hours (from ``metrics.jsonl``), and sentence F1 (ON-LSTM convention) on
 ``wsj-sample-dev`` and on its sentences of at most 10 words for every single member (layers
@@ -22,7 +22,6 @@ import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 RECORDS = os.path.join(HERE, "campaign-dev.jsonl")
-SINGLES = [(layer, d) for layer in (1, 2, 3) for d in ("onlstm", "split")]
 #: Averages of one run's layers 2 and 3 (paper decoder).  Without a voter, ties ``first`` would
 #: return the first member's tree (two members can outvote nobody), so only the voted one is kept.
 AVERAGES = {"avg L2,3 onlstm + right, ties right": (("right",), "right")}
@@ -47,12 +46,23 @@ def done(records: str = RECORDS) -> set:
         return {(r["run"], r["epoch"]) for r in map(json.loads, handle)}
 
 
-def score(path: str, gold, short_index) -> dict:
-    from onparse.api import load
-    from onparse.members import Member, default_members
+def key(member) -> str:
+    """A member's record key: ``L2 onlstm`` for a language model's, its reading otherwise
+    (``grammar``, ``grammar viterbi``)."""
+    return member.reading.replace("layer ", "L", 1)
+
+
+def score(path: str, gold, short_index, decoders="all") -> dict:
+    """Dev sentence F1 (all lengths, <= 10 words) of every member the model gives (a language
+    model: every layer x decoder; a grammar: each decoder) and of its voted average: layers 2
+    and 3 (paper decoder) of a language model, a grammar's MBR tree, with one right-branching
+    voter and ties ``right``."""
+    from onparse import load
     from onparse.scores.metrics import evaluate
 
-    parser = load(path, "cpu").with_members([Member(0, layer, d) for layer, d in SINGLES])
+    parser = load(path, "cpu")
+    members = parser.models[0].grid(0, "all", decoders)
+    parser = parser.with_members(members)
     tokens = [list(s.words) for s in gold]
     per_sentence = parser.member_trees(tokens)
     short_gold = [gold[i] for i in short_index]
@@ -61,22 +71,25 @@ def score(path: str, gold, short_index) -> dict:
         return {"all": round(evaluate(trees, gold).sentence_f1.f1, 5),
                 "10": round(evaluate([trees[i] for i in short_index], short_gold).sentence_f1.f1, 5)}
 
-    out = {f"L{layer} {d}": f1([t[k] for t in per_sentence]) for k, (layer, d) in enumerate(SINGLES)}
-    pair = [SINGLES.index(m) for m in ((2, "onlstm"), (3, "onlstm"))]
+    keys = [key(m) for m in members]
+    out = {k: f1([t[i] for t in per_sentence]) for i, k in enumerate(keys)}
+    averaged = [keys.index(k) for k in ("L2 onlstm", "L3 onlstm") if k in keys] or [0]
     for name, (voters, ties) in AVERAGES.items():
-        voting = parser.with_members(default_members(1, (2, 3), ("onlstm",)), voters, ties)
-        out[name] = f1(voting.average([[t[k] for k in pair] for t in per_sentence], tokens))
+        voting = parser.with_members([members[i] for i in averaged], voters, ties)
+        out[name if len(averaged) > 1 else f"{keys[0]} + right, ties right"] = f1(
+            voting.average([[t[i] for i in averaged] for t in per_sentence], tokens))
     return out
 
 
 def table(records: str = RECORDS) -> str:
     with open(records, encoding="utf-8") as handle:
         rows = [json.loads(line) for line in handle]
-    keys = ["L1 onlstm", "L2 onlstm", "L3 onlstm", "L2 split", "L3 split"] + list(AVERAGES)
+    keys = list(dict.fromkeys(k for r in rows for k in r["dev"]))
     lines = ["| run | epoch | hours | valid ppl | " + " | ".join(keys) + " |",
              "|---|---|---|---|" + "---|" * len(keys)]
     for r in rows:
-        cells = [f"{100 * r['dev'][k]['all']:.1f} / {100 * r['dev'][k]['10']:.1f}" for k in keys]
+        cells = [f"{100 * r['dev'][k]['all']:.1f} / {100 * r['dev'][k]['10']:.1f}" if k in r["dev"] else "-"
+                 for k in keys]
         lines.append(f"| {r['run']} | {r['epoch']} | {r['hours']:.2f} | {r['valid_ppl']:.1f} | " + " | ".join(cells) + " |")
     return "\n".join(lines)
 
@@ -86,6 +99,8 @@ def main():
     ap.add_argument("runs", nargs="*")
     ap.add_argument("--table", action="store_true", help="print the records as a Markdown table")
     ap.add_argument("--gold", default="wsj-sample-dev", help="the dev set [default: wsj-sample-dev]")
+    ap.add_argument("--decoders", default="all",
+                    help="decoders to score, comma-separated (rule v9 scores grammars by mbr only) [default: all]")
     ap.add_argument("--records", default=RECORDS, help="the JSON-lines file of scores [default: campaign-dev.jsonl]")
     args = ap.parse_args()
     if args.table:
@@ -106,12 +121,13 @@ def main():
             if (name, epoch) in seen or epoch not in log["epochs"]:
                 continue
             record = {"run": name, **log["recipe"], "epoch": epoch, **log["epochs"][epoch],
-                      "dev": score(path, gold, short_index)}
+                      "dev": score(path, gold, short_index,
+                                   "all" if args.decoders == "all" else args.decoders.split(","))}
             with open(args.records, "a", encoding="utf-8") as out:
                 out.write(json.dumps(record) + "\n")
-            print(f"{name} epoch {epoch}: valid ppl {record['valid_ppl']:.1f}, dev L2 / L3 onlstm "
-                  f"{100 * record['dev']['L2 onlstm']['all']:.1f} / {100 * record['dev']['L3 onlstm']['all']:.1f}",
-                  file=sys.stderr)
+            best = max(record["dev"].items(), key=lambda kv: kv[1]["all"])
+            print(f"{name} epoch {epoch}: valid ppl {record['valid_ppl']:.1f}, dev best {best[0]} "
+                  f"{100 * best[1]['all']:.1f}", file=sys.stderr)
 
 
 if __name__ == "__main__":
