@@ -7,6 +7,8 @@ import click
 
 from ..text import corpora
 from ..files.safeio import dumps, format_ppl
+from ..grammar.config import GRAMMAR_PRESETS
+from ..grammar.settings import SIZE_OPTIONS, GrammarTraining
 from ..lm.training.config import PRESETS, TrainConfig
 from .common import (INT_MAX, SEED_RANGE, device_option, model_option, no_verify_option, quiet_option,
                      threads_option)
@@ -41,22 +43,53 @@ class _Duration(click.ParamType):
             self.fail(str(err), param, ctx)
 
 
+#: The options of each family alone (the others are shared): refused for the other family.
+_LM_ONLY = tuple(f.name for f in fields(TrainConfig) if f.name not in {g.name for g in fields(GrammarTraining)})
+_GRAMMAR_ONLY = tuple(f.name for f in fields(GrammarTraining) if f.name not in {g.name for g in fields(TrainConfig)}) \
+    + tuple(SIZE_OPTIONS)
+
+
+def _flag(name: str) -> str:
+    return SIZE_OPTIONS.get(name) or "--" + name.replace("_", "-")
+
+
 def _config_options(command):
-    """One ``--field-name`` option per TrainConfig field, default: the preset's value."""
+    """One ``--field-name`` option per TrainConfig and GrammarTraining field and one per grammar
+    size, default: the preset's (or the grammar recipe's) value."""
+    grammar = {f.name: f for f in fields(GrammarTraining)}
+    for name in reversed(_GRAMMAR_ONLY):
+        if name in SIZE_OPTIONS:
+            values = ", ".join(f"{preset} {sizes[name]}" for preset, sizes in GRAMMAR_PRESETS.items())
+            text, kind = f"Grammar size: {name.replace('n_', '').replace('_', ' ')} [preset: {values}]", \
+                click.IntRange(1, INT_MAX)
+        else:
+            f = grammar[name]
+            text = f"Grammar: {f.metadata['help']} [{f.default}]"
+            kind = float if f.type in (float, "float") else click.IntRange(0, INT_MAX)
+        command = click.option(_flag(name), name, type=kind, default=None, help=text)(command)
     for f in reversed(fields(TrainConfig)):
         kind = float if f.type in (float, "float") else SEED_RANGE if f.name == "seed" else click.IntRange(0, INT_MAX)
         values = ", ".join(f"{name} {getattr(cfg, f.name)}" for name, cfg in PRESETS.items())
+        also = (f"; grammar: {grammar[f.name].default}, {grammar[f.name].metadata['help']}" if f.name in grammar
+                else "")
         option = click.option("--" + f.name.replace("_", "-"), f.name, type=kind, default=None,
-                              help=f"{f.metadata['help'][:1].upper()}{f.metadata['help'][1:]} [preset: {values}]")
+                              help=f"{f.metadata['help'][:1].upper()}{f.metadata['help'][1:]} [preset: {values}{also}]")
         command = option(command)
     return command
 
 
 @click.command("train")
-@click.option("--preset", type=click.Choice(tuple(PRESETS)), default="small", show_default=True,
-              help="Starting hyperparameters: paper (section 2; a GPU job), small (CPU, minutes an epoch), "
+@click.option("--family", type=click.Choice(("lm", "grammar")), default="lm", show_default=True,
+              help="What to train: lm (an ON-LSTM language model) or grammar (a neural PCFG with low-rank "
+                   "rules, docs/pcfg.md's recipe: Adam, a length curriculum, exact perplexity)")
+@click.option("--preset", type=click.Choice(tuple(dict.fromkeys((*PRESETS, *GRAMMAR_PRESETS)))), default="small",
+              show_default=True,
+              help="Starting hyperparameters.  lm: paper (section 2; a GPU job), small (CPU, minutes an epoch), "
                    "tiny (tests, and trying the workflow: seconds an epoch on a few hundred sentences, as "
-                   "examples/train_tiny.sh does; over 40 minutes an epoch on the 1M-word default corpus)")
+                   "examples/train_tiny.sh does; over 40 minutes an epoch on the 1M-word default corpus).  "
+                   "grammar: the sizes tiny (tests), small (30 nonterminals, 60 preterminals, rank 64: about "
+                   "7 minutes an epoch of news on one thread), medium (128/256/256, about 26), large "
+                   "(250/500/500, about 50)")
 @click.option("--corpus", default=corpora.DEFAULT, show_default=True, metavar="NAME|PATH",
               help="A built-in name: news (conll2000 + Brown's press sections + abc, none of the evaluation "
                    "sample's sentences), "
@@ -74,7 +107,8 @@ def _config_options(command):
                    "else text (raw text: tokenised, punctuation dropped, lowercased, digits to N); "
                    "tokens: like text but split on whitespace only (pre-tokenised text)")
 @click.option("--out", default=None, metavar="DIR",
-              help="Output folder for best.pt, last.pt and metrics.jsonl [default: runs/PRESET]")
+              help="Output folder for best.pt, last.pt and metrics.jsonl [default: runs/PRESET; a grammar: "
+                   "runs/grammar-PRESET]")
 @device_option
 @click.option("--max-time", type=_Duration(), default=None,
               help="Stop (and save) after this much training time in this invocation: 3600, 45m, 2h30m")
@@ -99,10 +133,10 @@ def _config_options(command):
 @no_verify_option
 @_config_options
 @click.pass_context
-def train_command(ctx, preset, corpus, valid, test, fmt, out, device, max_time, max_steps, checkpoint_every,
+def train_command(ctx, family, preset, corpus, valid, test, fmt, out, device, max_time, max_steps, checkpoint_every,
                   keep_epochs, resume, overwrite, init_from, progress, threads, amp, as_json, no_verify, **hyper):
-    """Train an ON-LSTM language model (AWD-LSTM recipe of the paper) and keep the checkpoint
-    with the best validation perplexity.
+    """Train an ON-LSTM language model (AWD-LSTM recipe of the paper) or, with --family grammar,
+    a neural PCFG (docs/pcfg.md), and keep the model with the best validation perplexity.
 
     \b
     onparse train --preset small --epochs 3 --out runs/small
@@ -112,6 +146,10 @@ def train_command(ctx, preset, corpus, valid, test, fmt, out, device, max_time, 
     onparse train --corpus wsj --init-from runs/wb/best.pt --epochs 5 --out runs/wb-wsj
     torchrun --nproc_per_node 2 -m onparse train --preset paper --out runs/paper
 
+    \b
+    onparse train --family grammar --preset small --corpus news --out runs/grammar-small --threads 1
+    onparse train --family grammar --preset tiny --corpus mytext.txt --epochs 5 --curriculum-start 10
+
     Every hyperparameter option defaults to the preset's value.  Ctrl-C stops after saving
     (exit 130); --resume continues from where the run stopped.
     """
@@ -119,13 +157,29 @@ def train_command(ctx, preset, corpus, valid, test, fmt, out, device, max_time, 
 
     if out is not None and not out.strip():
         raise click.BadParameter("is empty: name a folder, or leave --out out for runs/PRESET", param_hint="--out")
-    out = out or f"runs/{preset}"
+    out = out or (f"runs/{preset}" if family == "lm" else f"runs/grammar-{preset}")
     if resume and init_from is not None:
         raise click.UsageError("--init-from starts a new run; it does not go with --resume")
 
     def given(*names):
         return any(ctx.get_parameter_source(n) == click.core.ParameterSource.COMMANDLINE for n in names)
 
+    other = _GRAMMAR_ONLY if family == "lm" else _LM_ONLY + ("init_from", "amp")
+    refused = [n for n in other if given(n)]
+    if refused:
+        names = ", ".join("--init-from" if n == "init_from" else "--amp/--no-amp" if n == "amp" else _flag(n)
+                          for n in refused)
+        raise click.UsageError(f"{names} apply to --family {'grammar' if family == 'lm' else 'lm'}, not {family}")
+    if given("preset") and preset not in (PRESETS if family == "lm" else GRAMMAR_PRESETS):
+        known = ", ".join(PRESETS if family == "lm" else GRAMMAR_PRESETS)
+        raise click.BadParameter(f"{preset!r} is not a {family} preset: choose from {known}", param_hint="--preset")
+    options = RunOptions(out=out, device=device, max_time=max_time, max_steps=max_steps, resume=resume,
+                         overwrite=overwrite, progress=progress, amp=amp, threads=threads,
+                         init_from=init_from, checkpoint_every=checkpoint_every or None,
+                         keep_epochs=keep_epochs, verify=not no_verify)
+    if family == "grammar":
+        result = _train_grammar(given, preset, corpus, fmt, valid, test, options, hyper)
+        return _report(ctx, result, out, as_json)
     try:
         spec = corpora.make_spec(corpus, fmt, valid, test) if given("corpus", "valid", "test", "fmt") or not resume else None
         config, spec, preset_name = settings(preset if given("preset") or not resume else None, spec,
@@ -133,11 +187,30 @@ def train_command(ctx, preset, corpus, valid, test, fmt, out, device, max_time, 
                                              resume_from=out if resume else None, verify=not no_verify)
     except ValueError as err:
         raise click.UsageError(str(err))
-    options = RunOptions(out=out, device=device, max_time=max_time, max_steps=max_steps, resume=resume,
-                         overwrite=overwrite, progress=progress, amp=amp, threads=threads,
-                         init_from=init_from, checkpoint_every=checkpoint_every or None,
-                         keep_epochs=keep_epochs, verify=not no_verify)
     result = train(config, spec, options, preset_name)
+    _report(ctx, result, out, as_json)
+
+
+def _train_grammar(given, preset, corpus, fmt, valid, test, options, hyper):
+    """``onparse train --family grammar``: :func:`onparse.grammar.train.train` with the sizes and
+    settings given (on a resume, the run's own, of which only --epochs may change)."""
+    from ..grammar.train import run_settings, train
+
+    sizes = {k: hyper[k] for k in SIZE_OPTIONS if hyper.get(k) is not None}
+    overrides = {k: v for k, v in hyper.items() if v is not None and k not in SIZE_OPTIONS}
+    try:
+        spec = corpora.make_spec(corpus, fmt, valid, test) if given("corpus", "valid", "test", "fmt") or not options.resume \
+            else None
+        sizes, settings, spec, preset = run_settings(preset if given("preset") or not options.resume else None, spec,
+                                                     sizes, overrides, resume_from=options.out if options.resume else None,
+                                                     verify=options.verify)
+    except ValueError as err:
+        raise click.UsageError(str(err))
+    return train(sizes, settings, spec, options, preset)
+
+
+def _report(ctx, result, out, as_json) -> None:
+    """The summary of a finished or stopped run (stdout), and exit 130 when interrupted."""
     if not result.is_main:      # a rank other than 0 of a distributed run: rank 0 reports
         ctx.exit(130 if result.stop_reason == "interrupted" else 0)
     if as_json:
@@ -168,9 +241,11 @@ def train_command(ctx, preset, corpus, valid, test, fmt, out, device, max_time, 
 @click.option("--format", "fmt", type=click.Choice(corpora.FORMATS), default="auto",
               show_default=True, help="Format of a corpus file (see onparse train --help)")
 @click.option("--batch-size", type=click.IntRange(1, INT_MAX), default=None,
-              help="Parallel streams [default: the run's --eval-batch-size, else 10]")
+              help="Parallel streams; a grammar: sentences a batch [default: the run's --eval-batch-size, "
+                   "else 10; a grammar: the run's --batch-size, else 8]")
 @click.option("--bptt", type=click.IntRange(1, INT_MAX), default=None,
-              help="Window length; the state is carried across windows [default: the run's --bptt, else 70]")
+              help="Window length; the state is carried across windows [default: the run's --bptt, else 70; "
+                   "a grammar reads whole sentences]")
 @device_option
 @threads_option
 @click.option("--json", "as_json", is_flag=True,
@@ -192,8 +267,7 @@ def perplexity_command(model_paths, no_verify, corpus, split, fmt, batch_size, b
     if len(model_paths) > 1:
         raise click.UsageError(f"perplexity measures one model or bundle; --model was given {len(model_paths)} times")
     with torch_threads(threads):
-        # Layer 1 exists in every model: the parser's members matter only for trees, not here.
-        parser = load(model_paths[0] if model_paths else None, device, layers=[1], verify=not no_verify)
+        parser = load(model_paths[0] if model_paths else None, device, verify=not no_verify)
         results = parser.perplexity(corpus, split, fmt=fmt, batch_size=batch_size, bptt=bptt, quiet=quiet)
     several = len(results) > 1
     records = [{**({"model": name} if several else {}), "corpus": r.corpus, **r.to_dict()}

@@ -26,6 +26,7 @@ from __future__ import annotations
 from typing import Any, Dict, List, Sequence, Type
 
 from ..errors import OnparseError
+from ..grammar.kind import Grammar
 from ..kinds import ParsingModel
 from ..lm.kind import LanguageModel
 from ..members import Member, MemberError
@@ -37,7 +38,7 @@ from .weights import convert_weights, dequantize, weights_digest
 
 VERSION = 1
 #: Every kind of model, in the order a file's ``format`` or an entry's ``kind`` is matched.
-KINDS: Sequence[Type[ParsingModel]] = (LanguageModel, Student)
+KINDS: Sequence[Type[ParsingModel]] = (LanguageModel, Student, Grammar)
 
 
 def kind_of(blob: Dict[str, Any], path, *, entry: bool = False) -> Type[ParsingModel]:

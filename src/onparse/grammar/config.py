@@ -21,7 +21,7 @@ MAX_VOCAB = 5_000_000
 
 #: Sizes only: the vocabulary comes from the corpus (``GrammarConfig.preset(name, vocab_size)``).
 #: ``small`` is N-PCFG's symbol counts (Kim et al. 2019), ``large`` TN-PCFG's best (Yang et al.
-#: 2021); see docs/pcfg.md for their CPU cost.
+#: 2021); see ``docs/pcfg.md`` for their CPU cost.
 GRAMMAR_PRESETS: Dict[str, Dict[str, int]] = {
     "tiny": dict(n_nonterminals=4, n_preterminals=6, rank=8, symbol_size=16, mlp_size=16),
     "small": dict(n_nonterminals=30, n_preterminals=60, rank=64, symbol_size=128, mlp_size=128),
@@ -57,6 +57,22 @@ class GrammarConfig:
     def n_symbols(self) -> int:
         """m + p: the symbols a binary rule's child can be."""
         return self.n_nonterminals + self.n_preterminals
+
+    def parameter_shapes(self) -> Dict[str, tuple]:
+        """Name -> shape of every weight of :class:`~onparse.grammar.model.NeuralPCFG`, computed
+        without allocating (a grammar file is checked against them before any model is built)."""
+        d, h = self.symbol_size, self.mlp_size
+        shapes: Dict[str, tuple] = {"start": (1, d), "nonterminals": (self.n_nonterminals, d),
+                                    "preterminals": (self.n_preterminals, d), "components": (self.rank, d)}
+        outputs = {"mlp_root": self.n_nonterminals, "mlp_emit": self.vocab_size, "mlp_parent": d,
+                   "mlp_left": d, "mlp_right": d}
+        for name, d_out in outputs.items():
+            shapes.update({f"{name}.0.weight": (h, d), f"{name}.0.bias": (h,),
+                           f"{name}.3.weight": (d_out, h), f"{name}.3.bias": (d_out,)})
+            for block in (1, 2):
+                for lin in ("lin1", "lin2"):
+                    shapes.update({f"{name}.{block}.{lin}.weight": (h, h), f"{name}.{block}.{lin}.bias": (h,)})
+        return shapes
 
     def to_dict(self) -> Dict[str, int]:
         """The fields as a plain dict (for checkpoints and JSON)."""

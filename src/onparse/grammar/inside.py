@@ -2,7 +2,7 @@
 
 Symbols are numbered ``0 .. m-1`` (nonterminals) then ``m .. m+p-1`` (preterminals); a
 preterminal ``P`` is symbol ``m + P``.  Spans are ``(i, j)`` word positions, ``j`` exclusive.
-Everything here takes LOG-probabilities (see docs/pcfg.md for the definitions):
+Everything here takes LOG-probabilities (see ``docs/pcfg.md`` for the definitions):
 
 - :class:`RankRules`: ``log_root [m]``, ``log_U [m, r]``, ``log_V``/``log_W [m+p, r]`` and the
   emissions of the words at hand ``log_emit [B, T, p]``.  The root/U/V/W tensors may have NO

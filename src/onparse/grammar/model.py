@@ -2,7 +2,7 @@
 
 Every symbol -- the start symbol S, the ``m`` nonterminals, the ``p`` preterminals -- and every
 rank component ``q`` has an embedding; residual MLPs (Kim et al. 2019's blocks) turn them into
-the rule log-probabilities of docs/pcfg.md:
+the rule log-probabilities of ``docs/pcfg.md``:
 
 - root ``pi = softmax(mlp_root(e_S))`` over the m nonterminals;
 - emissions ``E[P] = softmax(mlp_emit(e_P))`` over the vocabulary;

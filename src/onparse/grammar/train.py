@@ -1,0 +1,354 @@
+"""Training a neural PCFG (``onparse train --family grammar``): the loop, read top to bottom.
+
+The recipe is ``docs/pcfg.md``'s (Kim et al. 2019; settings in :mod:`onparse.grammar.settings`):
+
+* the vocabulary is built from the training split as the language model's is (most frequent
+  words, ``max_vocab`` with ``<unk>`` and ``<eos>``); one-word sentences are skipped (their
+  ``log Z`` is ``-inf``: the root rewrites to a nonterminal, which covers two words or more);
+* epoch ``e`` trains on the sentences of at most ``settings.length_limit(e)`` words (the length
+  curriculum), in batches of ``batch_size`` sentences of similar length whose order is fixed by
+  the seed and the epoch; loss = minus the mean ``log Z`` per sentence; Adam, gradient norm
+  clipped;
+* after each epoch, the exact per-word perplexity ``exp(-sum log Z / words)`` of the
+  validation sentences of two words or more (all lengths) chooses ``best.pt``.
+
+The run folder is a training run's (:mod:`onparse.files.run_folder`): its lock, ``best.pt``,
+``last.pt`` (saved every ``checkpoint_every`` seconds, when stopped and at each epoch's end),
+``epoch-NNN.pt`` (with ``keep_epochs``) and ``metrics.jsonl`` (the events ``onparse plot-log``
+reads: ``start``/``resume``, ``epoch`` with ``train_loss``/``valid_loss``/``valid_ppl`` in nats
+per word, ``stop``, ``diverged``, ``test``).  All are grammar files (:mod:`onparse.grammar.file`).
+
+The state of a run is one plain value, :class:`Position` (with the weights, the optimiser's
+state and the RNG state), which ``last.pt`` stores under ``"training"``; ``--resume`` puts it
+back, so the continued run's weights equal (``torch.equal``) those of a run never stopped.  A
+non-finite loss, gradient or weight stops the run with a ``diverged`` event and a one-line
+error before anything is saved: ``best.pt`` and ``last.pt`` keep the last good state.
+"""
+from __future__ import annotations
+
+import math
+import os
+import random
+import time
+from dataclasses import asdict, dataclass, field, replace
+from typing import Any, Dict, List, Optional, Tuple
+
+import torch
+
+from ..version import __version__
+from ..devices import resolve_device, torch_threads
+from ..errors import OnparseError
+from ..files.checkpoint import read_file
+from ..files.run_folder import (BEST, EPOCH_SNAPSHOT, EPOCH_SNAPSHOT_RE, LAST, METRICS, FolderLock, MetricsLog,
+                                make_folder, refuse_old_run, remove_run_files, run_files, tidy)
+from ..files.safeio import format_ppl, perplexity_of
+from ..lm.training.config import RunOptions, TrainResult
+from ..lm.training.state import fingerprint
+from ..lm.training.stops import StopRequests
+from ..progress import Progress
+from ..student.model import encode
+from ..text.corpora import CorpusSpec, encode_stream, load_corpus
+from ..text.vocab import Vocabulary
+from .config import GRAMMAR_PRESETS, GrammarConfig
+from .file import check_grammar, save_grammar
+from .model import NeuralPCFG
+from .parse import log_likelihood
+from .settings import SIZE_OPTIONS, GrammarTraining
+
+
+@dataclass
+class Position:
+    """Where a run stands: what ``last.pt`` keeps beside the weights and the optimiser."""
+
+    epoch: int = 0                       # completed epochs
+    batch: int = 0                       # batches done in the current epoch
+    step: int = 0                        # optimiser steps, over all invocations
+    log_z: float = 0.0                   # sum of log Z over the current epoch's batches so far
+    words: int = 0                       # ... and their words
+    seconds: float = 0.0                 # training time of the current epoch so far
+    best_loss: Optional[float] = None    # best validation nats per word, and its epoch
+    best_epoch: Optional[int] = None
+    history: List[Dict[str, Any]] = field(default_factory=list)   # the epoch records
+
+
+# -- what a run is -----------------------------------------------------------------------------
+def run_settings(preset: Optional[str], spec: Optional[CorpusSpec], sizes: Dict[str, int],
+                 overrides: Dict[str, Any], *, resume_from: Optional[str] = None,
+                 verify: bool = True) -> Tuple[Dict[str, int], GrammarTraining, CorpusSpec, Optional[str]]:
+    """``(sizes, settings, corpus, preset)`` of a run: a new one of ``preset``'s sizes with the
+    ``sizes`` and ``overrides`` given; or, with ``resume_from`` (a run folder), the saved run's,
+    where only ``epochs`` may differ.  ValueError for a bad value; OnparseError for a run that
+    cannot be resumed so."""
+    if resume_from is None:
+        chosen = {**GRAMMAR_PRESETS[preset], **sizes}
+        GrammarConfig(vocab_size=1, **chosen)                      # sizes checked before any text is read
+        return chosen, GrammarTraining().with_overrides(overrides), spec, preset
+    blob, _ = read_last(resume_from, verify)
+    meta = blob["metadata"]
+    saved = {k: v for k, v in blob["config"].items() if k != "vocab_size"}
+    settings = GrammarTraining.from_dict(meta["training"])
+    saved_spec = CorpusSpec.from_dict(meta["corpus"])
+    changed = [SIZE_OPTIONS[k] for k, v in sizes.items() if saved[k] != v]
+    changed += ["--" + k.replace("_", "-") for k, v in overrides.items() if k != "epochs" and getattr(settings, k) != v]
+    if preset is not None and preset != meta.get("preset"):
+        changed.append("--preset")
+    if spec is not None and spec != saved_spec:
+        changed.append("--corpus")
+    if changed:
+        raise OnparseError(f"cannot change {', '.join(changed)} when resuming {resume_from} (only --epochs, "
+                           "--max-time, --max-steps and --threads)")
+    return saved, settings.with_overrides({k: v for k, v in overrides.items() if k == "epochs"}), saved_spec, \
+        meta.get("preset")
+
+
+def read_last(out: str, verify: bool = True) -> Tuple[Dict[str, Any], Dict[str, Any]]:
+    """``out/last.pt`` and its training state; one-line OnparseErrors when missing or damaged."""
+    path = os.path.join(out, LAST)
+    if not os.path.isfile(path):
+        raise OnparseError(f"nothing to resume in {out}: {LAST} not found")
+    blob = read_file(path)
+    if not isinstance(blob, dict) or blob.get("format") != "onparse-grammar":
+        raise OnparseError(f"{path} is not a grammar run's {LAST}: resume it without --family grammar")
+    check_grammar(blob, path, verify=verify)
+    state, meta = blob.get("training"), blob.get("metadata")
+    if not isinstance(state, dict) or not isinstance(state.get("position"), dict) \
+            or not isinstance(meta.get("training"), dict) or "corpus" not in meta:
+        raise OnparseError(f"{path} holds no training state; it cannot be resumed")
+    return blob, state
+
+
+# -- the run ---------------------------------------------------------------------------------------
+def train(sizes: Dict[str, int], settings: GrammarTraining, spec: CorpusSpec, options: RunOptions,
+          preset: Optional[str] = None) -> TrainResult:
+    """Train (or, with ``options.resume``, continue) a grammar in the folder ``options.out``
+    (module docstring); returns a :class:`onparse.lm.training.config.TrainResult`.
+    Cost: per epoch O(n^3 r + n^2 r^2) per training sentence, forward and backward, plus the
+    validation's forward pass."""
+    with torch_threads(options.threads):
+        make_folder(options.out)
+        log = MetricsLog(os.path.join(options.out, METRICS), True)
+        lock = FolderLock(options.out).acquire(warn=log.say)
+        try:
+            resumed = read_last(options.out, options.verify) if options.resume else None
+            if resumed and any(EPOCH_SNAPSHOT_RE.fullmatch(n) for n in run_files(options.out)):
+                options = replace(options, keep_epochs=True)     # the flag is not in last.pt: the folder says
+            if resumed is None:
+                refuse_old_run(options.out, options.overwrite)
+                remove_run_files(options.out)                    # --overwrite: nothing of the old run survives
+            tidy(options.out, log, resumed[1]["position"]["step"] if resumed else None)
+            return _Run(sizes, settings, spec, options, preset, log, resumed).go()
+        finally:
+            lock.release()
+
+
+class _Run:
+    def __init__(self, sizes, settings: GrammarTraining, spec: CorpusSpec, options: RunOptions, preset, log,
+                 resumed):
+        self.settings, self.spec, self.opt, self.preset, self.log = settings, spec, options, preset, log
+        self.device = resolve_device(options.device)
+        corpus = load_corpus(spec)
+        words = resumed[0]["vocab"] if resumed else None
+        self.vocab = Vocabulary(words) if words else Vocabulary.build(corpus.train, max_size=settings.vocab_limit,
+                                                                      min_count=settings.min_count)
+        self.fingerprint = fingerprint(encode_stream(corpus.train, self.vocab))
+        self.train_text = [s for s in corpus.train if 2 <= len(s) <= settings.max_words]
+        self.valid_text, self.test_text = corpus.valid, corpus.test
+        if not any(len(t) <= settings.curriculum_start for t in self.train_text):
+            raise OnparseError(f"{spec.source} has no training sentence of 2 to {settings.curriculum_start} words "
+                               "(the first epoch's; see --curriculum-start and --max-words)")
+        if not any(len(s) >= 2 for s in self.valid_text):
+            raise OnparseError(f"{spec.source}: no validation sentence of two words or more")
+        torch.manual_seed(settings.seed)
+        self.config = GrammarConfig(vocab_size=len(self.vocab), **sizes)
+        self.model = NeuralPCFG(self.config).to(self.device)
+        self.optimizer = torch.optim.Adam(self.model.parameters(), lr=settings.lr,
+                                          betas=(settings.beta1, settings.beta2))
+        self.n_params = sum(p.numel() for p in self.model.parameters())
+        self.at = Position()
+        self.resumed = resumed is not None
+        if resumed:
+            self._restore(*resumed)
+        self.last_saved = time.monotonic()
+
+    # ---- the loop --------------------------------------------------------------------------------
+    def go(self) -> TrainResult:
+        s, at = self.settings, self.at
+        self.log.event("resume" if self.resumed else "start", family="grammar", preset=self.preset,
+                       config=s.to_dict(), sizes=self.config.to_dict(), corpus=self.spec.to_dict(),
+                       vocab_size=len(self.vocab), parameters=self.n_params, train_sentences=len(self.train_text),
+                       device=str(self.device), epoch=at.epoch, step=at.step)
+        self.log.say(f"{'resuming' if self.resumed else 'training'} a grammar: {self.n_params:,} parameters, "
+                     f"vocabulary {len(self.vocab):,}, {len(self.train_text):,} training sentences of 2 to "
+                     f"{s.max_words} words, on {self.device}")
+        started, reason = time.monotonic(), None
+        with StopRequests(self.log.say) as stops:
+            while reason is None:
+                reason = "epochs" if at.epoch >= s.epochs else (self._should_stop(stops, started)
+                                                                 or self._epoch(stops, started))
+        self.log.event("stop", reason=reason, epoch=at.epoch, step=at.step)
+        where = f", {at.batch} batches into epoch {at.epoch + 1}" if at.batch else ""
+        self.log.say(f"stopped ({reason}) after {at.epoch} epoch(s), {at.step} steps{where}; best valid ppl "
+                     f"{format_ppl(self._best_ppl())}")
+        test_ppl = self._test_ppl() if reason == "epochs" else None
+        best = os.path.join(self.opt.out, BEST) if at.best_loss is not None else None
+        return TrainResult(self.opt.out, reason, at.epoch, at.step, self._best_ppl(), at.best_epoch, test_ppl,
+                           None, best, True, self.model)
+
+    def batches(self, epoch: int) -> List[List[List[str]]]:
+        """The batches of ``epoch`` (1-based): the sentences within its length limit, grouped
+        by length, in an order fixed by the seed and the epoch (a resumed run takes the same)."""
+        s = self.settings
+        rng = random.Random(s.seed * 1_000_003 + epoch)
+        limit = s.length_limit(epoch)
+        order = sorted((k for k, t in enumerate(self.train_text) if len(t) <= limit),
+                       key=lambda k: (len(self.train_text[k]), rng.random()))
+        batches = [[self.train_text[k] for k in order[i:i + s.batch_size]] for i in range(0, len(order), s.batch_size)]
+        rng.shuffle(batches)
+        return batches
+
+    def _epoch(self, stops: StopRequests, started: float) -> Optional[str]:
+        """Train from the current batch to the end of the epoch or a stop; then validate (a
+        whole epoch) or save ``last.pt`` (a stop).  Returns the stop reason, if any."""
+        s, at = self.settings, self.at
+        epoch = at.epoch + 1
+        batches = self.batches(epoch)
+        self.model.train()
+        tick, reason = time.monotonic(), None
+        quiet = self.opt.progress is False
+        with Progress(f"epoch {epoch}/{s.epochs} (sentences of <= {s.length_limit(epoch)} words)", len(batches),
+                      "batches", quiet) as bar:
+            bar.update(at.batch)
+            while at.batch < len(batches) and reason is None:
+                self._step(batches[at.batch])
+                bar.update(1)
+                reason = self._should_stop(stops, started)
+        at.seconds += time.monotonic() - tick
+        if at.batch < len(batches):
+            self._save_last()
+            return reason
+        self._end_epoch(len(batches))
+        return reason or ("epochs" if at.epoch >= s.epochs else None)
+
+    def _step(self, sentences: List[List[str]]) -> None:
+        """One Adam step on a batch: loss = minus its mean log Z per sentence."""
+        at = self.at
+        ids, lengths = encode(sentences, self.vocab)
+        ids, lengths = ids.to(self.device), lengths.to(self.device)
+        z = self.model(ids, lengths)
+        loss = -z.mean()
+        if not bool(torch.isfinite(loss)):
+            self._diverged(f"the training loss became {float(loss.detach())}")
+        self.optimizer.zero_grad(set_to_none=True)
+        loss.backward()
+        norm = torch.nn.utils.clip_grad_norm_(self.model.parameters(), self.settings.clip or float("inf"))
+        if not bool(torch.isfinite(norm)):
+            self._diverged(f"the gradient norm became {float(norm)}")
+        self.optimizer.step()
+        at.batch += 1
+        at.step += 1
+        at.log_z += float(z.detach().double().sum())
+        at.words += int(lengths.sum())
+
+    def _should_stop(self, stops: StopRequests, started: float) -> Optional[str]:
+        if stops.requested:
+            return "interrupted"
+        if self.opt.max_steps is not None and self.at.step >= self.opt.max_steps:
+            return "max_steps"
+        now = time.monotonic()
+        if self.opt.max_time is not None and now - started >= self.opt.max_time:
+            return "max_time"
+        if self.opt.checkpoint_every and now - self.last_saved >= self.opt.checkpoint_every:
+            self._save_last()                     # mid-epoch: a kill loses at most this interval
+        return None
+
+    def _end_epoch(self, n_batches: int) -> None:
+        """Validation, ``best.pt``, the snapshot, the epoch's record and ``last.pt``."""
+        s, at = self.settings, self.at
+        total, words, sentences = log_likelihood(self.model, self.vocab, self.valid_text, s.batch_size)
+        valid_loss = -total / words
+        if not math.isfinite(valid_loss):
+            self._diverged(f"the validation loss became {valid_loss}")
+        train_loss = -at.log_z / max(at.words, 1)
+        at.epoch += 1
+        improved = at.best_loss is None or valid_loss < at.best_loss
+        if improved:
+            at.best_loss, at.best_epoch = valid_loss, at.epoch
+        record = {"epoch": at.epoch, "step": at.step, "train_loss": train_loss, "train_ppl": perplexity_of(train_loss),
+                  "valid_loss": valid_loss, "valid_ppl": perplexity_of(valid_loss), "best_valid_ppl": self._best_ppl(),
+                  "improved": improved, "length_limit": s.length_limit(at.epoch), "batches": n_batches,
+                  "valid_sentences": sentences, "valid_words": words, "epoch_time_s": at.seconds,
+                  "words_per_s": at.words / at.seconds if at.seconds > 0 else None}
+        at.history.append(record)
+        self._check_weights()
+        if improved:
+            self._save(os.path.join(self.opt.out, BEST))
+        if self.opt.keep_epochs:
+            self._save(os.path.join(self.opt.out, EPOCH_SNAPSHOT.format(at.epoch)))
+        self.log.event("epoch", **record)
+        self.log.say(f"epoch {at.epoch:3d} | sentences <= {record['length_limit']} words | train ppl "
+                     f"{format_ppl(record['train_ppl']):>9} | valid ppl {format_ppl(record['valid_ppl']):>9}"
+                     f"{' *' if improved else '  '} | {record['words_per_s'] or 0:,.0f} words/s | {at.seconds:.0f}s")
+        at.batch, at.log_z, at.words, at.seconds = 0, 0.0, 0, 0.0
+        self._save_last()
+
+    # ---- files ---------------------------------------------------------------------------------
+    def _metadata(self) -> Dict[str, Any]:
+        at, last = self.at, (self.at.history[-1] if self.at.history else {})
+        return {"onparse_version": __version__, "family": "grammar", "preset": self.preset,
+                "corpus": self.spec.to_dict(), "training": self.settings.to_dict(), "parameters": self.n_params,
+                "epoch": at.epoch, "step": at.step, "valid_loss": last.get("valid_loss"),
+                "valid_ppl": last.get("valid_ppl"), "epochs": list(at.history)}
+
+    def _save(self, path: str, training: Optional[Dict[str, Any]] = None) -> None:
+        save_grammar(path, config=self.config.to_dict(), vocab=self.vocab, state_dict=self.model.state_dict(),
+                     metadata=self._metadata(), training=training)
+
+    def _save_last(self) -> None:
+        self._check_weights()
+        state = {"position": asdict(self.at), "optimizer": self.optimizer.state_dict(),
+                 "torch_rng": torch.get_rng_state(), "fingerprint": self.fingerprint}
+        self._save(os.path.join(self.opt.out, LAST), training=state)
+        self.last_saved = time.monotonic()
+
+    def _restore(self, blob: Dict[str, Any], state: Dict[str, Any]) -> None:
+        path = os.path.join(self.opt.out, LAST)
+        if state.get("fingerprint") != self.fingerprint:
+            raise OnparseError(f"the training text of {self.spec.source} changed since the run started; "
+                               "cannot resume")
+        try:
+            self.model.load_state_dict(blob["state_dict"])
+            self.optimizer.load_state_dict(state["optimizer"])
+            torch.set_rng_state(state["torch_rng"])
+            self.at = Position(**state["position"])
+        except (KeyError, TypeError, ValueError, RuntimeError) as err:
+            raise OnparseError(f"{path}: unreadable training state ({type(err).__name__}: {str(err)[:120]})") from None
+
+    def _check_weights(self) -> None:
+        """Stop before saving non-finite weights."""
+        if not all(bool(torch.isfinite(p.detach()).all()) for p in self.model.parameters()):
+            self._diverged("the weights became NaN or infinite")
+
+    def _diverged(self, what: str) -> None:
+        """Stop the run: log the event and raise a one-line OnparseError saying what is left."""
+        at = self.at
+        self.log.event("diverged", epoch=at.epoch, step=at.step, reason=what)
+        kept = (f"{os.path.join(self.opt.out, BEST)} keeps epoch {at.best_epoch} (valid ppl "
+                f"{format_ppl(self._best_ppl())})" if at.best_loss is not None else "no model was saved")
+        raise OnparseError(f"training diverged at step {at.step} (epoch {at.epoch + 1}): {what}; {kept}. "
+                           "Lower --lr (or --clip) and start again")
+
+    # ---- figures -------------------------------------------------------------------------------
+    def _best_ppl(self) -> Optional[float]:
+        return None if self.at.best_loss is None else perplexity_of(self.at.best_loss)
+
+    def _test_ppl(self) -> Optional[float]:
+        """The test perplexity of ``best.pt`` (a ``test`` event), when the corpus has a test part."""
+        best = os.path.join(self.opt.out, BEST)
+        if not any(len(t) >= 2 for t in self.test_text) or not os.path.isfile(best):
+            return None
+        model = NeuralPCFG(self.config).to(self.device)
+        model.load_state_dict(read_file(best)["state_dict"])
+        total, words, _ = log_likelihood(model.eval(), self.vocab, self.test_text, self.settings.batch_size)
+        ppl = perplexity_of(-total / words)
+        self.log.event("test", test_ppl=ppl, best_epoch=self.at.best_epoch)
+        return ppl
