@@ -84,8 +84,11 @@ def _line_number_at(path: str, offset: int) -> int:
     return count + 1
 
 
-def read_lines(path: str, shard: Optional[Shard] = None, max_line_bytes: int = MAX_LINE_BYTES) -> Iterator[str]:
+def read_lines(path: str, shard: Optional[Shard] = None, max_line_bytes: int = MAX_LINE_BYTES,
+               digest=None) -> Iterator[str]:
     """Yield the lines of ``path`` (``-`` = standard input) as text without their line ending.
+    ``digest`` (a :mod:`hashlib` object) takes every byte read, as it is read: the hash of a
+    stream (a pipe, ``<(...)``, standard input) that cannot be read twice.
 
     Lines end at ``\\n`` (a ``\\r`` before it is dropped too); a last line without a newline
     counts.  Input must be UTF-8 (a byte-order mark at the start is skipped): other bytes raise
@@ -130,6 +133,8 @@ def read_lines(path: str, shard: Optional[Shard] = None, max_line_bytes: int = M
             if end is not None and offset >= end:
                 break
             number += 1
+            if digest is not None:
+                digest.update(raw)
             try:
                 text = raw.decode("utf-8")
             except UnicodeDecodeError as err:
@@ -166,10 +171,11 @@ def _windows(lines: Iterable[str], size: int) -> Iterator[List[str]]:
         yield window
 
 
-def format_tree(tree, fmt: str) -> str:
-    """One output line for a decoded tree (a leaf for one-word sentences)."""
+def format_tree(tree, fmt: str, labels=None) -> str:
+    """One output line for a decoded tree (a leaf for one-word sentences); ``ptb`` writes each
+    span's label from ``labels`` (span -> label), ``X`` where it has none."""
     if fmt == "ptb":
-        return to_ptb(tree)
+        return to_ptb(tree, labels=labels)
     # A one-word tree is written "(word)" so that every line is a bracketed tree.
     return to_brackets((tree,) if isinstance(tree, str) else tree)
 
@@ -242,6 +248,18 @@ def script_of(token: str) -> Optional[str]:
     return None
 
 
+def tree_labels(parser, token_lists: Sequence[Sequence[str]], trees: Sequence[object]) -> Optional[List[Optional[Dict]]]:
+    """Span -> label for each of ``parser``'s ``trees`` of ``token_lists`` when a tree is its one
+    member's and that member's kind names spans (a grammar's ``NT-12``:
+    :meth:`onparse.kinds.ParsingModel.labels`); None otherwise (an average, a voter, a kind
+    without labels), and the trees are written with ``X``.  Cost: the kind's (a grammar: its
+    labelled marginals, about one more parse)."""
+    if parser.averages:
+        return None
+    member = parser.members[0]
+    return parser.models[member.model].labels(token_lists, trees, member=member, batch_size=parser.batch_size)
+
+
 def induce_lines(lines: Iterable[str], parser, *, fmt: str = "brackets", tokenize: bool = True,
                  punct: str = DEFAULT_PUNCT, window: int = WINDOW,
                  check: Optional[VocabularyCheck] = None) -> Iterator[List[str]]:
@@ -251,6 +269,9 @@ def induce_lines(lines: Iterable[str], parser, *, fmt: str = "brackets", tokeniz
     several); ``fmt``: one of :data:`FORMATS`; ``tokenize`` / ``punct``: see
     :class:`onparse.text.tokens.Preprocessor`.  ``json`` records hold the tokens, the tree, the first
     member's distances and ``oov``: per token, whether the (first) model's vocabulary lacks it.
+    When the tree is one member's and its kind names spans (:func:`tree_labels`), ``ptb`` writes
+    those labels instead of ``X`` and ``json`` records add ``labels``: ``[start, end, label]`` per
+    span, outermost first.
     ``check``: a :class:`VocabularyCheck` that counts every sentence's tokens.
     """
     _check_choice(fmt, FORMATS, "format")
@@ -264,17 +285,20 @@ def induce_lines(lines: Iterable[str], parser, *, fmt: str = "brackets", tokeniz
                 check.add(toks)
         dists = parser.model_distances(tokens)
         trees = parser.trees(tokens, dists)
+        labels = None if fmt == "brackets" else tree_labels(parser, tokens, trees)
         out = []
         for i, (toks, tree) in enumerate(zip(tokens, trees)):
             if fmt == "jsonl":
                 d_f = None if first is None else dists[first.model][i][first.layer - 1, 0]
-                out.append(json.dumps({"tokens": toks,
-                                       "tree": None if tree is None else format_tree(tree, "brackets"),
-                                       "distances": None if d_f is None else [round(float(x), 6) for x in d_f],
-                                       "oov": [normalize_word(t) not in known for t in toks]},
-                                      ensure_ascii=False))
+                record = {"tokens": toks, "tree": None if tree is None else format_tree(tree, "brackets"),
+                          "distances": None if d_f is None else [round(float(x), 6) for x in d_f],
+                          "oov": [normalize_word(t) not in known for t in toks]}
+                if labels is not None:
+                    record["labels"] = None if labels[i] is None else [
+                        [a, b, name] for (a, b), name in sorted(labels[i].items(), key=lambda s: (s[0][0], -s[0][1]))]
+                out.append(json.dumps(record, ensure_ascii=False))
             else:
-                out.append("" if tree is None else format_tree(tree, fmt))
+                out.append("" if tree is None else format_tree(tree, fmt, labels[i] if labels else None))
         yield out
 
 
@@ -371,7 +395,8 @@ def views_from_lines(lines: Iterable[str], parser, *, golds: Optional[Sequence[G
     view)``; the view is None for a line with no words.  Lines are read one at a time (a
     terminal user sees each answer at once).  ``golds``: one gold tree per non-empty line, in
     order (checked against the words).  The bars show the distances of the model the first
-    member reads, at every layer; the tree is the parser's (an average with several members).
+    member reads, at every layer; the tree is the parser's (an average with several members),
+    its spans labelled when its one member's kind names them (:func:`tree_labels`).
     """
     # The bars: those of the first member that reads a layer (every layer's d_f of a language
     # model), else of the first member (a student's or a grammar's split sizes).
@@ -394,6 +419,8 @@ def views_from_lines(lines: Iterable[str], parser, *, golds: Optional[Sequence[G
             used += 1
         tree = parser.trees([tokens])[0]
         shown = bars_model.bars(tokens, bars, tree)
-        yield number, make_view(tokens, shown.rows, shown.marked, decoder, gold, tree=tree, measure=shown.measure)
+        labels = tree_labels(parser, [tokens], [tree])
+        yield number, make_view(tokens, shown.rows, shown.marked, decoder, gold, tree=tree, measure=shown.measure,
+                                labels=labels[0] if labels else None)
     if golds is not None and used < len(golds):
         raise OnparseError(f"--gold gave {len(golds)} trees for {used} sentence(s)")

@@ -6,8 +6,8 @@ way to use them.  A loaded model of any kind says what it is, checks and writes 
 names the members (ways to read a tree off it) it can give, and gives those members' trees for
 a batch of token lists.  :class:`onparse.api.Parser`, the bundles, averaging, ``distill`` and every
 command go through this contract and never ask which kind they hold: a kind that lacks a
-capability (distances, perplexity) says so in its own words by raising
-:class:`onparse.errors.OnparseError`.
+capability (distances, perplexity, grammar rules) says so in its own words by raising
+:class:`onparse.errors.OnparseError`, and one without labels for its trees gives None.
 
 Kinds are found by :func:`onparse.files.bundle.kind_of`, which reads a file's ``format`` (a file
 of its own) or its ``kind`` (an entry of a bundle).  No torch here.
@@ -20,7 +20,7 @@ from typing import Any, Callable, ClassVar, Dict, List, Optional, Sequence, Tupl
 from .errors import OnparseError
 from .members import ALL, Member, MemberError
 from .pictures.show import SPLIT_SIZES
-from .trees.tree import split_sizes
+from .trees.tree import Span, split_sizes
 
 Progress = Optional[Callable[[int], None]]
 
@@ -140,6 +140,13 @@ class ParsingModel:
         ``progress(k)`` is called with the sentences of each batch done, once over the batch."""
         raise NotImplementedError
 
+    def labels(self, token_lists: Sequence[Sequence[str]], trees: Sequence[Any], *, member: Member,
+               batch_size: int) -> Optional[List[Optional[Dict[Span, str]]]]:
+        """Span -> label for each tree (``trees[i]`` over ``token_lists[i]``, as ``member`` gave it; None
+        for an empty one), or None when the kind has no labels (the default: the commands then
+        write ``X``).  Cost: the kind's; nothing for a kind without labels."""
+        return None
+
     def bars(self, tokens: Sequence[str], member: Member, tree: Any) -> Bars:
         """What ``show`` draws under the tree of ``tokens``: by default the tree's split sizes
         (:func:`onparse.trees.tree.split_sizes`, which the ``split`` decoder turns back into it)."""
@@ -159,6 +166,14 @@ class ParsingModel:
     def perplexity(self, corpus, split, fmt, batch_size, bptt, *, name: str, quiet: bool):
         """Its perplexity on a corpus (:class:`onparse.lm.perplexity.PerplexityResult`)."""
         raise self.lacks("perplexity", name)
+
+    def grammar_report(self, name: str, *, rules: int, words: int, samples: int, seed: int,
+                       max_length: int) -> Dict[str, Any]:
+        """What ``onparse grammar`` shows of a grammar (a JSON-ready dict: its most probable rules,
+        each preterminal's most probable words, sentences sampled with ``seed``); only grammars
+        have rules to show."""
+        raise OnparseError(f"{name} is a {self.kind}: it has no grammar rules to show; give a grammar "
+                           "(onparse train --family grammar writes one)")
 
     @property
     def device(self):

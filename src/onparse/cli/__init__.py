@@ -160,9 +160,9 @@ def main():
 
 def _register():
     # Each command module adds its commands to `main` (imported here, after `main` exists).
-    from . import distill, figures, info, members, parsing, scoring, training
+    from . import distill, figures, grammar, info, members, parsing, scoring, training
 
-    for module in (scoring, training, distill, parsing, members, figures, info):
+    for module in (scoring, training, distill, parsing, members, figures, info, grammar):
         module.register(main)
 
 

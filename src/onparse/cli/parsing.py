@@ -7,7 +7,9 @@ import sys
 
 import click
 
-from ..members import DEFAULT_DECODER, DEFAULT_LAYER
+from ..devices import BATCH_SIZE
+from ..induce import WINDOW
+from ..members import DEFAULT_LAYER
 from .common import (INT_MAX, device_option, layer_list, line_limit_option, load_parser, members_options,
                      model_option, pretokenized_option, punct_option, quiet_option, report_too_long)
 
@@ -34,8 +36,8 @@ def _common_options(func):
         pretokenized_option,
         punct_option,
         click.option("--batch-size", type=click.IntRange(1, INT_MAX), default=None,
-                     help="Sentences per batch, sorted by length within a window of 4096 lines  "
-                          "[default: 64 on CPU, 512 on GPU]."),
+                     help=f"Sentences per batch, sorted by length within a window of {WINDOW} lines  "
+                          f"[default: {BATCH_SIZE['cpu']} on CPU, {BATCH_SIZE['cuda']} on GPU]."),
         click.option("--shard", type=_ShardType(), default=None,
                      help="Process only the K-th of N contiguous parts of FILE (1-based, e.g. 2/8); "
                           "the N outputs concatenated in order equal the whole output."),
@@ -88,9 +90,10 @@ def _window(file) -> int:
 @members_options
 @click.option("--format", "fmt", type=click.Choice(["brackets", "ptb", "jsonl", "json"]), default="brackets",
               show_default=True,
-              help="brackets: ((the cat) (sat down)); ptb: placeholder labels, for EVALB and nltk; "
-                   "jsonl: one JSON object per line with tokens, tree, distances and out-of-vocabulary "
-                   "flags (json is an alias).")
+              help="brackets: ((the cat) (sat down)); ptb: labelled brackets for EVALB and nltk, nodes "
+                   "labelled X, or by a grammar member alone with its symbols (NT-12); jsonl: one JSON object "
+                   "per line with tokens, tree, distances and out-of-vocabulary flags, and a grammar's labels "
+                   "(json is an alias).")
 @_common_options
 def induce_command(file, model_paths, no_verify, pretokenized, punct, batch_size, shard, quiet, device,
                    max_line_bytes, layer, decoder, voter, ties, fmt):
@@ -105,6 +108,7 @@ def induce_command(file, model_paths, no_verify, pretokenized, punct, batch_size
     \b
     onparse induce corpus.txt > trees.txt
     onparse induce raw.txt --model lm.pt --decode split --format ptb
+    onparse induce raw.txt --model grammar.pt --format ptb    # nodes named NT-k
     onparse induce tokens.txt --pretokenized -m s1.pt -m s2.pt -m s3.pt --layer 2,3
     onparse induce corpus.txt -m s1.pt -m s2.pt --layer 2,3 --voter right --ties right
     onparse induce big.txt --shard 3/8 > part3.txt

@@ -124,12 +124,13 @@ def report_options(func):
 
 
 def emit_report(result, as_json: bool, per_sentence: Optional[str], about: Optional[dict] = None,
-                quiet: bool = False) -> None:
+                quiet: bool = False, symbols: bool = False) -> None:
     """Print an :class:`onparse.scores.metrics.SpanMetric` (table or JSON; nothing when ``quiet``) and
     write per-sentence records.
 
     ``about``: what was scored (``{"model": ..., "layer": 2, "decoder": "onlstm"}``), added to the
-    JSON object and printed as a first line above the table."""
+    JSON object and printed as a first line above the table.  ``symbols`` (``--labels``): the
+    table ends with the induced symbols against gold, or stderr says there are none."""
     from ..scores.metrics import write_per_sentence
 
     about = about or {}
@@ -140,7 +141,9 @@ def emit_report(result, as_json: bool, per_sentence: Optional[str], about: Optio
     else:
         if about:
             click.echo(", ".join(f"{key} {value}" for key, value in about.items()))
-        click.echo(result.format_table())
+        click.echo(result.format_table(symbols=symbols))
+    if symbols and not quiet and not result.symbols:
+        no_symbols("the trees carry no induced symbols (no label but X)")
     if per_sentence:
         if per_sentence == "-":
             write_per_sentence(result, sys.stdout)
@@ -150,6 +153,12 @@ def emit_report(result, as_json: bool, per_sentence: Optional[str], about: Optio
                 write_per_sentence(result, stream)
         except OSError as err:
             raise OnparseError(f"cannot write {per_sentence}: {err.strerror}") from None
+
+
+def no_symbols(why: str) -> None:
+    """The stderr note of ``--labels`` when there is no symbol to report, saying ``why``."""
+    click.echo(f"note: --labels: {why}; only a grammar member alone, or trees it wrote with "
+               "--format ptb, have symbols (NT-12) to line up with gold labels", err=True)
 
 
 def check_per_sentence(per_sentence: Optional[str], inputs, force: bool = False) -> None:
@@ -184,13 +193,17 @@ def read_input(path: str, max_line_bytes: int):
 @device_option
 @click.option("--beside", type=click.Choice(BASELINE_KINDS), multiple=True,
               help="Also score this baseline on the same sentences, in the same table (repeatable).")
+@click.option("--labels", "show_symbols", is_flag=True,
+              help="For labelled trees (a grammar member alone, or its --format ptb trees with NT-12 labels): "
+                   "end the report with how each induced symbol lines up with the gold labels (its most "
+                   "frequent gold label, purity, counts).  --json always has them as \"symbols\".")
 @force_option
 @quiet_option
 @line_limit_option
 @click.argument("pred", type=click.Path(exists=True, dir_okay=False, allow_dash=True), required=False)
 @click.pass_context
 def eval_command(ctx, gold, as_json, per_sentence, plots, model_paths, no_verify, layer, decoder, voter, ties,
-                 device, beside, force, quiet, max_line_bytes, pred):
+                 device, beside, show_symbols, force, quiet, max_line_bytes, pred):
     """Score trees against gold trees: the trees in PRED, or the trees a model induces.
 
     PRED is a file (or - for standard input) with one bracketed tree per line, in gold
@@ -208,6 +221,8 @@ def eval_command(ctx, gold, as_json, per_sentence, plots, model_paths, no_verify
     corpus F1 with their precision and recall, recall per gold label, average depths and
     sentence counts.  EVALB-style is what EVALB (unlabelled) reports for --format ptb trees
     against the gold collapsed to word spans: corpus F1 with the whole-sentence spans counted.
+    Labelled trees (a grammar's NT-12 symbols) also get, with --labels and in --json, each
+    symbol's most frequent gold label and its purity.
 
     \b
     onparse eval --gold wsj10 trees.txt
@@ -217,6 +232,7 @@ def eval_command(ctx, gold, as_json, per_sentence, plots, model_paths, no_verify
     onparse eval --gold wsj -m s1/best.pt -m s2/best.pt -m s3/best.pt --layer 2,3
     onparse eval --gold wsj-sample-dev -m s1/best.pt -m s2/best.pt --layer 2,3 --voter right --ties right
     onparse eval --gold wsj-sample-test --beside right     # the bundled model beside right-branching
+    onparse eval --gold wsj10 -m grammar.pt --labels        # its symbols against the gold labels
     """
     params = {"layer": "layer", "decode": "decoder", "voter": "voter", "ties": "ties", "device": "device",
               "beside": "beside"}
@@ -236,11 +252,24 @@ def eval_command(ctx, gold, as_json, per_sentence, plots, model_paths, no_verify
 
         source, text = read_input(pred, max_line_bytes)
         result = score_text(text, gold_set, source=source)
-        emit_report(result, as_json, per_sentence)
+        emit_report(result, as_json, per_sentence, symbols=show_symbols)
         write_eval_plots(plots, result, gold_set, source)
         return
     parser = load_parser(model_paths, device, layer, decoder, voter=voter, ties=ties, no_verify=no_verify)
-    _eval_model(gold_set, parser, model_name(model_paths), as_json, per_sentence, plots, beside, quiet)
+    _eval_model(gold_set, parser, model_name(model_paths), as_json, per_sentence, plots, beside, quiet,
+                show_symbols)
+
+
+def _with_symbols(parser, gold_set, result):
+    """``result`` (a member alone's) scored again with the labels its kind gives its trees'
+    spans (:func:`onparse.induce.tree_labels`); ``result`` itself when the kind has none.
+    Cost: the labels (a grammar: about one more parse), then the scoring, O(words)."""
+    from ..induce import tree_labels
+    from ..scores.metrics import evaluate
+
+    trees = [s.pred_tree for s in result.sentences]
+    named = tree_labels(parser, [list(words) for words in gold_set.words], trees)
+    return result if named is None else evaluate(trees, gold_set, labels=named)
 
 
 def _stdin_is_piped() -> bool:
@@ -254,9 +283,11 @@ def _stdin_is_piped() -> bool:
         return False
 
 
-def _eval_model(gold_set, parser, name, as_json, per_sentence, plots, beside=(), quiet=False) -> None:
+def _eval_model(gold_set, parser, name, as_json, per_sentence, plots, beside=(), quiet=False,
+                show_symbols=False) -> None:
     """``onparse eval`` without PRED: induce trees for the gold sentences and score them, with
-    the ``beside`` baselines scored on the same sentences."""
+    the ``beside`` baselines scored on the same sentences; a member alone whose kind names its
+    spans is scored with its labels too when they are shown (``show_symbols``, ``as_json``)."""
     from ..trees.baselines import baseline_trees
     from ..scores.metrics import evaluate, format_comparison
 
@@ -272,9 +303,15 @@ def _eval_model(gold_set, parser, name, as_json, per_sentence, plots, beside=(),
         emit_report(scores.result, False, per_sentence, quiet=True)
         write_eval_plots(plots, scores.result, gold_set, f"{name} ({parser.describe_average()})")
         return
+    if show_symbols and (baselines or scores.average is not None):
+        no_symbols("the report compares several trees (" + ("an average" if scores.average is not None
+                                                           else "baselines") + "), which have no symbols")
     if scores.average is None and not baselines:
         (member, result), = scores.members
-        emit_report(result, as_json, per_sentence, {"model": name, "layer": member.layer, "decoder": member.decoder})
+        if show_symbols or as_json:
+            result = _with_symbols(parser, gold_set, result)
+        emit_report(result, as_json, per_sentence, {"model": name, "layer": member.layer, "decoder": member.decoder},
+                    symbols=show_symbols)
         write_eval_plots(plots, result, gold_set, f"{name} (layer {member.layer}, {member.decoder})")
         return
     if as_json:

@@ -55,7 +55,7 @@ def tree_layout(tree: Tree) -> Tuple[List[Tuple[float, float, List[Tuple[float, 
 def draw_tree(ax, tree: Tree, words: Sequence[str], labels: Optional[Mapping[Span, str]] = None,
               colour: str = _MODEL, word_rotation: float = 0.0, show_words: bool = True) -> None:
     """Draw ``tree`` on ``ax`` with elbow branches: words at ``x = 0 .. n-1`` below ``y = 0``,
-    optional span labels at the nodes (gold trees)."""
+    optional span labels at the nodes (gold trees, a grammar's symbols)."""
     nodes, height = tree_layout(tree)
     labels = labels or {}
     for x, y, kids, span in nodes:
@@ -115,7 +115,8 @@ def plot_sentence(view, path: str, caption: Optional[str] = None, fmt: Optional[
         columns = 2 if view.gold is not None else 1
         grid = fig.add_gridspec(1 + layers, columns, height_ratios=[tree_h] + [1.0] * layers)
         ax_tree = fig.add_subplot(grid[0, 0])
-        draw_tree(ax_tree, view.tree, words, colour=_MODEL, word_rotation=rotation, show_words=True)
+        draw_tree(ax_tree, view.tree, words, view.labels, colour=_MODEL, word_rotation=rotation,
+                  show_words=True)
         ax_tree.set_ylim(-0.4 if not rotation else -1.5, tree_rows + 0.3)
         tree_title = ax_tree.set_title(f"induced tree (layer {view.layer}, decoder {view.decoder})", loc="left")
         bars_title = None

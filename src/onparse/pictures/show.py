@@ -36,7 +36,7 @@ from typing import List, Mapping, Optional, Sequence, Tuple
 from ..scores.conventions import sentence_prf
 from ..trees.decode import check_decoder, decode
 from ..errors import OnparseError
-from ..members import check_layer
+from ..members import DEFAULT_DECODER, DEFAULT_LAYER, check_layer
 from ..scores.token_match import token_mismatch
 from ..trees.tree import Span, Tree, leaves, to_brackets, tree_spans
 
@@ -87,6 +87,8 @@ class SentenceView:
     gold: Optional[GoldTree] = None
     #: What the bars measure (:data:`DISTANCES` or :data:`SPLIT_SIZES`).
     measure: str = DISTANCES
+    #: The induced tree's span labels when its model names them (a grammar's ``NT-12``), else None.
+    labels: Optional[Mapping[Span, str]] = None
 
     @property
     def n_layers(self) -> int:
@@ -103,12 +105,13 @@ class SentenceView:
         return sentence_prf(len(pred & gold), len(pred), len(gold))
 
 
-def make_view(words: Sequence[str], distances: Sequence[Sequence[float]], layer: int = 2,
-              decoder: str = "onlstm", gold: Optional[GoldTree] = None, tree: Optional[Tree] = None,
-              measure: str = SentenceView.measure) -> SentenceView:
+def make_view(words: Sequence[str], distances: Sequence[Sequence[float]], layer: int = DEFAULT_LAYER,
+              decoder: str = DEFAULT_DECODER, gold: Optional[GoldTree] = None, tree: Optional[Tree] = None,
+              measure: str = SentenceView.measure, labels: Optional[Mapping[Span, str]] = None) -> SentenceView:
     """Decode layer ``layer`` (1-based) of ``distances`` (``(L, n)``: d_f per layer and word)
     into a tree over ``words`` and bundle the lot; a given ``tree`` (an average of several
-    members, whose ``decoder`` then names it) is used instead of decoding.  ValueError for
+    members, whose ``decoder`` then names it) is used instead of decoding, drawn with its span
+    ``labels`` when given.  ValueError for
     inconsistent shapes; OnparseError when ``gold``'s words differ from ``words``."""
     words = tuple(words)
     rows = tuple(tuple(float(x) for x in row) for row in distances)
@@ -123,7 +126,7 @@ def make_view(words: Sequence[str], distances: Sequence[Sequence[float]], layer:
         _check_gold_words(words, gold)
     if tree is None:
         tree = decode(rows[layer - 1], list(words), decoder)
-    return SentenceView(words, rows, layer, decoder, tree, gold, measure)
+    return SentenceView(words, rows, layer, decoder, tree, gold, measure, dict(labels) if labels else None)
 
 
 def _check_gold_words(words: Sequence[str], gold: GoldTree) -> None:
@@ -307,7 +310,7 @@ def render_view(view: SentenceView, unicode: bool = True, height: int = 1, scale
     ``width``: the columns the terminal has (None: no limit).  A drawing wider than that is
     replaced by :func:`render_compact`, which keeps within it; the lines of text around a
     drawing that fits are wrapped at ``width``."""
-    tree_lines = draw_tree(view.tree, unicode=unicode).split("\n")
+    tree_lines = draw_tree(view.tree, view.labels, unicode=unicode).split("\n")
     columns = leaf_columns(tree_lines[-1], view.words)
     bar_lines = draw_bars(view.words, view.distances, columns, view.layer, height, scale, unicode)
     gold_lines = [] if view.gold is None else draw_tree(view.gold.tree, view.gold.labels, unicode).split("\n")
@@ -320,7 +323,7 @@ def render_view(view: SentenceView, unicode: bool = True, height: int = 1, scale
 
     lines = [
         *text(_header(view)),
-        *text(to_brackets(view.tree)),
+        *text(_induced_brackets(view)),
         "",
         *tree_lines,
         *bar_lines,
@@ -345,7 +348,7 @@ def render_compact(view: SentenceView, width: int, unicode: bool = True, scale: 
     per_cell = len(ramp) - 1
     rows = [bar_levels(row, cells * per_cell, scale) for row in view.distances]
     why = f"the drawing takes {drawn} columns, " if drawn else ""
-    lines = [_header(view), *_wrap(to_brackets(view.tree), width), "",
+    lines = [_header(view), *_wrap(_induced_brackets(view), width), "",
              *_wrap(f"{view.measure}, one line per word ({why}the terminal has {width}; "
                     f"{_scale_note(scale)}; * = decoded layer):", width)]
     heads = [f"layer {k}" + (" *" if k == view.layer else "") for k in range(1, view.n_layers + 1)]
@@ -392,6 +395,10 @@ def labelled_brackets(tree: Tree, labels: Mapping[Span, str]) -> str:
         frames[-1][3].append(text)
 
 
+def _induced_brackets(view: SentenceView) -> str:
+    return labelled_brackets(view.tree, view.labels) if view.labels else to_brackets(view.tree)
+
+
 def _wrap(text: str, width: int) -> List[str]:
     """``text`` over lines of at most ``width`` columns, broken at spaces (a longer word alone)."""
     return textwrap.wrap(text, max(width, 10), break_long_words=False, break_on_hyphens=False) or [""]
@@ -399,7 +406,8 @@ def _wrap(text: str, width: int) -> List[str]:
 
 def _header(view: SentenceView) -> str:
     if view.measure == SPLIT_SIZES:                 # a model without distances: a student, a grammar
-        return f"induced tree: the {view.decoder}'s; bars: the size of the constituent split before each word"
+        named = "; nodes: each span's most probable symbol" if view.labels else ""
+        return f"induced tree: the {view.decoder}'s{named}; bars: the size of the constituent split before each word"
     if view.decoder.startswith("average"):
         return f"induced tree: the {view.decoder}; bars: model 1, * = its first member's layer"
     return f"induced tree: layer {view.layer} of {view.n_layers}, decoder {view.decoder}"

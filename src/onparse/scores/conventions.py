@@ -1,4 +1,4 @@
-"""The F1 conventions of unsupervised parsing, each defined once (``shared/docs/onlstm.md``
+"""The F1 conventions of unsupervised parsing, each defined once (``docs/onlstm.md``
 section 5; :mod:`onparse.scores.metrics` accumulates them): one sentence's span counts, and the rule
 of each convention.  No torch.
 

@@ -1,6 +1,6 @@
 """Scoring unlabelled trees against gold: span sets, the F1 conventions, label recall.  No torch.
 
-Definitions (``shared/docs/onlstm.md`` section 5).  A sentence's span set holds its
+Definitions (``docs/onlstm.md`` section 5).  A sentence's span set holds its
 constituents of >= 2 words without the whole-sentence span; duplicates collapse.
 
 1. **Sentence F1, ON-LSTM/PRPN convention** (the paper's headline): per sentence
@@ -25,7 +25,9 @@ convention at once (``metric(preds, golds)`` adds sentences, ``a + b`` merges tw
 
 Precision and recall of each convention are reported beside F1 (sentence conventions: the
 means of the per-sentence P and R).  Also: recall per gold label (over the same spans, so the
-whole-sentence span is not counted), average tree depth (:func:`onparse.trees.tree.depth`), counts.
+whole-sentence span is not counted), average tree depth (:func:`onparse.trees.tree.depth`), counts,
+and for labelled predictions (a grammar's ``NT-12``; ``X`` is no label) how each induced symbol
+lines up with the gold labels (:attr:`SpanMetric.symbols`, over the same spans).
 All scores are fractions in [0, 1]; the table shows them as percentages.  Sentence numbers
 (:attr:`SentenceScore.index`, ``"index"`` of ``--per-sentence``) are 1-based, as in
 ``onparse show --gold wsj10:I``.
@@ -35,14 +37,16 @@ from __future__ import annotations
 import json
 from collections import Counter
 from dataclasses import dataclass, replace
-from typing import Dict, Iterable, List, Optional, Sequence, Tuple
+from typing import Dict, Iterable, List, Mapping, Optional, Sequence, Tuple
 
 from .conventions import CONVENTIONS, KIM_INDEX, ONLSTM_INDEX, SpanCounts, corpus_prf, scan_tree
 from ..errors import OnparseError
 from .token_match import token_mismatch
 from ..gold.treebank import Gold, GoldSentence
-from ..trees.tree import Tree, to_brackets
+from ..trees.tree import Span, Tree, to_brackets
 
+#: The placeholder label of unlabelled predicted nodes (``--format ptb``): not an induced symbol.
+PLACEHOLDER = "X"
 #: Gold labels whose recall is reported, in report order, when the gold holds any of them (Penn
 #: Treebank).  A gold in another tag set (alpino's ``np``, cess_esp's ``sn`` ...) gets its own
 #: most frequent labels instead, as many as these.
@@ -152,8 +156,8 @@ class SpanMetric:
     As SuPar's ``SpanMetric``: ``metric(pred_trees, gold_sentences)`` adds sentences and
     returns the metric, :meth:`update` adds one, ``a + b`` merges two metrics (b's sentences
     numbered after a's), and each score is a property: ``sentence_f1``, ``kim_f1``,
-    ``corpus_f1``, ``evalb_f1`` (:class:`PRF`), ``label_recall``, ``pred_depth``,
-    ``gold_depth``, counts.  ``to_dict()`` for JSON, ``format_table()`` for people.
+    ``corpus_f1``, ``evalb_f1`` (:class:`PRF`), ``label_recall``, ``symbols`` (labelled
+    predictions), ``pred_depth``, ``gold_depth``, counts.  ``to_dict()`` for JSON, ``format_table()`` for people.
 
     ``sentence_f1`` is the ON-LSTM/PRPN convention over all ``n_sentences``; ``kim_f1`` the Kim
     et al. convention over ``n_kim`` sentences; ``corpus_f1`` pooled; ``evalb_f1`` pooled with
@@ -176,6 +180,8 @@ class SpanMetric:
         self._set_totals({c.name: _Total() for c in CONVENTIONS})
         self._found: Counter = Counter()
         self._labelled: Counter = Counter()
+        self._symbols: Dict[str, Counter] = {}  # induced symbol -> gold label -> constituents
+        self._symbol_spans: Counter = Counter()
         self._depths = [0, 0]  # predicted, gold
         self._sentences: List[SentenceScore] = []
 
@@ -184,28 +190,32 @@ class SpanMetric:
         self._steps = [(totals[c.name].add, c.rule) for c in CONVENTIONS]
 
     # -- adding sentences ----------------------------------------------------------------
-    def __call__(self, pred_trees: Iterable[Tree], gold, check_tokens: bool = True) -> "SpanMetric":
+    def __call__(self, pred_trees: Iterable[Tree], gold, check_tokens: bool = True,
+                 labels: Optional[Sequence[Optional[Mapping[Span, str]]]] = None) -> "SpanMetric":
         """Add one predicted tree per gold sentence, in order (``gold``: a
-        :class:`onparse.gold.treebank.Gold` or a sequence of gold sentences or plain trees; see
-        :meth:`update`); returns the metric.  OnparseError when the counts differ."""
+        :class:`onparse.gold.treebank.Gold` or a sequence of gold sentences or plain trees;
+        ``labels``: one span -> label mapping per tree, or None; see :meth:`update`); returns
+        the metric.  OnparseError when the counts differ."""
         gold = as_gold(gold)
         pred_trees = list(pred_trees)
         if len(pred_trees) != len(gold):
             raise OnparseError(f"{len(pred_trees)} predicted trees but gold {gold.name} has {len(gold)} sentences")
-        for tree, sentence in zip(pred_trees, gold):
-            self._add(tree, sentence, check_tokens)
+        for i, (tree, sentence) in enumerate(zip(pred_trees, gold)):
+            self._add(tree, sentence, check_tokens, None if labels is None else labels[i])
         return self
 
-    def update(self, tree: Tree, gold, check_tokens: bool = True) -> SentenceScore:
+    def update(self, tree: Tree, gold, check_tokens: bool = True,
+               labels: Optional[Mapping[Span, str]] = None) -> SentenceScore:
         """Score one predicted ``tree`` against ``gold`` (an :class:`onparse.gold.treebank.GoldSentence`
-        or a plain tree), add it and return its :class:`SentenceScore`.
+        or a plain tree), add it and return its :class:`SentenceScore`.  ``labels``: the tree's
+        span -> label (induced symbols such as ``NT-12``), for :attr:`symbols`.
 
         With ``check_tokens``, the tree's words, normalised (lowercase, digits -> ``N``), must
         equal the gold tokens; without, only the lengths must agree.  OnparseError otherwise.
         """
-        return self._add(tree, _as_gold_sentence(gold, len(self._sentences) + 1), check_tokens)
+        return self._add(tree, _as_gold_sentence(gold, len(self._sentences) + 1), check_tokens, labels)
 
-    def _add(self, tree: Tree, sentence, check_tokens: bool) -> SentenceScore:
+    def _add(self, tree: Tree, sentence, check_tokens: bool, labels=None) -> SentenceScore:
         index = len(self._sentences) + 1
         n = len(sentence.tokens)
         pred, words, pred_depth = scan_tree(tree)
@@ -221,10 +231,16 @@ class SpanMetric:
         counts = SpanCounts(n, len(pred & gold_spans), len(pred), len(gold_spans))
         values = [add(rule(counts)) for add, rule in self._steps]  # every convention, in order
         onlstm, kim = values[ONLSTM_INDEX], values[KIM_INDEX]
+        gold_labels: Dict[Span, List[str]] = {}
         for label, span in sentence.labelled:
             if span != whole:
                 self._labelled[label] += 1
                 self._found[label] += span in pred
+                gold_labels.setdefault(span, []).append(label)
+        for span, symbol in (labels or {}).items():     # the tree's own spans, whole sentence excluded
+            if span in pred and symbol != PLACEHOLDER:
+                self._symbol_spans[symbol] += 1
+                self._symbols.setdefault(symbol, Counter()).update(gold_labels.get(span, ()))
         self.n_words += n
         self._depths[0] += pred_depth
         self._depths[1] += sentence.depth
@@ -242,6 +258,9 @@ class SpanMetric:
         merged._set_totals({name: total + other._totals[name] for name, total in self._totals.items()})
         merged._found = self._found + other._found
         merged._labelled = self._labelled + other._labelled
+        merged._symbol_spans = self._symbol_spans + other._symbol_spans
+        merged._symbols = {s: self._symbols.get(s, Counter()) + other._symbols.get(s, Counter())
+                           for s in merged._symbol_spans}
         merged._depths = [a + b for a, b in zip(self._depths, other._depths)]
         offset = len(self._sentences)
         merged._sentences = self._sentences + [replace(s, index=s.index + offset) for s in other._sentences]
@@ -318,6 +337,22 @@ class SpanMetric:
         return {label: LabelRecall(self._found[label], self._labelled[label]) for label in labels}
 
     @property
+    def symbols(self) -> List[dict]:
+        """How each induced symbol of labelled predictions lines up with gold, the symbols that
+        label the most gold constituents first (empty for unlabelled predictions): ``spans``
+        (predicted constituents it labels, whole sentence excluded), ``gold_labels`` (gold label
+        -> gold constituents over those spans; a unary chain's labels count each),
+        ``constituents`` (their sum), ``gold_label`` (the most frequent; ties alphabetical) and
+        ``purity`` (its share); the last two None when it labels no gold constituent."""
+        out = []
+        for symbol, spans in self._symbol_spans.items():
+            gold = self._symbols.get(symbol, Counter())
+            total, best = sum(gold.values()), min(gold, key=lambda g: (-gold[g], g)) if gold else None
+            out.append({"symbol": symbol, "gold_label": best, "purity": gold[best] / total if gold else None,
+                        "constituents": total, "spans": spans, "gold_labels": dict(gold)})
+        return sorted(out, key=lambda a: (-a["constituents"], -a["spans"], a["symbol"]))
+
+    @property
     def pred_depth(self) -> float:
         """Mean depth of the predicted trees."""
         return self._depths[0] / self.n_sentences if self._sentences else 0.0
@@ -329,7 +364,9 @@ class SpanMetric:
 
     # -- output --------------------------------------------------------------------------
     def to_dict(self) -> dict:
-        """Summary as plain JSON-ready values (per-sentence records are not included)."""
+        """Summary as plain JSON-ready values (per-sentence records are not included); ``symbols``
+        only for labelled predictions."""
+        symbols = {"symbols": self.symbols} if self._symbol_spans else {}
         return {
             "gold": self.gold_name,
             "sentences": self.n_sentences,
@@ -345,10 +382,12 @@ class SpanMetric:
             },
             "pred_depth": self.pred_depth,
             "gold_depth": self.gold_depth,
+            **symbols,
         }
 
-    def format_table(self) -> str:
-        """A human-readable report (percentages with one decimal), as ``onparse eval`` prints it."""
+    def format_table(self, symbols: bool = False) -> str:
+        """A human-readable report (percentages with one decimal), as ``onparse eval`` prints it;
+        with ``symbols``, and labelled predictions, the table of :attr:`symbols` at its end."""
         lines = [
             f"gold {self.gold_name}: {self.n_sentences:,} sentences, {self.n_words:,} words",
             "",
@@ -367,6 +406,17 @@ class SpanMetric:
             f"spans (whole sentence excluded): predicted {self.n_pred_spans:,}, "
             f"gold {self.n_gold_spans:,}, matched {self.n_matched:,}",
         ]
+        if symbols and self._symbol_spans:
+            lines += ["", "induced symbols against gold labels (whole-sentence span excluded; purity: the share of",
+                      "the gold constituents over a symbol's spans that carry its most frequent gold label):",
+                      f"  {'symbol':10}{'gold label':12}{'purity':>7}{'constituents':>14}{'spans':>9}"]
+            for a in self.symbols:
+                lines.append(f"  {a['symbol']:10}{a['gold_label'] or '-':12}{_pct(a['purity']):>7}"
+                             f"{a['constituents']:>14,}{a['spans']:>9,}")
+            pure = sum(max(c.values(), default=0) for c in self._symbols.values())
+            matched = sum(sum(c.values()) for c in self._symbols.values())
+            lines.append(f"  {'all':22}{_pct(pure / matched if matched else None):>7}{matched:>14,}"
+                         f"{sum(self._symbol_spans.values()):>9,}")
         return "\n".join(lines)
 
     def __repr__(self) -> str:
@@ -419,8 +469,10 @@ def as_gold(gold):
     return Gold("trees", tuple(_as_gold_sentence(item, i + 1) for i, item in enumerate(gold)))
 
 
-def evaluate(pred_trees: Sequence[Tree], gold, check_tokens: bool = True) -> SpanMetric:
-    """Score predicted unlabelled trees against gold sentences, in order.
+def evaluate(pred_trees: Sequence[Tree], gold, check_tokens: bool = True,
+             labels: Optional[Sequence[Optional[Mapping[Span, str]]]] = None) -> SpanMetric:
+    """Score predicted unlabelled trees against gold sentences, in order; ``labels`` (one span ->
+    label mapping per tree, induced symbols such as ``NT-12``) also fills :attr:`SpanMetric.symbols`.
 
     ``pred_trees``: one tree per gold sentence (see :mod:`onparse.trees.tree`), over the gold
     tokens or the surface words.  ``gold``: a :class:`onparse.gold.treebank.Gold` or a sequence of
@@ -433,7 +485,7 @@ def evaluate(pred_trees: Sequence[Tree], gold, check_tokens: bool = True) -> Spa
     3,914-sentence NLTK sample on one core (``benchmarks/bench_eval.py``).
     """
     gold = as_gold(gold)
-    return SpanMetric(gold.name)(pred_trees, gold, check_tokens)
+    return SpanMetric(gold.name)(pred_trees, gold, check_tokens, labels)
 
 
 def write_per_sentence(result: SpanMetric, stream) -> None:

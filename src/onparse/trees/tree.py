@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Callable, Iterable, Iterator, List, Optional, Sequence, Tuple, Union
+from typing import Callable, Iterable, Iterator, List, Mapping, Optional, Sequence, Tuple, Union
 
 from ..errors import OnparseError
 
@@ -218,7 +218,8 @@ def sexpr_to_tree(sexpr, labelled: Optional[bool] = None) -> Tree:
     return _convert(sexpr, labelled)
 
 
-def parse_brackets(text: str, labelled: Optional[bool] = None) -> Tree:
+def parse_brackets(text: str, labelled: Optional[bool] = None, *, source: Optional[str] = None,
+                   line: int = 1) -> Tree:
     """Parse exactly one bracketed tree, labelled or not, into an unlabelled tree.
 
     >>> parse_brackets("((the cat) sat)")
@@ -227,15 +228,18 @@ def parse_brackets(text: str, labelled: Optional[bool] = None) -> Tree:
     (('the', 'cat'), 'sat')
 
     Unary nodes collapse (``((a b))`` is ``('a', 'b')``); a lone word is a one-leaf tree.
-    Raises OnparseError for malformed text or when the text holds no tree or several.
+    Raises OnparseError for malformed text or when the text holds no tree or several; with
+    ``source``, every message names it and the ``line`` the text starts on (``"{source} line
+    {line}: ..."``).
     """
-    trees = list(iter_sexprs(text))
+    where = f"{source} line {line}: " if source else ""
+    trees = list(iter_sexprs(text, source or "input", line))
     if len(trees) != 1:
-        raise OnparseError(f"expected one bracketed tree, found {len(trees)}")
+        raise OnparseError(f"{where}expected one bracketed tree, found {len(trees)}")
     try:
         return sexpr_to_tree(trees[0].sexpr, labelled)
     except ValueError as err:
-        raise OnparseError(str(err)) from None
+        raise OnparseError(f"{where}{err}") from None
 
 
 def read_trees(text: str, source: str = "input", labelled: Optional[bool] = None) -> List[Tuple[Tree, int]]:
@@ -270,28 +274,31 @@ def to_brackets(tree: Tree) -> str:
     return _write(tree, lambda word: _escape(word), "(")
 
 
-def to_ptb(tree: Tree, label: str = "X", tag: str = "W") -> str:
+def to_ptb(tree: Tree, label: str = "X", tag: str = "W", labels: Optional[Mapping[Span, str]] = None) -> str:
     """Write a tree as PTB brackets with placeholder labels, e.g. ``(X (X (W the) (W cat)) (W sat))``.
 
-    Every internal node gets ``label`` and every word a pre-terminal ``tag``; the output is
-    readable by ``nltk.Tree.fromstring`` and by EVALB (score it with unlabelled settings).
+    Every internal node gets ``label`` (or, with ``labels``, its span's label there: a grammar's
+    ``NT-12``) and every word a pre-terminal ``tag``; the output is readable by
+    ``nltk.Tree.fromstring`` and by EVALB (score it with unlabelled settings).
     A one-word tree is its pre-terminal alone, ``(W word)``: a tree has no constituent of one
     word, so EVALB counts no bracket for it, as onparse's EVALB-style F1 counts none
-    (:mod:`onparse.scores.metrics`).
+    (:mod:`onparse.scores.metrics`).  Cost: O(n), O(n depth) with ``labels``.
     """
     if isinstance(tree, str):
         return f"({tag} {_escape(tree)})"
-    return _write(tree, lambda word: f"({tag} {_escape(word)})", f"({label} ")
+    opener = f"({label} " if not labels else lambda node, at: f"({labels.get((at, at + len(leaves(node))), label)} "
+    return _write(tree, lambda word: f"({tag} {_escape(word)})", opener)
 
 
 _CLOSE = object()  # end-of-node marker for the iterative writer
 
 
-def _write(tree: Tree, write_word, open_text: str) -> str:
-    # Iterative pre-order walk so that deep trees do not hit the recursion limit.
+def _write(tree: Tree, write_word, open_text) -> str:
+    # Iterative pre-order walk so that deep trees do not hit the recursion limit; ``open_text``
+    # opens every node (a string), or is called with the node and its first word's position.
     parts: List[str] = []
     stack: list = [tree]
-    need_space = False
+    need_space, at = False, 0
     while stack:
         item = stack.pop()
         if item is _CLOSE:
@@ -302,9 +309,9 @@ def _write(tree: Tree, write_word, open_text: str) -> str:
             parts.append(" ")
         if isinstance(item, str):
             parts.append(write_word(item))
-            need_space = True
+            need_space, at = True, at + 1
         else:
-            parts.append(open_text)
+            parts.append(open_text if open_text.__class__ is str else open_text(item, at))
             need_space = False
             stack.append(_CLOSE)
             stack.extend(reversed(item))
