@@ -1,7 +1,7 @@
 PYTHON ?= python
 NLTK_PACKAGES = treebank conll2000 abc brown alpino cess_esp floresta
 
-.PHONY: install installed data test quickstart bench figures model results campaign multilingual students progress clean
+.PHONY: install installed data test research-test quickstart bench figures model results campaign multilingual students progress clean
 
 install:  ## editable install with the test extras
 	$(PYTHON) -m pip install -e '.[dev]'
@@ -9,8 +9,11 @@ install:  ## editable install with the test extras
 data:  ## NLTK data packages, each skipped when NLTK already finds it
 	$(PYTHON) -m onparse.text.data $(NLTK_PACKAGES)
 
-test:  ## the whole test suite (what CI runs)
+test:  ## the product's test suite (what CI runs): tests/ and the docstring examples of src/onparse
 	$(PYTHON) -m pytest -q
+
+research-test:  ## the lab's tests: research/tests (every script of research/ against its recorded outputs; about a minute)
+	$(PYTHON) -m pytest -q research/tests
 
 installed:  ## install, unless `onparse` already runs this checkout (then nothing to do)
 	@if $(PYTHON) -c 'import os, sys, onparse; sys.exit(os.path.dirname(os.path.abspath(onparse.__file__)) != os.path.abspath("src/onparse"))' 2>/dev/null \
@@ -28,6 +31,7 @@ bench:  ## side-by-side speed comparisons (prints ratios)
 	$(PYTHON) benchmarks/bench_train.py --config small
 	$(PYTHON) benchmarks/bench_train.py --config paper --rounds 3 --batches 1
 	$(PYTHON) benchmarks/bench_induce.py
+	$(PYTHON) benchmarks/bench_grammar.py
 
 model:  ## the bundled model: 5 seeds of the small preset on conll2000, 8 epochs, two side by side (about 1 hour on 2 CPU cores; resumable), every epoch scored on dev, then research/PROTOCOL.md rule v6
 	RUNS="conll2000:1 conll2000:2" EPOCHS=8 bash research/train_campaign.sh
