@@ -75,6 +75,22 @@ def test_torch_threads_sets_and_restores():
             pass
 
 
+def test_threads_far_above_the_cores_are_capped_with_a_note(capsys):
+    """Issue 41.2: `--threads 4096` crashed distill and froze the machine under train.  Every
+    command's --threads goes through torch_threads, which caps it at the cores this process may
+    use and says so in one line."""
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+    before = torch.get_num_threads()
+    with torch_threads(4096):
+        assert torch.get_num_threads() == cores
+    assert torch.get_num_threads() == before
+    err = capsys.readouterr().err
+    assert err == f"note: --threads 4096 is more than the {cores} CPU core(s) this process may use: using {cores}\n"
+    with torch_threads(1):
+        assert torch.get_num_threads() == 1
+    assert capsys.readouterr().err == ""
+
+
 def test_training_gives_its_threads_back_even_when_it_fails(model_and_text, tmp_path):
     _, text = model_and_text
     before = torch.get_num_threads()

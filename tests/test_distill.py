@@ -398,3 +398,194 @@ def test_a_student_counts_sentences_too_long_for_cyk_once(setup, monkeypatch):
         trees = parser.trees(parser.tokens(lines))
         assert [len(tree_spans(t)) for t in trees] == [8, 4, 1]
         assert parser.too_long == 1
+
+
+# -- issue 41, round three: the run folder, its files and a run that goes wrong -----------------
+def _one_line(result, code=1):
+    """The last stderr line of a failed command, after checking it fails with ``code`` and no
+    traceback (and, for data errors, that it is the only error line)."""
+    assert result.exit_code == code, result.output
+    assert "Traceback" not in result.output and (result.exception is None or isinstance(result.exception, SystemExit))
+    lines = result.stderr.strip().splitlines()
+    if code == 1:
+        assert [line for line in lines if line.startswith("error: ")] == lines[-1:], result.stderr
+    return lines[-1]
+
+
+@pytest.fixture(scope="module")
+def finished(setup, tmp_path_factory):
+    """A finished one-epoch run of the command line: its arguments, student and run folder."""
+    root = tmp_path_factory.mktemp("finished")
+    student = root / "s.pt"
+    args = ["distill", setup["text"], "-m", setup["teacher"], "--out", student, "--epochs", "1",
+            "--valid-every", "10", *SMALL]
+    assert run(*args).exit_code == 0
+    return {"args": args, "student": student, "run_dir": root / "s.run"}
+
+
+def test_a_diverged_student_is_not_written(setup, tmp_path):
+    """41.4: a learning rate of 1e30 makes the weights overflow after one step; the run stops on
+    the first non-finite loss, keeps last.pt's good state, writes no student and exits 1 in one
+    line (it wrote a student of NaN weights and exited 0)."""
+    student = tmp_path / "s.pt"
+    out = run("distill", setup["text"], "-m", setup["teacher"], "--out", student, "--lr", "1e30", *SMALL)
+    line = _one_line(out)
+    assert line.startswith("error: distillation diverged at step 2 (epoch 1): the training loss became nan; "
+                           f"{tmp_path / 's.run' / 'last.pt'} keeps step 0 (epoch 1, batch 0)"), line
+    assert "Lower --lr" in line and not student.exists()
+    check_student(torch.load(tmp_path / "s.run" / "last.pt", weights_only=True), "last.pt")   # finite weights
+    events = [json.loads(x) for x in open(tmp_path / "s.run" / "metrics.jsonl")]
+    assert events[-1]["event"] == "diverged" and events[-1]["step"] == 2
+    assert sorted(os.listdir(tmp_path)) == ["s.run"] and ".onparse.lock" not in os.listdir(tmp_path / "s.run")
+
+
+def test_text_from_process_substitution_is_hashed_as_read(setup, tmp_path):
+    """41.3: TEXT as /dev/fd/N (bash's <(...), a pipe) is read once and its hash is that of
+    what was read (it was opened again and hashed empty; a named pipe hung)."""
+    import hashlib
+    import threading
+
+    data = open(setup["text"], "rb").read()
+    read_end, write_end = os.pipe()
+
+    def feed():
+        with os.fdopen(write_end, "wb") as pipe:
+            pipe.write(data)
+
+    feeder = threading.Thread(target=feed, daemon=True)
+    feeder.start()
+    try:
+        load(setup["teacher"]).distill(f"/dev/fd/{read_end}", tmp_path / "s.pt", sizes=SIZES, quiet=True,
+                                       settings=DistillSettings(epochs=1, batch_size=64, valid_every=10))
+    finally:
+        feeder.join(timeout=20)
+        os.close(read_end)
+    meta = load_student(tmp_path / "s.pt").metadata
+    assert meta["text"]["sha256"] == hashlib.sha256(data).hexdigest() and meta["text"]["sentences"] == 200
+
+
+@pytest.mark.parametrize("name", [".onparse.lock", "last.pt", TEACHER_TREES])
+def test_out_naming_a_file_of_the_run_is_refused(setup, name, tmp_path):
+    """41.5: the student cannot be written over the run's own files (--out RUN/.onparse.lock
+    lost the student when the lock was released), nor be the run folder."""
+    run_dir = tmp_path / "run"
+    os.makedirs(run_dir)
+    out = run("distill", setup["text"], "-m", setup["teacher"], "--out", run_dir / name, "--run-dir", run_dir,
+              "--force", "--epochs", "1", *SMALL)
+    assert out.exit_code == 2, out.output
+    assert f"is a file of the run in {run_dir} ({name})" in out.output and os.listdir(run_dir) == []
+    with pytest.raises(OnparseError, match="is the run folder"):
+        load(setup["teacher"]).distill(setup["text"], tmp_path / "x", run_dir=tmp_path / "x", sizes=SIZES, quiet=True)
+
+
+@pytest.mark.parametrize("case", ["not UTF-8", "malformed", "other words"])
+def test_resume_checks_the_teacher_trees_like_any_input(finished, case):
+    """41.6: RUN/teacher-trees.txt is read like any input: an error names the file and line."""
+    path = finished["run_dir"] / TEACHER_TREES
+    good = path.read_bytes()
+    lines = good.splitlines(keepends=True)
+    bad = {"not UTF-8": b"((the \xff dog) barked)\n", "malformed": b"((the dog) barked\n",
+           "other words": b"((a cat) (sat down))\n"}[case]
+    path.write_bytes(b"".join(lines[:2] + [bad] + lines[3:]))
+    try:
+        line = _one_line(run(*finished["args"], "--resume", "--force"))
+    finally:
+        path.write_bytes(good)
+    assert line.startswith(f"error: {path} line 3: "), line
+    assert {"not UTF-8": "not valid UTF-8", "malformed": "unbalanced parentheses",
+            "other words": "the tree's words are not those of sentence 3"}[case] in line
+
+
+def test_resume_replaces_its_own_student_and_sweeps_temporary_files(setup, finished, tmp_path):
+    """41.8: the README's continue flow (--resume --epochs N over the run's own student) needs no
+    --force, while another student at --out still does; 41.7: temporary files of dead writers go,
+    in the run folder and beside the student, whatever onparse wrote them for."""
+    dead = 2 ** 22 + 12345                           # above any pid_max in use: not running
+    folder, run_dir = finished["student"].parent, finished["run_dir"]
+    debris = [run_dir / f".onparse-{dead}-teacher-trees.txt.abcd1234.tmp", run_dir / ".teacher-trees.k2j4h5g6.tmp.txt",
+              folder / f".onparse-{dead}-s.pt.x1y2z3w4.tmp"]
+    for path in debris:
+        path.write_bytes(b"half a file")
+    args = list(finished["args"])
+    args[args.index("--epochs") + 1] = "2"
+    out = run(*args, "--resume")
+    assert out.exit_code == 0, out.output
+    assert not any(path.exists() for path in debris)
+    assert [e["epoch"] for e in load_student(finished["student"]).metadata["epochs"]] == [1, 2]
+    other = tmp_path / "other.pt"
+    other.write_bytes(open(setup["student"], "rb").read())
+    refused = run(*[other if a == finished["student"] else a for a in args], "--resume", "--run-dir", run_dir)
+    assert refused.exit_code == 2 and "pass --force to replace it" in refused.output
+
+
+def test_every_temporary_file_has_the_one_name(setup, tmp_path, monkeypatch):
+    """41.7 / 40.3: the teacher's trees and every student file go through one atomic writer,
+    whose temporary names (the writer's pid inside) the sweep knows."""
+    import onparse.student.distill as distill_module
+    from onparse.files.safeio import TEMP_PATTERN
+
+    seen = []
+    real_save, real_brackets = torch.save, distill_module.to_brackets
+
+    def save(obj, handle, *args, **kwargs):
+        seen.append(os.path.basename(handle.name))
+        return real_save(obj, handle, *args, **kwargs)
+
+    def to_brackets(tree):
+        seen.extend(n for n in os.listdir(tmp_path / "s.run") if n.endswith(".tmp"))
+        return real_brackets(tree)
+
+    monkeypatch.setattr(torch, "save", save)
+    monkeypatch.setattr(distill_module, "to_brackets", to_brackets)
+    load(setup["teacher"]).distill(setup["text"], tmp_path / "s.pt", sizes=SIZES, quiet=True,
+                                   settings=DistillSettings(epochs=1, batch_size=64, valid_every=10))
+    assert seen and {TEMP_PATTERN.fullmatch(n).group(1) for n in seen} == {str(os.getpid())}
+    assert any("teacher-trees" in n for n in seen) and any("s.pt" in n for n in seen)
+    assert sorted(os.listdir(tmp_path)) == ["s.pt", "s.run"]
+
+
+def test_run_folder_messages_name_the_option_and_the_file(setup, tmp_path, monkeypatch):
+    """41.11: the lock message names --run-dir; a full disk names the file and leaves no lock."""
+    import errno
+
+    import onparse.student.distill as distill_module
+    from onparse.files.run_folder import FolderLock
+
+    args = ["distill", setup["text"], "-m", setup["teacher"], "--out", tmp_path / "s.pt", *SMALL]
+    run_dir = tmp_path / "s.run"
+    os.makedirs(run_dir)
+    with FolderLock(str(run_dir)):
+        assert "wait for it to end or choose another --run-dir" in _one_line(run(*args))
+
+    real_write = os.write
+
+    def full(fd, data):
+        if data.startswith(b"pid "):
+            raise OSError(errno.ENOSPC, "No space left on device")
+        return real_write(fd, data)
+
+    monkeypatch.setattr(os, "write", full)
+    line = _one_line(run(*args))
+    monkeypatch.setattr(os, "write", real_write)
+    assert line == f"error: cannot write {run_dir / '.onparse.lock'}: No space left on device"
+    assert os.listdir(run_dir) == []
+
+    def no_space(tree):
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(distill_module, "to_brackets", no_space)
+    line = _one_line(run(*args, "--overwrite"))
+    assert line == f"error: cannot write {run_dir / TEACHER_TREES}: No space left on device"
+    assert sorted(os.listdir(run_dir)) == ["last.pt", "metrics.jsonl"]       # no lock, no temporary file
+
+
+def test_last_pt_stores_the_run_state(setup):
+    """40.4: the loop's state is a plain value; last.pt stores it in the layout older runs wrote."""
+    from onparse.student.distill import RunState
+
+    blob = torch.load(os.path.join(default_run_dir(setup["student"]), "last.pt"), weights_only=True)
+    state = RunState.from_training(blob["training"], blob["metadata"]["epochs"], "last.pt")
+    assert (state.epoch, state.done, state.loss_sum) == (3, 0, 0.0) and state.step == blob["training"]["step"]
+    assert [e["epoch"] for e in state.history] == [1, 2]
+    training = state.to_training(torch.optim.Adam([torch.zeros(1)]))
+    assert set(training) >= {"epoch", "done", "step", "loss_sum", "minutes", "optimizer", "torch_rng"}

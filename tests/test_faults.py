@@ -20,15 +20,16 @@ from click.testing import CliRunner
 
 import onparse.lm.training.train as train_module
 from conftest import save_tiny_checkpoint, write_corpus
-from onparse.files.checkpoint import DIGEST_KEY, load_checkpoint, remove_stale_temp_files
+from onparse.files.checkpoint import DIGEST_KEY, load_checkpoint
 from onparse.lm.kind import load_model
 from onparse.files.weights import weights_digest
 from onparse.cli import main
-from onparse.lm.distances import resolve_device, sentence_distances
+from onparse.devices import resolve_device
+from onparse.lm.distances import sentence_distances
 from onparse.errors import OnparseError
 from onparse.induce import read_lines
 from onparse.lm.model import ModelConfig, ONLSTMLanguageModel
-from onparse.files.safeio import dumps, format_ppl
+from onparse.files.safeio import dumps, format_ppl, remove_stale_temp_files
 from onparse.files.run_folder import FolderLock, MetricsLog, truncate_log
 
 pytestmark = pytest.mark.usefixtures("one_thread")

@@ -10,8 +10,8 @@ Layout of the saved dict::
                                                # "weights_sha256": weights_digest(state_dict)
      "training": {...} or absent}              # optimiser/schedule/RNG state for --resume
 
-Files are written atomically (temporary file ``.onparse-PID-*.tmp`` in the same folder, then
-rename), with the mode a new file gets under the umask.
+Files are written atomically (:func:`onparse.files.safeio.atomic_output`: a temporary file
+``.onparse-PID-*.tmp`` in the same folder, then a rename).
 
 Loading checks, before any model is built: the config is a valid ModelConfig whose sizes fit
 the file's tensors (a small file cannot make onparse allocate a huge model), the vocabulary
@@ -20,14 +20,13 @@ checksum existed have none and still load) and hold no NaN or infinity.
 """
 import os
 import re
-import tempfile
 import textwrap
 import zipfile
 from typing import Any, Dict, Optional
 
 from ..errors import OnparseError
 from ..lm.config import ModelConfig
-from .safeio import new_file_mode, special_file
+from .safeio import atomic_output, write_failure
 from .weights import SCALE_SUFFIX, weights_digest
 
 FORMAT = "onparse-checkpoint"
@@ -37,10 +36,10 @@ VERSION = 1
 BUNDLE_FORMAT = "onparse-bundle"
 #: A student parser (:mod:`onparse.student.file`), likewise.
 STUDENT_FORMAT = "onparse-student"
+#: A neural PCFG (:mod:`onparse.grammar.file`), likewise.
+GRAMMAR_FORMAT = "onparse-grammar"
 #: Metadata key of the weights' checksum (:func:`weights_digest`).
 DIGEST_KEY = "weights_sha256"
-#: Name pattern of the temporary files of an unfinished save (the writer's pid inside).
-TEMP_PATTERN = re.compile(r"\.onparse-(?:(\d+)-)?.*\.tmp")
 
 
 
@@ -62,7 +61,7 @@ def save_checkpoint(path, *, config: Dict[str, Any], vocab, state_dict, metadata
 
 
 def holds_model(path) -> bool:
-    """True when the file at ``path`` is an onparse checkpoint, bundle or student, whichever run wrote it
+    """True when the file at ``path`` is an onparse checkpoint, bundle, student or grammar, whichever run wrote it
     (the format name at the head of its pickle; reads a few hundred bytes, not the weights)."""
     try:
         if not os.path.isfile(path) or not zipfile.is_zipfile(path):
@@ -75,80 +74,21 @@ def holds_model(path) -> bool:
                 head = handle.read(256)
     except (OSError, zipfile.BadZipFile):
         return False
-    return any(name.encode() in head for name in (FORMAT, BUNDLE_FORMAT, STUDENT_FORMAT))
+    return any(name.encode() in head for name in (FORMAT, BUNDLE_FORMAT, STUDENT_FORMAT, GRAMMAR_FORMAT))
 
 
 def write_atomically(path, blob: Dict[str, Any]) -> None:
-    """``torch.save`` ``blob`` to ``path`` through a temporary file in the same folder and a
-    rename, so a reader never sees half a file; straight into a :func:`onparse.files.safeio.special_file`
-    (``/dev/null``, a pipe), which a rename would replace."""
+    """``torch.save`` ``blob`` to ``path`` through :func:`onparse.files.safeio.atomic_output` (a
+    temporary file beside it, then a rename, so a reader never sees half a file; straight into a
+    special file such as ``/dev/null`` or a pipe); a failure is a one-line OnparseError."""
     import torch
 
-    folder = os.path.dirname(os.path.abspath(path))
-    if special_file(path):
-        try:
-            with open(path, "wb") as handle:
-                torch.save(blob, handle)
-        except (OSError, RuntimeError) as err:          # /dev/full: torch reports it as RuntimeError
-            raise OnparseError(f"cannot write {path}: {_write_failure(err, folder)}") from None
-        return
     try:
-        os.makedirs(folder, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(prefix=f".onparse-{os.getpid()}-", suffix=".tmp", dir=folder)
-    except OSError as err:
-        raise OnparseError(f"cannot write {path}: {err.strerror or err}") from None
-    try:
-        os.fchmod(fd, new_file_mode())          # mkstemp's 0600 would hide the model from the group
-        with os.fdopen(fd, "wb") as handle:
+        with atomic_output(path) as target, open(target, "wb") as handle:
             torch.save(blob, handle)
-        os.replace(tmp, path)
-    except BaseException as err:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        if isinstance(err, (OSError, RuntimeError)):   # torch reports a full disk as RuntimeError
-            raise OnparseError(f"cannot write {path}: {_write_failure(err, folder)}") from None
-        raise
-
-
-def _write_failure(err: BaseException, folder: str) -> str:
-    """Why a save failed, in a few words (torch's own message is a C++ stack)."""
-    if isinstance(err, OSError) and err.strerror:
-        return err.strerror
-    try:
-        stats = os.statvfs(folder)
-        if stats.f_bavail * stats.f_frsize < (1 << 20):
-            return "no space left on device"
-    except OSError:
-        pass
-    failed = [line for line in str(err).splitlines() if "failed" in line]   # torch: "... file write failed"
-    return _short(failed[-1].strip()) if failed else first_line(err)
-
-
-def remove_stale_temp_files(folder: str) -> list:
-    """Delete the temporary files that killed saves left in ``folder`` (those whose writer is
-    no longer running); returns their names.  Call it while holding the folder's lock."""
-    removed = []
-    for name in sorted(os.listdir(folder)):
-        match = TEMP_PATTERN.fullmatch(name)
-        if match and not (match.group(1) and _alive(int(match.group(1)))):
-            try:
-                os.unlink(os.path.join(folder, name))
-                removed.append(name)
-            except OSError:
-                pass
-    return removed
-
-
-def _alive(pid: int) -> bool:
-    if pid == os.getpid():
-        return False                     # ours from before an exec cannot be in progress
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except (PermissionError, OverflowError, OSError):
-        return True                      # someone else's process: leave its file alone
-    return True
+    except RuntimeError as err:                 # torch reports a full disk as RuntimeError
+        folder = os.path.dirname(os.path.abspath(path))
+        raise OnparseError(f"cannot write {path}: {write_failure(err, folder)}") from None
 
 
 def read_file(path, map_location="cpu") -> Any:

@@ -14,9 +14,8 @@ import sys
 import time
 from typing import List, Optional
 
-from .checkpoint import remove_stale_temp_files
 from ..errors import OnparseError
-from .safeio import dumps
+from .safeio import TEMP_PATTERN, dumps, remove_stale_temp_files
 
 BEST = "best.pt"
 LAST = "last.pt"
@@ -37,6 +36,13 @@ def run_files(folder: str) -> List[str]:
     return sorted(n for n in names if n in (BEST, LAST, METRICS) or EPOCH_SNAPSHOT_RE.fullmatch(n))
 
 
+def is_run_file(name: str) -> bool:
+    """Whether a file named ``name`` in a run folder belongs to the run (its checkpoints,
+    snapshots, log, lock or temporary files): no output may take one of those names."""
+    return (name in (BEST, LAST, METRICS, LOCK) or EPOCH_SNAPSHOT_RE.fullmatch(name) is not None
+            or TEMP_PATTERN.fullmatch(name) is not None)
+
+
 def make_folder(out: str) -> None:
     """Create the output folder (and its parents); a one-line OnparseError when impossible."""
     if os.path.exists(out) and not os.path.isdir(out):
@@ -47,16 +53,17 @@ def make_folder(out: str) -> None:
         raise OnparseError(f"cannot create the output folder {out}: {err.strerror or err}") from None
 
 
-def refuse_old_run(out: str, overwrite: bool) -> None:
+def refuse_old_run(out: str, overwrite: bool, option: str = "--out") -> None:
     """A new run's check of its folder: one that holds any run file is refused unless
-    ``overwrite`` (not only ``last.pt``: a copied model must not be replaced either)."""
+    ``overwrite`` (not only ``last.pt``: a copied model must not be replaced either); ``option``
+    is the one that names the folder."""
     if os.path.exists(out) and not os.path.isdir(out):
         raise OnparseError(f"output path {out} exists and is not a folder")
     found = run_files(out)
     if found and not overwrite:
         what = "a run" if LAST in found else f"onparse files ({', '.join(found[:4])})"
         raise OnparseError(f"{out} already holds {what}; pass --resume to continue a run, "
-                           "--overwrite to replace it, or choose another --out")
+                           f"--overwrite to replace it, or choose another {option}")
 
 
 def tidy(out: str, log: "MetricsLog", resume_step: Optional[int]) -> None:
@@ -83,10 +90,12 @@ class FolderLock:
 
     The lock belongs to the open file, so the kernel drops it when the process dies however it
     dies (``kill -9`` included): a stale lock file never blocks the next run.  Where the file
-    system has no locks (some network mounts), the run goes on with a warning."""
+    system has no locks (some network mounts), the run goes on with a warning.  ``option`` is
+    the one that names the folder (``--out`` of ``train``, ``--run-dir`` of ``distill``)."""
 
-    def __init__(self, folder: str):
+    def __init__(self, folder: str, option: str = "--out"):
         self.folder = folder
+        self.option = option
         self.path = os.path.join(folder, LOCK)
         self.fd: Optional[int] = None
 
@@ -106,7 +115,7 @@ class FolderLock:
                 holder = _lock_holder(fd)
                 os.close(fd)
                 raise OnparseError(f"{self.folder} is in use by another training run ({holder}); wait for "
-                                   "it to end or choose another --out") from None
+                                   f"it to end or choose another {self.option}") from None
             except OSError as err:
                 os.close(fd)
                 if warn:
@@ -120,8 +129,12 @@ class FolderLock:
         import socket
 
         stamp = time.strftime("%Y-%m-%d %H:%M:%S")
-        os.ftruncate(fd, 0)
-        os.write(fd, f"pid {os.getpid()} on {socket.gethostname()} since {stamp}\n".encode())
+        try:
+            os.ftruncate(fd, 0)
+            os.write(fd, f"pid {os.getpid()} on {socket.gethostname()} since {stamp}\n".encode())
+        except OSError as err:               # a full disk: no lock file left behind
+            self.release()
+            raise OnparseError(f"cannot write {self.path}: {err.strerror or err}") from None
         return self
 
     def release(self) -> None:

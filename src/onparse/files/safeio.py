@@ -7,6 +7,8 @@
 * A perplexity is computed without overflow (:func:`perplexity_of`) and printed with two
   decimals, or in scientific notation when it is huge (a diverging run), never as a 300-digit
   number (:func:`format_ppl`).
+* Files are written whole or not at all (:func:`atomic_output`, the one atomic writer), through
+  temporary files of one name pattern that one sweep removes (:func:`remove_stale_temp_files`).
 
 No torch here: the command line imports this module at start-up.
 """
@@ -14,8 +16,10 @@ import contextlib
 import json
 import math
 import os
+import re
 import tempfile
-from typing import IO, Any, Callable, Iterator, Optional
+import textwrap
+from typing import IO, Any, Callable, Iterator, List, Optional
 
 from ..errors import OnparseError
 
@@ -109,30 +113,103 @@ def special_file(path) -> bool:
     return os.path.exists(path) and not os.path.isfile(path) and not os.path.isdir(path)
 
 
+#: The name of every temporary file onparse writes (:func:`atomic_output`):
+#: ``.onparse-PID-NAME.XXXXXXXX.tmp`` beside its target, the writer's pid inside so that
+#: :func:`remove_stale_temp_files` knows whose it is.  Names without a pid (``.onparse-X.tmp``)
+#: and ``.teacher-trees.XXXXXXXX.tmp.txt`` are those older versions wrote.
+TEMP_PREFIX = ".onparse-"
+TEMP_PATTERN = re.compile(r"\.onparse-(?:(\d+)-)?.*\.tmp|\.teacher-trees\.\w{8}\.tmp\.txt")
+
+
 @contextlib.contextmanager
-def atomic_output(path: str):
-    """Write ``path`` all at once or not at all: yields a temporary path in the same folder (same
-    extension, so writers that go by it still do), renamed onto ``path`` when the block ends
-    without error and removed otherwise.  A full disk leaves the old file, or none: never a
-    truncated one.  A :func:`special_file` is yielded itself (nothing to rename)."""
-    if special_file(path):
-        yield path
-        return
+def atomic_output(path) -> Iterator[str]:
+    """Write ``path`` all at once or not at all: yields a temporary path in the same folder
+    (:data:`TEMP_PATTERN`), renamed onto ``path`` when the block ends without error and removed
+    otherwise, with the old file's mode (or the one ``open()`` gives a new file).  A full disk
+    leaves the old file, or none: never a truncated one.  A :func:`special_file` (``/dev/null``,
+    a pipe) is yielded itself: a rename would replace the device.  An OSError in the block (a full
+    disk, a reader gone) is a one-line OnparseError naming ``path``.  The one atomic writer of
+    onparse: :func:`onparse.files.checkpoint.write_atomically` ``torch.save``s through it."""
+    path = os.fspath(path)
     folder, name = os.path.split(os.path.abspath(path))
-    stem, ext = os.path.splitext(name)
-    fd, tmp = tempfile.mkstemp(prefix=f".{stem}.", suffix=f".tmp{ext}", dir=folder)
-    os.close(fd)
+    if special_file(path):
+        with _naming(path, folder):
+            yield path
+        return
+    with _naming(path, folder):
+        os.makedirs(folder, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix=f"{TEMP_PREFIX}{os.getpid()}-{name[:40]}.", suffix=".tmp", dir=folder)
+        os.close(fd)
     try:
-        yield tmp
-        # mkstemp's 0600 would hide the file from the group: the old file's mode, or open()'s.
-        os.chmod(tmp, os.stat(path).st_mode & 0o7777 if os.path.exists(path) else new_file_mode())
-        os.replace(tmp, path)
+        with _naming(path, folder):
+            yield tmp
+            # mkstemp's 0600 would hide the file from the group: the old file's mode, or open()'s.
+            os.chmod(tmp, os.stat(path).st_mode & 0o7777 if os.path.exists(path) else new_file_mode())
+            os.replace(tmp, path)
     except BaseException:
         try:
             os.unlink(tmp)
         except OSError:
             pass
         raise
+
+
+@contextlib.contextmanager
+def _naming(path: str, folder: str) -> Iterator[None]:
+    """An OSError in the block becomes ``cannot write PATH: why``."""
+    try:
+        yield
+    except OSError as err:
+        raise OnparseError(f"cannot write {path}: {write_failure(err, folder)}") from None
+
+
+def write_failure(err: BaseException, folder: str) -> str:
+    """Why writing into ``folder`` failed, in a few words (torch reports a full disk as a
+    RuntimeError holding a C++ stack)."""
+    if isinstance(err, OSError) and err.strerror:
+        return err.strerror
+    try:
+        stats = os.statvfs(folder)
+        if stats.f_bavail * stats.f_frsize < (1 << 20):
+            return "no space left on device"
+    except OSError:
+        pass
+    lines = [line.strip() for line in str(err).splitlines() if line.strip()]
+    failed = [line for line in lines if "failed" in line]   # torch: "... file write failed"
+    line = (failed[-1:] or lines[:1] or [type(err).__name__])[0]
+    return textwrap.shorten(line, 200, placeholder=" ...")
+
+
+def remove_stale_temp_files(folder: str) -> List[str]:
+    """Delete the temporary files (:data:`TEMP_PATTERN`) that writers no longer running left in
+    ``folder`` (killed during a save); returns their names.  Files of live writers stay, and
+    so do those whose pid belongs to another user's process."""
+    removed = []
+    try:
+        names = sorted(os.listdir(folder))
+    except OSError:
+        return removed
+    for name in names:
+        match = TEMP_PATTERN.fullmatch(name)
+        if match and not (match.group(1) and _alive(int(match.group(1)))):
+            try:
+                os.unlink(os.path.join(folder, name))
+                removed.append(name)
+            except OSError:
+                pass
+    return removed
+
+
+def _alive(pid: int) -> bool:
+    if pid == os.getpid():
+        return False                     # ours from before an exec cannot be in progress
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except (PermissionError, OverflowError, OSError):
+        return True                      # someone else's process: leave its file alone
+    return True
 
 
 #: The largest text file read whole (gold trees, training logs): far above any treebank.
