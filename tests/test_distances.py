@@ -5,7 +5,8 @@ import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from onparse.lm.distances import plan_batches, resolve_device, sentence_distances
+from onparse.devices import resolve_device
+from onparse.lm.distances import plan_batches, sentence_distances
 from onparse.errors import OnparseError
 from onparse.lm.model import ModelConfig, ONLSTMLanguageModel
 

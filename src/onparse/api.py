@@ -25,8 +25,9 @@ from typing import Any, Dict, Iterable, Iterator, List, Optional, Sequence, Tupl
 
 from nltk.parse.api import ParserI
 
-from .devices import resolve_device
+from .devices import MAX_TOKENS, batch_size_for, resolve_device
 from .errors import OnparseError
+from .induce import WINDOW
 from .files.bundle import bundle_members, bundle_voting, is_bundle, load_model_file, models_of, save_models
 from .files.pretrained import DEFAULT_NAME, resolve
 from .kinds import ParsingModel
@@ -43,8 +44,9 @@ from .trees.baselines import check_voters, voter_tree
 
 #: Label of every internal node of the nltk trees a parser returns.
 NODE_LABEL = "X"
-#: Sentences processed together by the list methods (bounds memory on long inputs).
-CHUNK = 4096
+#: Sentences processed together by the list methods (bounds memory on long inputs): the
+#: window the commands read, :data:`onparse.induce.WINDOW`.
+CHUNK = WINDOW
 
 SentenceInput = Union[str, Sequence[str]]
 
@@ -63,7 +65,8 @@ def load(model: Union[None, str, os.PathLike, Sequence[Union[str, os.PathLike]]]
     checkpoint (:func:`onparse.members.grid`).  ``voters``: baseline trees
     that join the average (``["right"]``; :data:`onparse.baselines.VOTER_KINDS`) and ``ties``:
     the average's tie rule (:data:`onparse.average.TIES`); by default the first bundle's own,
-    else none and ``first``.  ``batch_size``: sentences per batch (default 64 on CPU, 512 on GPU).
+    else none and ``first``.  ``batch_size``: sentences per batch (default
+    :data:`onparse.devices.BATCH_SIZE`: 64 on CPU, 512 on GPU).
     ``verify=False`` loads files whose weights do not match their recorded checksum.
 
     Cost: reading the files (a second or two for the bundled model); nothing runs until asked.
@@ -178,11 +181,9 @@ class Parser(ParserI):
         except ValueError as err:
             raise OnparseError(str(err)) from None
         if self.batch_size is None:
-            # A GPU needs wide batches to be busy; on a CPU 64 sentences already make the
-            # matrix products efficient, and wider ones only add padding.
-            self.batch_size = 512 if self.device.type == "cuda" else 64
+            self.batch_size = batch_size_for(self.device)
         if self.max_tokens is None:
-            self.max_tokens = max(8192, 128 * self.batch_size)
+            self.max_tokens = max(MAX_TOKENS, 128 * self.batch_size)
 
     # -- what it is ---------------------------------------------------------------------------
     @property
@@ -335,7 +336,7 @@ class Parser(ParserI):
         """No grammar: the trees come from the language model's distances."""
         return None
 
-    def distances(self, sentence: SentenceInput, layer: int = 2, gate: str = "forget", model: int = 0):
+    def distances(self, sentence: SentenceInput, layer: int = DEFAULT_LAYER, gate: str = "forget", model: int = 0):
         """The distances of one sentence at ``layer`` (1-based) of model ``model``: a float32
         array of shape (n,), one value per token (:meth:`tokens` tells which tokens)."""
         if gate not in GATES:

@@ -16,10 +16,12 @@ from dataclasses import dataclass, field
 from typing import Any, Dict, List, Optional, Sequence, Union
 
 from .errors import OnparseError
+from .trees.decode import DECODERS
 
-#: A language model's member when it is read alone: the paper's layer and decoder.
+#: A language model's member when it is read alone: the paper's layer and decoder (the first
+#: of :data:`onparse.trees.decode.DECODERS`).
 DEFAULT_LAYER = 2
-DEFAULT_DECODER = "onlstm"
+DEFAULT_DECODER = DECODERS[0]
 #: ``layers="all"`` / ``decoders="all"``: every layer / decoder of each model.
 ALL = "all"
 #: The two distances of a layer, by their index in a distances array: master forget d_f (trees

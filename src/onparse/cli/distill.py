@@ -8,47 +8,49 @@ from .common import (INT_MAX, SEED_RANGE, device_option, force_option, line_limi
                      members_options, model_option, pretokenized_option, punct_option, quiet_option,
                      refuse_model, refuse_overwrite, threads_option, check_writable)
 
-#: Student sizes: option -> StudentConfig field.
-SIZES = {"embedding_size": "word embedding size", "hidden_size": "BiLSTM units per direction",
-         "n_layers": "BiLSTM layers", "mlp_size": "span scorer's hidden units"}
-#: Training settings with an option: DistillSettings field -> help.
-SETTINGS = {"epochs": "passes over the text", "batch_size": "sentences per batch",
-            "max_words": "longest sentence learnt from (longer ones are parsed by the teacher, not learnt)",
-            "valid_every": "hold out every N-th sentence to measure agreement with the teacher",
-            "save_every": "batches between saves of RUN/last.pt"}
+#: Student sizes with an option (help and default: :class:`onparse.student.config.StudentConfig`).
+SIZES = ("embedding_size", "hidden_size", "n_layers", "mlp_size")
+#: Training settings with an option (:class:`onparse.student.config.DistillSettings`).
+SETTINGS = ("epochs", "batch_size", "max_words", "valid_every", "save_every", "lr", "max_unknown", "seed")
+
+
+def _option_type(f):
+    """The click type of a setting, from its declared check and bounds."""
+    meta = f.metadata
+    if meta["check"] == "count":
+        return click.IntRange(meta["least"] or 1, meta["most"] or INT_MAX)
+    if meta["check"] == "fraction":
+        return click.FloatRange(0, 1)
+    if meta["check"] == "positive":
+        return click.FloatRange(0, min_open=True)
+    return SEED_RANGE if f.name == "seed" else click.FloatRange(0)
+
+
+def _options(command, config_class, names, prefix=""):
+    """One option per setting of ``names``, its help and default read from ``config_class``."""
+    from dataclasses import fields
+
+    by_name = {f.name: f for f in fields(config_class)}
+    for name in reversed(names):
+        f = by_name[name]
+        flag = "--student-layers" if (prefix and name == "n_layers") else "--" + name.replace("_", "-")
+        text = f.metadata["help"]
+        command = click.option(flag, name, type=_option_type(f), default=None,
+                               help=f"{prefix}{text[:1].upper() if not prefix else text[:1]}{text[1:]}  "
+                                    f"[default: {f.default}]")(command)
+    return command
 
 
 def _sized(command):
-    from dataclasses import fields
+    from ..student.config import DistillSettings
 
-    from ..student.config import MIN_WORDS, DistillSettings
-
-    defaults = {f.name: f.default for f in fields(DistillSettings)}
-    for name, text in reversed(list(SETTINGS.items())):
-        least = MIN_WORDS if name == "max_words" else 1
-        command = click.option("--" + name.replace("_", "-"), name, type=click.IntRange(least, INT_MAX), default=None,
-                               help=f"{text[:1].upper()}{text[1:]}  [default: {defaults[name]}]")(command)
-    command = click.option("--lr", type=click.FloatRange(0, min_open=True), default=None,
-                           help=f"Adam's learning rate  [default: {defaults['lr']}]")(command)
-    command = click.option("--max-unknown", type=click.FloatRange(0, 1), default=None,
-                           help="Refuse text whose share of words unknown to the teacher is higher  "
-                                f"[default: {defaults['max_unknown']}]")(command)
-    command = click.option("--seed", type=SEED_RANGE, default=None,
-                           help=f"Seed of the weights and batch order  [default: {defaults['seed']}]")(command)
-    return command
+    return _options(command, DistillSettings, SETTINGS)
 
 
 def _student_sizes(command):
-    from dataclasses import fields
-
     from ..student.config import StudentConfig
 
-    defaults = {f.name: f.default for f in fields(StudentConfig)}
-    for name, text in reversed(list(SIZES.items())):
-        flag = "--student-layers" if name == "n_layers" else "--" + name.replace("_", "-")
-        command = click.option(flag, name, type=click.IntRange(1, INT_MAX), default=None,
-                               help=f"Student: {text}  [default: {defaults[name]}]")(command)
-    return command
+    return _options(command, StudentConfig, SIZES, prefix="Student: ")
 
 
 @click.command("distill")
@@ -93,14 +95,19 @@ def distill_command(text, model_paths, no_verify, layer, decoder, voter, ties, s
     onparse induce corpus.txt -m student.pt > trees.txt
     """
     from ..devices import torch_threads
-    from ..student.distill import default_run_dir
+    from ..student.distill import default_run_dir, run_file_clash, written_by_run
     from ..student.config import DistillSettings
 
-    check_writable(student_path, "--out")
-    refuse_overwrite(student_path, "--out", [("input", text)] + [("model", p) for p in model_paths])
-    refuse_model(student_path, "--out", force)
     if resume and overwrite:
         raise click.UsageError("--resume continues a run and --overwrite replaces it: give one of them")
+    folder = run_dir or default_run_dir(student_path)
+    check_writable(student_path, "--out")
+    refuse_overwrite(student_path, "--out", [("input", text)] + [("model", p) for p in model_paths])
+    clash = run_file_clash(student_path, folder)
+    if clash:
+        raise click.BadParameter(clash, param_hint="--out")
+    if not (resume and written_by_run(student_path, folder)):     # a run's --resume replaces its own student
+        refuse_model(student_path, "--out", force)
     sizes = {k: options.pop(k) for k in SIZES if options.get(k) is not None}
     settings = DistillSettings(**{k: v for k, v in options.items() if v is not None})
     parser = load_parser(model_paths, device, layer, decoder, voter=voter, ties=ties, no_verify=no_verify)
@@ -110,7 +117,6 @@ def distill_command(text, model_paths, no_verify, layer, decoder, voter, ties, s
                                     resume=resume, overwrite=overwrite, keep_epochs=keep_epochs,
                                     tokenize=not pretokenized, punct=punct, max_line_bytes=max_line_bytes, quiet=quiet)
     except KeyboardInterrupt:
-        folder = run_dir or default_run_dir(student_path)
         click.echo(f"interrupted; {folder} keeps the run: give the same command with --resume to continue it",
                    err=True)
         raise SystemExit(130) from None

@@ -1,4 +1,4 @@
-"""Batched extraction of syntactic distances for many sentences (onlstm.md section 3).
+"""Batched extraction of syntactic distances for many sentences (``docs/onlstm.md`` section 3).
 
 Each sentence ``w_1 .. w_n`` is read as ``<eos> w_1 .. w_n <eos>`` from a zero state and the
 distances at the steps of ``w_1 .. w_n`` are kept.  The model is causal, so the value at a step
@@ -13,12 +13,11 @@ from typing import List, Optional, Sequence
 
 import numpy as np
 
+from ..devices import BATCH_SIZE as DEVICE_BATCH, MAX_TOKENS as DEVICE_MAX_TOKENS
 from ..errors import OnparseError
 
-#: Default bound on the sentences of one batch.
-BATCH_SIZE = 64
-#: Default bound on the padded tokens (steps x sentences) of one batch.
-MAX_TOKENS = 8192
+#: Default bounds on the sentences and the padded tokens (steps x sentences) of one batch.
+BATCH_SIZE, MAX_TOKENS = DEVICE_BATCH["cpu"], DEVICE_MAX_TOKENS
 
 
 def plan_batches(lengths: Sequence[int], batch_size: int = BATCH_SIZE,

@@ -2,11 +2,9 @@
 (:mod:`onparse.student.distill`): what a student file's ``config`` and ``metadata["distill"]`` hold.
 No torch here (the command line shows these defaults in its help).
 """
-import numbers
-from dataclasses import asdict, dataclass
+from dataclasses import MISSING, asdict, dataclass
 
-from ..errors import OnparseError
-from ..lm.config import DictConfig
+from ..settings import DictConfig, check_settings, setting
 
 #: Sentences of fewer words teach nothing (one tree only) and are skipped.
 MIN_WORDS = 2
@@ -18,29 +16,20 @@ MAX_VOCAB, MAX_WIDTH, MAX_LAYERS = 5_000_000, 8192, 16
 
 @dataclass(frozen=True)
 class StudentConfig(DictConfig):
-    """Sizes of a student parser; ValueError for sizes that are not positive integers (within
-    :data:`MAX_WIDTH` / :data:`MAX_LAYERS` / :data:`MAX_VOCAB`) or a dropout outside [0, 1)."""
+    """Sizes of a student parser; SettingError for sizes that are not integers within their
+    bounds (:data:`MAX_WIDTH` / :data:`MAX_LAYERS` / :data:`MAX_VOCAB`) or a dropout outside [0, 1)."""
 
     WHAT = "student config"
 
-    vocab_size: int
-    embedding_size: int = 100
-    hidden_size: int = 200         # per direction
-    n_layers: int = 2
-    mlp_size: int = 200
-    dropout: float = 0.2
+    vocab_size: int = setting(MISSING, "vocabulary size (the teacher's)", "count", most=MAX_VOCAB)
+    embedding_size: int = setting(100, "word embedding size", "count", most=MAX_WIDTH)
+    hidden_size: int = setting(200, "BiLSTM units per direction", "count", most=MAX_WIDTH)
+    n_layers: int = setting(2, "BiLSTM layers", "count", most=MAX_LAYERS)
+    mlp_size: int = setting(200, "span scorer's hidden units", "count", most=MAX_WIDTH)
+    dropout: float = setting(0.2, "dropout of the embeddings, the BiLSTM and the scorer", "probability")
 
     def __post_init__(self):
-        bounds = {"vocab_size": MAX_VOCAB, "embedding_size": MAX_WIDTH, "hidden_size": MAX_WIDTH,
-                  "n_layers": MAX_LAYERS, "mlp_size": MAX_WIDTH}
-        for name, most in bounds.items():
-            value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, numbers.Integral) or not 1 <= value <= most:
-                raise ValueError(f"{name} must be an integer in 1..{most:,}, got {value!r}")
-            object.__setattr__(self, name, int(value))
-        if isinstance(self.dropout, bool) or not isinstance(self.dropout, numbers.Real) or not 0 <= self.dropout < 1:
-            raise ValueError(f"dropout must be a probability in [0, 1), got {self.dropout!r}")
-        object.__setattr__(self, "dropout", float(self.dropout))
+        check_settings(self)
 
     def parameter_shapes(self) -> dict:
         """Name -> shape of every weight of :class:`SpanStudent`, computed without allocating."""
@@ -58,26 +47,23 @@ class StudentConfig(DictConfig):
 
 @dataclass(frozen=True)
 class DistillSettings:
-    """How a student is trained (the defaults are those the probe of research/RESULTS.md used)."""
+    """How a student is trained (the defaults are those the probe of research/RESULTS.md used);
+    ``onparse distill`` shows each setting's help and default."""
 
-    epochs: int = 3
-    batch_size: int = 64
-    lr: float = 1e-3
-    clip: float = 5.0
-    max_words: int = 60            # longer sentences are parsed by the teacher but not learnt from
-    seed: int = 1
-    valid_every: int = 50          # every N-th kept sentence is held out to measure agreement
-    save_every: int = 200          # batches between saves of last.pt
-    max_unknown: float = 0.5       # refuse text whose share of words unknown to the teacher is higher
+    epochs: int = setting(3, "passes over the text", "count")
+    batch_size: int = setting(64, "sentences per batch", "count")
+    lr: float = setting(1e-3, "Adam's learning rate", "positive")
+    clip: float = setting(5.0, "gradient norm clipping", "positive")
+    max_words: int = setting(60, "longest sentence learnt from (longer ones are parsed by the teacher, not learnt)",
+                             "count", least=MIN_WORDS)
+    seed: int = setting(1, "seed of the weights and batch order", "non_negative")
+    valid_every: int = setting(50, "hold out every N-th sentence to measure agreement with the teacher", "count")
+    save_every: int = setting(200, "batches between saves of RUN/last.pt", "count")
+    max_unknown: float = setting(0.5, "refuse text whose share of words unknown to the teacher is higher",
+                                 "fraction")
 
     def __post_init__(self):
-        for name in ("epochs", "batch_size", "max_words", "valid_every", "save_every"):
-            value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, int) or value < (MIN_WORDS if name == "max_words" else 1):
-                raise OnparseError(f"distill setting {name} must be an integer of at least "
-                                   f"{MIN_WORDS if name == 'max_words' else 1}, got {value!r}")
-        if not (self.lr > 0 and self.clip > 0 and 0 <= self.max_unknown <= 1):
-            raise OnparseError("distill settings: lr and clip must be positive, max_unknown in [0, 1]")
+        check_settings(self)
 
     def same_run(self, other: "DistillSettings") -> bool:
         """Whether a run with ``other`` may resume one with these settings (only ``epochs`` and

@@ -1,4 +1,4 @@
-"""From syntactic distances to binary trees (``shared/docs/onlstm.md`` section 3).  No torch.
+"""From syntactic distances to binary trees (``docs/onlstm.md`` section 3).  No torch.
 
 Two decoders, both O(n) through a stack-built Cartesian tree and both free of Python recursion
 (a 100,000-word sentence decodes fine):
@@ -110,6 +110,6 @@ def check_decoder(name: str) -> str:
     return name
 
 
-def decode(distances: Sequence[float], leaves: Sequence, method: str = "onlstm"):
+def decode(distances: Sequence[float], leaves: Sequence, method: str = DECODERS[0]):
     """Tree over ``leaves`` by ``method`` (one of :data:`DECODERS`)."""
     return (onlstm_tree if check_decoder(method) == "onlstm" else split_tree)(distances, leaves)

@@ -3,76 +3,55 @@ how one invocation runs (:class:`RunOptions`), and what it reports (:class:`Trai
 
 No torch here: the command line builds its options from these dataclasses at start-up.
 """
-import math
-from dataclasses import dataclass, field, fields, replace
+from dataclasses import dataclass, fields, replace
 from typing import Any, Dict, Optional
 
 from ...errors import OnparseError
-from ..config import DictConfig, ModelConfig, known_fields
+from ...settings import DictConfig, SettingError, check_settings, known_fields, setting
 from ...sizes import check_sizes
-
-
-def _opt(default, help_text):
-    return field(default=default, metadata={"help": help_text})
+from ..config import MODEL_SETTINGS, ModelConfig
 
 
 @dataclass(frozen=True)
 class TrainConfig(DictConfig):
     """Every hyperparameter of a run (the defaults are the paper's).  Unknown keys are errors
-    (:meth:`from_dict`); ``onparse train`` exposes each field as ``--field-name``."""
+    (:meth:`from_dict`); ``onparse train`` exposes each field as ``--field-name`` with the help
+    its :func:`onparse.settings.setting` declares."""
 
     WHAT = "training config"
 
-    # model (onparse.lm.model.ModelConfig)
-    embedding_size: int = _opt(400, "embedding size (= size of the last layer, tied decoder)")
-    hidden_size: int = _opt(1150, "hidden size of every layer but the last")
-    n_layers: int = _opt(3, "number of ON-LSTM layers")
-    chunk_size: int = _opt(10, "neurons per master level (chunk size C)")
-    dropout_word: float = _opt(0.1, "embedding dropout (drops whole word types)")
-    dropout_input: float = _opt(0.5, "locked dropout on the embedding output")
-    dropout_hidden: float = _opt(0.3, "locked dropout between layers")
-    dropout_output: float = _opt(0.45, "locked dropout on the last layer's output")
-    dropconnect: float = _opt(0.45, "DropConnect on the recurrent weights")
+    # model (onparse.lm.config.ModelConfig: the same settings, declared once there)
+    embedding_size: int = MODEL_SETTINGS["embedding_size"].field()
+    hidden_size: int = MODEL_SETTINGS["hidden_size"].field()
+    n_layers: int = MODEL_SETTINGS["n_layers"].field()
+    chunk_size: int = MODEL_SETTINGS["chunk_size"].field()
+    dropout_word: float = MODEL_SETTINGS["dropout_word"].field()
+    dropout_input: float = MODEL_SETTINGS["dropout_input"].field()
+    dropout_hidden: float = MODEL_SETTINGS["dropout_hidden"].field()
+    dropout_output: float = MODEL_SETTINGS["dropout_output"].field()
+    dropconnect: float = MODEL_SETTINGS["dropconnect"].field()
     # vocabulary
-    max_vocab: int = _opt(10000, "largest vocabulary, <unk> and <eos> included (0: no limit)")
-    min_count: int = _opt(1, "least count of a training word to enter the vocabulary")
+    max_vocab: int = setting(10000, "largest vocabulary, <unk> and <eos> included (0: no limit)", "non_negative")
+    min_count: int = setting(1, "least count of a training word to enter the vocabulary", "count")
     # optimisation
-    batch_size: int = _opt(20, "parallel training streams (over all processes)")
-    bptt: int = _opt(70, "mean BPTT window length")
-    lr: float = _opt(30.0, "SGD learning rate")
-    clip: float = _opt(0.25, "gradient norm clipping (0: none)")
-    weight_decay: float = _opt(1.2e-6, "weight decay")
-    alpha: float = _opt(2.0, "activation regularisation (AR) weight")
-    beta: float = _opt(1.0, "temporal activation regularisation (TAR) weight")
-    nonmono: int = _opt(5, "switch to averaged SGD when validation has not improved for this many checks")
-    epochs: int = _opt(1000, "number of epochs")
-    eval_batch_size: int = _opt(10, "streams for validation and test perplexity")
-    seed: int = _opt(1111, "random seed")
+    batch_size: int = setting(20, "parallel training streams (over all processes)", "count")
+    bptt: int = setting(70, "mean BPTT window length", "count")
+    lr: float = setting(30.0, "SGD learning rate", "positive")
+    clip: float = setting(0.25, "gradient norm clipping (0: none)", "non_negative")
+    weight_decay: float = setting(1.2e-6, "weight decay", "non_negative")
+    alpha: float = setting(2.0, "activation regularisation (AR) weight", "non_negative")
+    beta: float = setting(1.0, "temporal activation regularisation (TAR) weight", "non_negative")
+    nonmono: int = setting(5, "switch to averaged SGD when validation has not improved for this many checks",
+                           "non_negative")
+    epochs: int = setting(1000, "number of epochs", "count")
+    eval_batch_size: int = setting(10, "streams for validation and test perplexity", "count")
+    seed: int = setting(1111, "random seed", "non_negative")
 
     def __post_init__(self):
-        for f in fields(self):
-            value = getattr(self, f.name)
-            kind = float if f.type in (float, "float") else int
-            if isinstance(value, bool) or not isinstance(value, (int, float) if kind is float else int):
-                raise ValueError(f"{f.name} must be {'a number' if kind is float else 'an integer'}, got {value!r}")
-            if not math.isfinite(value):     # inf and nan pass every comparison below
-                raise ValueError(f"{f.name} must be a finite number, got {value!r}")
-        positive = ("embedding_size", "hidden_size", "n_layers", "chunk_size", "min_count", "batch_size",
-                    "bptt", "epochs", "eval_batch_size")
-        for name in positive:
-            if getattr(self, name) < 1:
-                raise ValueError(f"{name} must be at least 1, got {getattr(self, name)}")
-        if not self.lr > 0:
-            raise ValueError(f"lr must be positive, got {self.lr}")
-        for name in ("clip", "weight_decay", "alpha", "beta", "nonmono", "seed", "max_vocab"):
-            if getattr(self, name) < 0:
-                raise ValueError(f"{name} must not be negative, got {getattr(self, name)}")
-        for name in ("dropout_word", "dropout_input", "dropout_hidden", "dropout_output", "dropconnect"):
-            if not 0.0 <= getattr(self, name) < 1.0:
-                raise ValueError(f"{name} must be a probability in [0, 1), got {getattr(self, name)}")
+        check_settings(self)
         for name in ("embedding_size", "hidden_size") if self.n_layers > 1 else ("embedding_size",):
             if getattr(self, name) % self.chunk_size:
-                raise ValueError(f"{name} {getattr(self, name)} is not a multiple of chunk_size {self.chunk_size}")
+                raise SettingError(f"{name} {getattr(self, name)} is not a multiple of chunk_size {self.chunk_size}")
         # The model's size bounds, before any corpus is read (and before torch is imported).
         check_sizes(self.max_vocab or 1, self.embedding_size, self.hidden_size, self.n_layers, self.chunk_size)
 
@@ -96,7 +75,7 @@ class TrainConfig(DictConfig):
 
 #: Named starting points; every field can still be overridden.
 PRESETS: Dict[str, TrainConfig] = {
-    # onlstm.md section 2 (25M parameters with PTB's 10k vocabulary).  The bundled model is this
+    # ``docs/onlstm.md`` section 2 (25M parameters with PTB's 10k vocabulary).  The bundled model is this
     # preset at embedding 300 / hidden 600 (9.4M parameters, under the package's 20 MB in fp16;
     # research/train_default.sh).
     "paper": TrainConfig(),
