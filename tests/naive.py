@@ -1,4 +1,4 @@
-"""The naive scorer: every convention of ``shared/docs/onlstm.md`` section 5 written as plainly as
+"""The naive scorer: every convention of ``docs/onlstm.md`` section 5 written as plainly as
 possible (lists, linear membership tests, plain recursion, one loop per convention), with no
 code from :mod:`onparse.scores.metrics`.  It is the reference that the tests and
 ``benchmarks/bench_eval.py`` compare :func:`onparse.scores.metrics.evaluate` with; it is slow on purpose.
@@ -11,7 +11,7 @@ benchmark puts ``tests/`` on its path to import it.
     ((0.0, 0.0, 0.0), (0.5, 0.5, 0.5), 1)
 """
 
-#: The gold labels whose recall is reported (onlstm.md section 5).
+#: The gold labels whose recall is reported (``docs/onlstm.md`` section 5).
 LABELS = ("NP", "VP", "PP", "SBAR", "ADJP", "ADVP", "S")
 
 

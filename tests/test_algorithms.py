@@ -5,7 +5,7 @@ every binary tree over a short sentence and checks that the builder returns the 
 tree that obeys its rule at every node.
 
 Each rule says where the node over words ``i .. j-1`` splits (its right part starts at word
-``k``), read off onlstm.md section 3 and the baseline docstrings; nodes are visited top-down,
+``k``), read off ``docs/onlstm.md`` section 3 and the baseline docstrings; nodes are visited top-down,
 left before right (the order in which ``random`` draws its split points):
 
 - ``onlstm``: with ``m`` the first position of the largest distance in ``i .. j-1``, the node is

@@ -1,4 +1,4 @@
-"""onparse.trees.baselines, and the reference table of onlstm.md section 6 on the NLTK sample (each
+"""onparse.trees.baselines, and the reference table of ``docs/onlstm.md`` section 6 on the NLTK sample (each
 builder against brute force: tests/test_algorithms.py)."""
 import random
 
@@ -57,7 +57,7 @@ def test_baseline_trees_kinds():
         baseline_trees([["a"]], "middle")
 
 
-# onlstm.md section 6: trees, set, sentences, Kim-scored, sentence F1 (ON-LSTM), (Kim), corpus F1
+# ``docs/onlstm.md`` section 6: trees, set, sentences, Kim-scored, sentence F1 (ON-LSTM), (Kim), corpus F1
 REFERENCE = [
     ("right", "wsj10", 555, 513, 58.6, 56.8, 55.0),
     ("left", "wsj10", 555, 513, 19.2, 14.1, 13.4),

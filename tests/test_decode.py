@@ -1,4 +1,4 @@
-"""Decoders against the recursive definitions of onlstm.md section 3, plus tree invariants (and
+"""Decoders against the recursive definitions of ``docs/onlstm.md`` section 3, plus tree invariants (and
 against brute force over every binary tree: tests/test_algorithms.py)."""
 import sys
 

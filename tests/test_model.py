@@ -56,7 +56,7 @@ def test_parameter_names_and_shapes_are_the_checkpoint_format():
 # --- the cell against an independent NumPy step ---------------------------------------------
 
 def numpy_step(z, c_prev, chunk):
-    """Section 1 of onlstm.md written from scratch with explicit loops over levels."""
+    """Section 1 of ``docs/onlstm.md`` written from scratch with explicit loops over levels."""
     batch, hidden = c_prev.shape
     levels = hidden // chunk
     sig = lambda v: 1.0 / (1.0 + np.exp(-v))

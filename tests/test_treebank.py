@@ -1,4 +1,4 @@
-"""onparse.gold.treebank: preprocessing per onlstm.md section 4, gold sets from the NLTK sample,
+"""onparse.gold.treebank: preprocessing per ``docs/onlstm.md`` section 4, gold sets from the NLTK sample,
 an LDC-style folder (built from the sample at test time), files and folders."""
 import shutil
 from pathlib import Path

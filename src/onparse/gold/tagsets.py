@@ -4,7 +4,7 @@ A gold tree keeps a leaf when its tag marks a word, and drops punctuation and em
 (traces, elided subjects).  Every tag set marks them differently, so each gets a preset:
 
 ========== =================================================================================
-``ptb``     Penn Treebank: keep the 36 word tags of ``shared/docs/onlstm.md`` section 4
+``ptb``     Penn Treebank: keep the 36 word tags of ``docs/onlstm.md`` section 4
             (``CC CD DT ... WRB``); everything else (``, . : `` '' -LRB- $ # -NONE-``) goes.
 ``alpino``  NLTK's ``alpino`` (Dutch): drop the tag ``punct``.
 ``cess_esp`` NLTK's ``cess_esp`` (Spanish, EAGLES tags): drop the punctuation tags ``F...``

@@ -19,7 +19,7 @@ Gold sets (:func:`load_gold`):
 - A path: a file of bracketed trees (one per line or multi-line ``.mrg``) or a folder whose
   ``.mrg`` files (searched recursively, sorted by path) hold them.
 
-Preprocessing follows ``shared/docs/onlstm.md`` section 4, for any tag set: keep a leaf only
+Preprocessing follows ``docs/onlstm.md`` section 4, for any tag set: keep a leaf only
 when its tag marks a word (the tag-set preset of :mod:`onparse.gold.tagsets`: for the Penn Treebank,
 one of the 36 word tags, so punctuation, currency signs and ``-NONE-`` go; for a file, the
 preset is detected from its tags, or given), lowercase and turn digit runs into ``N``; nodes

@@ -1,7 +1,7 @@
 """The fast path of the ON-LSTM language model: the recurrence and the decoder's cross-entropy.
 
 :func:`recurrence` computes the same function as :func:`onparse.lm.model.reference_recurrence`
-(onlstm.md section 1) with one autograd function per layer and sequence and far fewer kernels:
+(``docs/onlstm.md`` section 1) with one autograd function per layer and sequence and far fewer kernels:
 
 * forward: per step one ``addmm`` for the recurrent projection and about a dozen elementwise
   kernels writing into preallocated buffers; the two cumax gates of a step are one small matrix

@@ -1,4 +1,4 @@
-"""The ON-LSTM language model (onlstm.md sections 1-2): cell, layer stack, tied decoder, regularisers.
+"""The ON-LSTM language model (``docs/onlstm.md`` sections 1-2): cell, layer stack, tied decoder, regularisers.
 
 Shapes: T time steps, B batch, E embedding size, H_l hidden size of layer l, V vocabulary,
 L layers, D_m = H_l / C master levels of a layer with chunk size C.
@@ -46,7 +46,7 @@ def cumax(x: Tensor, dim: int = -1) -> Tensor:
 
 
 def reference_cell(z: Tensor, c_prev: Tensor, chunk_size: int):
-    """One ON-LSTM step exactly as onlstm.md section 1 writes it (the readable specification).
+    """One ON-LSTM step exactly as ``docs/onlstm.md`` section 1 writes it (the readable specification).
 
     z: (B, G) pre-activations (input projection + recurrent projection + biases), layout as in
     the module docstring.  c_prev: (B, H).

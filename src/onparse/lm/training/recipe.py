@@ -1,4 +1,4 @@
-"""The pieces of the AWD-LSTM recipe (onlstm.md section 2) that the training loop calls: the
+"""The pieces of the AWD-LSTM recipe (``docs/onlstm.md`` section 2) that the training loop calls: the
 objective, the window lengths, the trigger of averaged SGD and the running parameter average.
 
 torch is imported by the callers: these functions take tensors and modules as arguments.

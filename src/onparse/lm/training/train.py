@@ -1,5 +1,5 @@
 """Training an ON-LSTM language model: presets, the optimisation schedule, checkpoints, resume,
-and DistributedDataParallel (onlstm.md section 2, the AWD-LSTM recipe).
+and DistributedDataParallel (``docs/onlstm.md`` section 2, the AWD-LSTM recipe).
 
 The schedule:
 
