@@ -81,6 +81,13 @@ def write_trials(path, rows, columns=()) -> None:
                       + "\t".join(cells) + "\n")
 
 
+def every_member(n_models, layers, decoders):
+    """Every model x layer x decoder, in that order: the members the candidates are drawn from."""
+    from onparse.members import Member
+
+    return [Member(m, layer, d) for m in range(n_models) for layer in layers for d in decoders]
+
+
 def first_per_seed(ranked):
     """The best-ranked row of each seed (``row[1]``), in rank order (rules 31 and 38)."""
     picks, seen = [], set()
@@ -99,18 +106,17 @@ def chosen(rows, lm_only=False):
 
 def choose(models, bundle_path):
     from onparse.api import load
-    from onparse.members import default_members
 
     parser = load(models, "cpu")
     gold, short_gold, short_index = golds("wsj-sample-dev", "wsj10-sample-dev")
-    every = default_members(len(parser.models), (1, 2, 3), ("onlstm", "split"))
+    every = every_member(len(parser.models), (1, 2, 3), ("onlstm", "split"))
     tokens = [list(s.words) for s in gold]
     t0 = time.time()
     per_sentence = parser.with_members(every).member_trees(tokens)
     print(f"member trees of {len(tokens):,} dev sentences in {time.time() - t0:.0f} s", file=sys.stderr)
     rows = []
     for order, (layers, decoders, voters, ties) in enumerate(candidates()):
-        members = default_members(len(parser.models), layers, decoders)
+        members = every_member(len(parser.models), layers, decoders)
         picks = [every.index(m) for m in members]
         voting = parser.with_members(members, voters, ties)
         trees = voting.average([[t[k] for k in picks] for t in per_sentence], tokens)

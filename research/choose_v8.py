@@ -97,7 +97,9 @@ def test():
         chosen = json.load(handle)["chosen"]
     gold, short, short_index = v5.golds("wsj-sample-test", "wsj10-sample-test")
     trees = Trees(gold)
-    out = {"rule": "v8", "chosen": chosen["name"], "sentences": [len(gold), len(short)]}
+    # The candidate's name under its own key: "chosen" holds its scores (test-v8.json, written
+    # before this was fixed, has the scores only; dev-choice-v8.json names the candidate).
+    out = {"rule": "v8", "candidate": chosen["name"], "sentences": [len(gold), len(short)]}
     for label, (kind, seed, epoch) in (("chosen", (chosen["kind"], chosen["seed"], chosen["epoch"])),
                                        ("teacher", ("teacher", None, None))):
         out[label] = v5.scores_of(trees.of(kind, seed, epoch), gold, short, short_index)

@@ -129,7 +129,6 @@ def draw(rows, path: str) -> None:
     axes[2].set_title("validation perplexity (news)")
     axes[2].set_xlabel("epoch")
     axes[2].set_ylabel("perplexity")
-    fig.tight_layout()
     save_figure(fig, path)
 
 

@@ -31,7 +31,7 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 sys.path.insert(0, HERE)
-from choose_members import replace_block  # noqa: E402  (one home for rewriting a marked block)
+from choose_members import every_member, replace_block  # noqa: E402  (shared with rules v5-v8)
 
 GOLDS = (("wsj10", "WSJ10 (555)"), ("wsj", "all lengths (3,914)"))
 CONVENTIONS = (("sentence_f1", "sent. F1 ON-LSTM"), ("kim_f1", "sent. F1 Kim"), ("corpus_f1", "corpus F1"))
@@ -57,12 +57,11 @@ def score_bundle(path: str, golds) -> dict:
     """The bundle's average, each member, and each seed's own 4-member average, per gold set."""
     from onparse.api import load
     from onparse.trees.average import average_trees_batch
-    from onparse.members import default_members
     from onparse.scores.metrics import evaluate
 
     parser = load(path, "cpu")
     # Every candidate member is scored, also those the bundle's rule left out.
-    members = default_members(len(parser.models), (2, 3), ("onlstm", "split"))
+    members = every_member(len(parser.models), (2, 3), ("onlstm", "split"))
     chosen = [members.index(m) for m in parser.members]
     record = {"path": os.path.relpath(path, ROOT), "meta": parser.metadata, "n_models": len(parser.models),
               "members": [m.to_dict() for m in parser.members], "scores": {}}

@@ -9,6 +9,7 @@ cd "$(dirname "$0")/.."
 
 SEEDS=${SEEDS:-"1 2"}
 TEXT=runs/distill/news-train.txt
+mkdir -p runs/distill
 [ -f "$TEXT" ] || python research/distill_text.py "$TEXT"
 pids=()
 for seed in $SEEDS; do

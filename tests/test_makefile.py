@@ -38,3 +38,14 @@ def test_quickstart_skips_the_install_when_this_checkout_is_installed(tmp_path):
 def test_quickstart_installs_when_onparse_is_not_installed():
     lines = dry_run("quickstart", f"{sys.executable} -S", PYTHONPATH="")  # -S: no site-packages
     assert f"{sys.executable} -S -m pip install -e '.[dev]'" in lines and SKIPPED not in lines
+
+
+def test_make_test_runs_the_product_tests_and_research_test_the_labs():
+    """`make test` runs pytest on pyproject's testpaths (tests/ and src/onparse, never research/);
+    `make research-test` runs research/tests, which nothing in tests/ needs."""
+    tomllib = pytest.importorskip("tomllib")
+    assert dry_run("test", "python") == ["python -m pytest -q"]
+    assert dry_run("research-test", "python") == ["python -m pytest -q research/tests"]
+    with open(ROOT / "pyproject.toml", "rb") as handle:
+        paths = tomllib.load(handle)["tool"]["pytest"]["ini_options"]["testpaths"]
+    assert paths == ["tests", "src/onparse"]

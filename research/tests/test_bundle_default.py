@@ -2,14 +2,13 @@
 of PROTOCOL.md: seeds ordered by validation perplexity, members by agreement, int8 only when the
 trees do not move, otherwise float16 with the seeds that fit, their members kept in order.
 
-Three tiny runs of one epoch stand in for the recipe's seeds; the rule's thresholds are patched
-so that each branch (int8, float16 with a seed left out by size) is taken on purpose."""
-import importlib.util
+Three tiny runs (conftest's ``seed_runs``) stand in for the recipe's seeds; the rule's thresholds
+are patched so that each branch (int8, float16 with a seed left out by size) is taken on purpose."""
 import os
 
 import pytest
 
-from conftest import write_corpus
+from lab import load_script
 from onparse.scores.agreement import MIN_WORDS, select
 from onparse.api import load
 from onparse.members import Member
@@ -17,35 +16,20 @@ from onparse.files.bundle import load_model_file, save_bundle
 from onparse.files.checkpoint import load_checkpoint
 from onparse.text.corpora import load_corpus, make_spec
 from onparse.text.tokens import is_word
-from onparse.lm.training.config import PRESETS, RunOptions
-from onparse.lm.training.train import train
 
 pytestmark = pytest.mark.usefixtures("one_thread", "nltk_treebank")
-
-SCRIPT = os.path.join(os.path.dirname(__file__), os.pardir, "research", "bundle_default.py")
-SEEDS = (1, 2, 3)
 
 
 @pytest.fixture()
 def script():
     """The script as a fresh module, so that patched thresholds never leak between tests."""
-    spec = importlib.util.spec_from_file_location("bundle_default", SCRIPT)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_script("bundle_default")
 
 
 @pytest.fixture(scope="module")
-def runs(tmp_path_factory):
-    """``best.pt`` of three one-epoch runs (3 layers, so layers 2 and 3 exist), seeds 1-3."""
-    folder = tmp_path_factory.mktemp("seeds")
-    corpus = write_corpus(folder / "toy.txt", n_sentences=400)
-    paths = []
-    for seed in SEEDS:
-        config = PRESETS["tiny"].with_overrides({"n_layers": 3, "epochs": 1, "seed": seed})
-        train(config, make_spec(corpus), RunOptions(out=str(folder / f"s{seed}"), threads=1), "tiny")
-        paths.append(str(folder / f"s{seed}" / "best.pt"))
-    return paths
+def runs(seed_runs):
+    """``best.pt`` of the three tiny runs (3 layers, so layers 2 and 3 exist), seeds 1-3."""
+    return [os.path.join(run, "best.pt") for run in seed_runs]
 
 
 def by_perplexity(paths):

@@ -1,0 +1,78 @@
+"""Helpers of the research tests: the scripts of research/ loaded as modules, the recorded files
+read back, a toy language and a tiny gold set.  Import them with ``from lab import ...`` (pytest
+puts this folder on ``sys.path``; a name of its own, so that running tests/ and research/tests in
+one session never mixes this with tests/conftest.py)."""
+import importlib.util
+import json
+import random
+from pathlib import Path
+
+RESEARCH = Path(__file__).resolve().parents[1]
+ROOT = RESEARCH.parent
+
+
+def load_script(name):
+    """research/NAME.py as a fresh module (patched attributes never leak between tests).  The
+    scripts that share rule v5's helpers put research/ on ``sys.path`` themselves."""
+    spec = importlib.util.spec_from_file_location(f"research_{name}", RESEARCH / f"{name}.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def read_tsv(name):
+    """research/NAME: one dict per row, keyed by the header."""
+    lines = (RESEARCH / name).read_text(encoding="utf-8").splitlines()
+    header = lines[0].split("\t")
+    return [dict(zip(header, line.split("\t"))) for line in lines[1:]]
+
+
+def read_json(name):
+    return json.loads((RESEARCH / name).read_text(encoding="utf-8"))
+
+
+def read_jsonl(name):
+    return [json.loads(line) for line in (RESEARCH / name).read_text(encoding="utf-8").splitlines() if line]
+
+
+NOUNS = "cat dog bird man woman child teacher farmer".split()
+VERBS = "saw liked chased found heard helped".split()
+ADJS = "big small red old young happy".split()
+DETS = "the a every some".split()
+PREPS = "with near behind under".split()
+
+
+def write_corpus(path, n_sentences=300, seed=0):
+    """A toy language with structure an LM can learn (det adj? noun (prep NP)? verb NP), with
+    punctuation that the reader must drop (a copy of tests/conftest.py's).  Returns the path."""
+    rng = random.Random(seed)
+
+    def noun_phrase(depth=0):
+        words = [rng.choice(DETS)] + ([rng.choice(ADJS)] if rng.random() < 0.4 else []) + [rng.choice(NOUNS)]
+        if depth < 2 and rng.random() < 0.25:
+            words += [rng.choice(PREPS)] + noun_phrase(depth + 1)
+        return words
+
+    lines = []
+    for _ in range(n_sentences):
+        words = noun_phrase() + [rng.choice(VERBS)] + noun_phrase()
+        if rng.random() < 0.3:
+            words = ["Yesterday", ","] + words
+        lines.append(" ".join(words) + " .")
+    with open(path, "w", encoding="utf-8") as handle:
+        handle.write("\n".join(lines) + "\n")
+    return str(path)
+
+
+#: Seeds of the tiny runs, and how many epochs each keeps.
+SEEDS = (1, 2, 3)
+EPOCHS = 2
+
+
+#: A made-up gold set in the toy language (labelled, PTB style): three sentences of 5, 6 and 12 words.
+GOLD_TREES = """\
+(S (NP (DT the) (NN cat)) (VP (VBD saw) (NP (DT a) (NN dog))))
+(S (NP (DT every) (JJ old) (NN man)) (VP (VBD liked) (NP (DT the) (NN bird))))
+(S (NP (NP (DT the) (NN teacher)) (PP (IN with) (NP (DT a) (JJ red) (NN dog))))
+   (VP (VBD found) (NP (NP (DT some) (NN child)) (PP (IN near) (NP (DT the) (NN farmer))))))
+"""

@@ -1,0 +1,138 @@
+"""The training scripts of research/ (``make model``, ``make campaign``, ``make multilingual``,
+``make students``, and the recipe of the first bundles): each passes ``bash -n``, and each, run in
+a copy of the layout it expects with ``onparse`` and ``python`` replaced by stubs that record
+their arguments, runs commands that onparse's own command-line parser (and bundle_default.py's)
+accepts, with the options the script means, first and on a resume."""
+import os
+import shutil
+import subprocess
+
+import pytest
+
+from lab import RESEARCH, ROOT, load_script
+
+SCRIPTS = ("train_campaign.sh", "train_default.sh", "train_students.sh")
+
+pytestmark = pytest.mark.skipif(shutil.which("bash") is None, reason="needs bash")
+
+STUB = """#!/bin/sh
+printf '%s\\0' "$@" > "$STUB_LOG/NAME.$$"
+"""
+
+
+@pytest.mark.parametrize("name", SCRIPTS)
+def test_bash_reads_the_script(name):
+    done = subprocess.run(["bash", "-n", str(RESEARCH / name)], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+
+
+@pytest.fixture()
+def layout(tmp_path):
+    """A copy of what the scripts use (research/*.sh, examples/background_runs.sh), stubs for
+    ``onparse`` and ``python`` on PATH, and a function that runs a script there and returns the
+    commands run: ``[(program, [args...]), ...]``, sorted."""
+    (tmp_path / "research").mkdir()
+    (tmp_path / "examples").mkdir()
+    for name in SCRIPTS:
+        shutil.copy(RESEARCH / name, tmp_path / "research" / name)
+    shutil.copy(ROOT / "examples" / "background_runs.sh", tmp_path / "examples" / "background_runs.sh")
+    stubs, log = tmp_path / "stubs", tmp_path / "log"
+    stubs.mkdir()
+    for program in ("onparse", "python"):
+        (stubs / program).write_text(STUB.replace("NAME", program))
+        (stubs / program).chmod(0o755)
+
+    def run(name, **env):
+        if log.exists():
+            shutil.rmtree(log)
+        log.mkdir()
+        done = subprocess.run(["bash", str(tmp_path / "research" / name)], capture_output=True, text=True,
+                              timeout=60, env={**os.environ, "PATH": f"{stubs}{os.pathsep}{os.environ['PATH']}",
+                                               "STUB_LOG": str(log), **env})
+        assert done.returncode == 0, done.stderr
+        calls = [(p.name.split(".")[0], p.read_text().split("\0")[:-1]) for p in log.iterdir()]
+        return sorted(calls, key=lambda c: (c[0], c[1]))
+
+    return tmp_path, run
+
+
+def parse(args):
+    """The parameters onparse's command line reads from ``args`` (a usage error fails the test)."""
+    from onparse.cli import main
+
+    command = main.commands[args[0]]
+    return command.make_context(args[0], list(args[1:])).params
+
+
+def test_train_campaign_runs_small_models_keeping_every_epoch(layout):
+    root, run = layout
+    runs = root / "runs"
+    calls = run("train_campaign.sh", RUNS="conll2000:1 alpino:2", EPOCHS="3", DIR=str(runs), MAX_TIME="1h")
+    assert [program for program, _ in calls] == ["onparse", "onparse"]
+    got = sorted((parse(args) for _, args in calls), key=lambda p: p["seed"])
+    for params, corpus, seed in zip(got, ("conll2000", "alpino"), (1, 2)):
+        assert (params["preset"], params["corpus"], params["seed"], params["epochs"]) == ("small", corpus, seed, 3)
+        assert params["keep_epochs"] and params["threads"] == 1 and params["max_time"] == 3600
+        assert params["out"] == str(runs / f"small-{corpus}-s{seed}") and not params["resume"]
+    # A run that holds last.pt is resumed (its settings are in last.pt).
+    (runs / "small-conll2000-s1" / "last.pt").write_bytes(b"")
+    (_, args), = run("train_campaign.sh", RUNS="conll2000:1", EPOCHS="4", DIR=str(runs))
+    params = parse(args)
+    assert params["resume"] and params["epochs"] == 4 and params["out"] == str(runs / "small-conll2000-s1")
+    assert params["seed"] is None and params["keep_epochs"] is False
+
+
+def test_train_default_trains_the_recipe_then_bundles_the_seeds(layout, monkeypatch):
+    root, run = layout
+    runs = root / "runs"
+    calls = run("train_default.sh", SEEDS="4 5", EPOCHS="11", RUNS=str(runs))
+    trains = [args for program, args in calls if program == "onparse"]
+    (bundle,) = [args for program, args in calls if program == "python"]
+    got = sorted((parse(args) for args in trains), key=lambda p: p["seed"])
+    assert [p["seed"] for p in got] == [4, 5]
+    for params in got:
+        assert (params["preset"], params["corpus"], params["embedding_size"], params["hidden_size"]) == \
+            ("paper", "news", 300, 600)
+        assert params["epochs"] == 11 and params["keep_epochs"] and params["threads"] == 1
+        assert params["out"] == str(runs / f"news-s{params['seed']}")
+    assert bundle[0] == "research/bundle_default.py"
+    assert bundle[1:] == ["--epochs", "11", "--report", str(runs / "all-seeds.pt"),
+                          str(runs / "news-s4" / "best.pt"), str(runs / "news-s5" / "best.pt")]
+
+    # bundle_default.py's own parser accepts them: it gets as far as reading the first checkpoint.
+    import onparse.files.checkpoint
+
+    class Read(Exception):
+        pass
+
+    def read(path, *args, **kwargs):
+        raise Read(path)
+
+    monkeypatch.setattr(onparse.files.checkpoint, "load_checkpoint", read)
+    with pytest.raises(Read, match="news-s4"):
+        load_script("bundle_default").main(bundle[1:])
+
+
+def test_train_students_distils_each_seed_from_the_news_text(layout):
+    root, run = layout
+    calls = run("train_students.sh", SEEDS="1 2")
+    (text,) = [args for program, args in calls if program == "python"]
+    assert text == ["research/distill_text.py", "runs/distill/news-train.txt"]
+    got = sorted((parse(args) for program, args in calls if program == "onparse"), key=lambda p: p["seed"])
+    assert [p["seed"] for p in got] == [1, 2]
+    for params in got:
+        seed = params["seed"]
+        assert params["text"] == "runs/distill/news-train.txt" and params["pretokenized"]
+        assert params["student_path"] == f"runs/distill/student-s{seed}.pt"
+        assert params["run_dir"] == f"runs/distill/run-s{seed}"
+        assert (params["epochs"], params["keep_epochs"], params["threads"]) == (6, True, 1)
+        assert not params["resume"] and not params["model_paths"]            # the teacher: the bundled model
+    assert (root / "runs" / "distill").is_dir()
+    # The text exists now; a run that holds last.pt is resumed.
+    (root / "runs" / "distill" / "news-train.txt").write_text("a b\n")
+    (root / "runs" / "distill" / "run-s1").mkdir()
+    (root / "runs" / "distill" / "run-s1" / "last.pt").write_bytes(b"")
+    calls = run("train_students.sh", SEEDS="1")
+    assert [program for program, _ in calls] == ["onparse"]
+    params = parse(calls[0][1])
+    assert params["resume"] and params["force"] and params["seed"] == 1
