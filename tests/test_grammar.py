@@ -333,12 +333,15 @@ def test_config_validation_and_round_trip():
     assert GrammarConfig.from_dict(config.to_dict()) == config and config.n_symbols == 90
     assert set(GRAMMAR_PRESETS) >= {"tiny", "small", "medium", "large"}
     assert GrammarConfig.preset("large", 10).rank == 500
-    for bad, message in [(dict(rank=0), "rank must be between"), (dict(rank=5000), "rank must be between"),
+    for bad, message in [(dict(rank=0), "rank must be an integer in 1..4,096, got 0"),
+                         (dict(rank=5000), "rank must be an integer in 1..4,096, got 5000"),
                          (dict(n_preterminals=2.0), "integer"), (dict(mlp_size=True), "integer")]:
         with pytest.raises(ValueError, match=message):
             GrammarConfig(**{**config.to_dict(), **bad})
     with pytest.raises(ValueError, match="unknown grammar config keys: colour"):
         GrammarConfig.from_dict({**config.to_dict(), "colour": 1})
+    with pytest.raises(ValueError, match="missing grammar config keys: rank"):
+        GrammarConfig.from_dict({k: v for k, v in config.to_dict().items() if k != "rank"})
     with pytest.raises(ValueError, match="unknown grammar preset"):
         GrammarConfig.preset("huge", 10)
 

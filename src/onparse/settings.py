@@ -118,6 +118,9 @@ class DictConfig:
         values the config refuses."""
         if not isinstance(d, dict):
             raise SettingError(f"{cls.WHAT} must be a dict, got {type(d).__name__}")
+        missing = sorted(f.name for f in fields(cls) if f.default is MISSING and f.name not in d)
+        if missing:
+            raise SettingError(f"missing {cls.WHAT} keys: {', '.join(missing)}")
         return cls(**known_fields(cls, d, f"{cls.WHAT} keys"))
 
 

@@ -10,8 +10,10 @@ residual MLPs that turn embeddings into rule logits.
 """
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, fields
-from typing import Any, Dict, Mapping
+from dataclasses import MISSING, dataclass
+from typing import Dict
+
+from ..settings import DictConfig, check_settings, setting
 
 #: Upper bounds: beyond them the rank-space inside (O(n^3 r + n^2 r^2)) and the emission
 #: matrix (p x vocab) stop fitting a CPU; a typo such as ``rank=50000`` fails here, not in OOM.
@@ -31,27 +33,21 @@ GRAMMAR_PRESETS: Dict[str, Dict[str, int]] = {
 
 
 @dataclass(frozen=True)
-class GrammarConfig:
-    """The sizes of one :class:`~onparse.grammar.model.NeuralPCFG`; validated on creation
-    (ValueError naming the field)."""
+class GrammarConfig(DictConfig):
+    """The sizes of one :class:`~onparse.grammar.model.NeuralPCFG`; checked on creation
+    (:class:`onparse.settings.SettingError` naming the field)."""
 
-    vocab_size: int
-    n_nonterminals: int
-    n_preterminals: int
-    rank: int
-    symbol_size: int
-    mlp_size: int
+    WHAT = "grammar config"
+
+    vocab_size: int = setting(MISSING, "vocabulary size, <unk> included", "count", most=MAX_VOCAB)
+    n_nonterminals: int = setting(MISSING, "nonterminals (m)", "count", most=MAX_SYMBOLS)
+    n_preterminals: int = setting(MISSING, "preterminals (p)", "count", most=MAX_SYMBOLS)
+    rank: int = setting(MISSING, "rank of the binary rules (r)", "count", most=MAX_SYMBOLS)
+    symbol_size: int = setting(MISSING, "width of the symbol embeddings", "count", most=MAX_WIDTH)
+    mlp_size: int = setting(MISSING, "hidden width of the rule MLPs", "count", most=MAX_WIDTH)
 
     def __post_init__(self) -> None:
-        bounds = {"vocab_size": MAX_VOCAB, "n_nonterminals": MAX_SYMBOLS, "n_preterminals": MAX_SYMBOLS,
-                  "rank": MAX_SYMBOLS, "symbol_size": MAX_WIDTH, "mlp_size": MAX_WIDTH}
-        for name, top in bounds.items():
-            value = getattr(self, name)
-            # bool is an int subclass: GrammarConfig(rank=True) is a bug, not rank 1.
-            if isinstance(value, bool) or not isinstance(value, int):
-                raise ValueError(f"grammar {name} must be an integer, got {value!r}")
-            if not 1 <= value <= top:
-                raise ValueError(f"grammar {name} must be between 1 and {top}, got {value}")
+        check_settings(self)
 
     @property
     def n_symbols(self) -> int:
@@ -73,22 +69,6 @@ class GrammarConfig:
                 for lin in ("lin1", "lin2"):
                     shapes.update({f"{name}.{block}.{lin}.weight": (h, h), f"{name}.{block}.{lin}.bias": (h,)})
         return shapes
-
-    def to_dict(self) -> Dict[str, int]:
-        """The fields as a plain dict (for checkpoints and JSON)."""
-        return asdict(self)
-
-    @classmethod
-    def from_dict(cls, d: Mapping[str, Any]) -> "GrammarConfig":
-        """The inverse of :meth:`to_dict`; unknown or missing keys raise ValueError."""
-        known = {f.name for f in fields(cls)}
-        unknown = sorted(set(d) - known)
-        if unknown:
-            raise ValueError(f"unknown grammar config keys: {', '.join(unknown)}")
-        missing = sorted(known - set(d))
-        if missing:
-            raise ValueError(f"missing grammar config keys: {', '.join(missing)}")
-        return cls(**dict(d))
 
     @classmethod
     def preset(cls, name: str, vocab_size: int) -> "GrammarConfig":
