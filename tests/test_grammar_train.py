@@ -118,8 +118,11 @@ def test_divergence_stops_and_keeps_best(corpus, tmp_path, monkeypatch):
 
     def failing(self, ids, lengths):
         calls["n"] += 1
-        z = forward(self, ids, lengths)
-        return z * float("nan") if calls["n"] > 10 and self.training else z   # in epoch 2, after best.pt
+        if calls["n"] > 10 and self.training:               # in epoch 2, after best.pt: the weights break
+            with torch.no_grad():
+                for p in self.parameters():
+                    p.fill_(float("nan"))
+        return forward(self, ids, lengths)
 
     monkeypatch.setattr(NeuralPCFG, "forward", failing)
     result = cli(*TRAIN, "--corpus", corpus, "--out", out)
@@ -128,6 +131,26 @@ def test_divergence_stops_and_keeps_best(corpus, tmp_path, monkeypatch):
     assert len(result.output.strip().splitlines()[-1]) < 300
     assert load_grammar(out / "best.pt").metadata["epoch"] == 1
     assert [e["event"] for e in events(out)][-1] == "diverged"
+
+
+def test_a_sentence_whose_log_z_underflows_is_skipped_and_counted(corpus, tmp_path, monkeypatch):
+    """One sentence of -inf log Z (an underflowed inside) leaves the step to the others, is
+    counted in the epoch's record, and does not stop the run (round four of issue 38's runs)."""
+    out = tmp_path / "g"
+    forward = NeuralPCFG.forward
+
+    def one_underflows(self, ids, lengths):
+        z = forward(self, ids, lengths)
+        if self.training and len(z) > 1:
+            z = torch.cat([z[:1] * 0 + float("-inf"), z[1:]])
+        return z
+
+    monkeypatch.setattr(NeuralPCFG, "forward", one_underflows)
+    result = cli(*TRAIN, "--corpus", corpus, "--out", out)
+    assert result.exit_code == 0, result.output
+    epochs = [e for e in events(out) if e["event"] == "epoch"]
+    assert epochs and all(e["skipped_sentences"] > 0 for e in epochs)
+    assert all(math.isfinite(e["train_loss"]) for e in epochs)
 
 
 def test_family_options_are_refused_for_the_other_family(corpus, tmp_path):

@@ -66,6 +66,7 @@ class Position:
     log_z: float = 0.0                   # sum of log Z over the current epoch's batches so far
     words: int = 0                       # ... and their words
     seconds: float = 0.0                 # training time of the current epoch so far
+    skipped: int = 0                     # sentences of the current epoch whose log Z underflowed
     best_loss: Optional[float] = None    # best validation nats per word, and its epoch
     best_epoch: Optional[int] = None
     history: List[Dict[str, Any]] = field(default_factory=list)   # the epoch records
@@ -235,9 +236,16 @@ class _Run:
         ids, lengths = encode(sentences, self.vocab)
         ids, lengths = ids.to(self.device), lengths.to(self.device)
         z = self.model(ids, lengths)
+        # A sentence whose log Z underflowed (the inside gives -inf: its probability fell below
+        # what the log-space products can hold) teaches nothing this step: it is left out and
+        # counted, as NeuralPCFG.loss does.  Non-finite weights still stop the run.
+        keep = torch.isfinite(z)
+        at.skipped += int((~keep).sum())
+        if not bool(keep.any()):
+            at.batch += 1
+            return
+        z, lengths = z[keep], lengths[keep]
         loss = -z.mean()
-        if not bool(torch.isfinite(loss)):
-            self._diverged(f"the training loss became {float(loss.detach())}")
         self.optimizer.zero_grad(set_to_none=True)
         loss.backward()
         norm = torch.nn.utils.clip_grad_norm_(self.model.parameters(), self.settings.clip or float("inf"))
@@ -277,6 +285,7 @@ class _Run:
                   "valid_loss": valid_loss, "valid_ppl": perplexity_of(valid_loss), "best_valid_ppl": self._best_ppl(),
                   "improved": improved, "length_limit": s.length_limit(at.epoch), "batches": n_batches,
                   "valid_sentences": sentences, "valid_words": words, "epoch_time_s": at.seconds,
+                  "skipped_sentences": at.skipped,
                   "words_per_s": at.words / at.seconds if at.seconds > 0 else None}
         at.history.append(record)
         self._check_weights()
@@ -288,7 +297,7 @@ class _Run:
         self.log.say(f"epoch {at.epoch:3d} | sentences <= {record['length_limit']} words | train ppl "
                      f"{format_ppl(record['train_ppl']):>9} | valid ppl {format_ppl(record['valid_ppl']):>9}"
                      f"{' *' if improved else '  '} | {record['words_per_s'] or 0:,.0f} words/s | {at.seconds:.0f}s")
-        at.batch, at.log_z, at.words, at.seconds = 0, 0.0, 0, 0.0
+        at.batch, at.log_z, at.words, at.seconds, at.skipped = 0, 0.0, 0, 0.0, 0
         self._save_last()
 
     # ---- files ---------------------------------------------------------------------------------

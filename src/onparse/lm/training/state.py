@@ -29,6 +29,9 @@ import random
 from dataclasses import dataclass, field, fields
 from typing import Any, Dict, List, Optional, Tuple
 
+import numpy as np
+import torch
+
 from ...files.checkpoint import load_checkpoint
 from ...text.corpora import CorpusSpec
 from ...errors import OnparseError
@@ -165,9 +168,6 @@ def restore(run, blob: Dict[str, Any], state: TrainingState) -> None:
     """Put a saved state back into ``run`` (a :class:`onparse.lm.training.train._Run` just built
     for the resume): weights, optimiser, averager, schedule, RNGs and this rank's recurrent
     state.  OnparseError when the training text changed or the state does not fit."""
-    import numpy as np
-    import torch
-
     if state.fingerprint != run.fingerprint:
         raise OnparseError(f"the training text of {run.spec.source} changed since the run started; "
                            "cannot resume")
@@ -203,8 +203,6 @@ def restore(run, blob: Dict[str, Any], state: TrainingState) -> None:
 def capture(run, ranks: List[Dict[str, Any]]) -> TrainingState:
     """The state of ``run`` to save in ``last.pt`` (the inverse of :func:`restore`); ``ranks``:
     every process's :class:`RankState` dict, gathered."""
-    import numpy as np
-
     return TrainingState(
         config=run.cfg, corpus=run.spec, preset=run.preset, init_from=run.init_from,
         fingerprint=run.fingerprint, optimizer=to_cpu(run.optimizer.state_dict()),
@@ -221,16 +219,12 @@ def unreadable(path: str, err: BaseException) -> OnparseError:
 
 def fingerprint(ids) -> str:
     """SHA-1 of a training id sequence (a 1-d tensor): resuming on a different text is refused."""
-    import numpy as np
-
     return hashlib.sha1(ids.numpy().astype(np.int64).tobytes()).hexdigest()
 
 
 def to_cpu(x):
     """A copy of ``x`` (tensors, possibly inside dicts, lists and tuples; tuples become lists)
     with every tensor on the CPU."""
-    import torch
-
     if isinstance(x, torch.Tensor):
         return x.detach().to("cpu", copy=True)
     if isinstance(x, dict):
@@ -251,15 +245,10 @@ def _random_state_from_list(saved) -> tuple:
 
 
 def _numpy_state_to_dict(state) -> Dict[str, Any]:
-    import numpy as np
-    import torch
-
     name, keys, pos, has_gauss, cached = state
     return {"name": name, "keys": torch.from_numpy(keys.astype(np.int64)), "pos": int(pos),
             "has_gauss": int(has_gauss), "cached_gaussian": float(cached)}
 
 
 def _numpy_state_from_dict(d) -> tuple:
-    import numpy as np
-
     return d["name"], d["keys"].numpy().astype(np.uint32), d["pos"], d["has_gauss"], d["cached_gaussian"]

@@ -47,6 +47,9 @@ import time
 from dataclasses import replace
 from typing import Any, Dict, Optional, Tuple
 
+import numpy as np
+import torch
+
 from ... import progress
 from ...version import __version__
 from ...files.checkpoint import save_checkpoint
@@ -133,10 +136,6 @@ class _Run:
 
     def __init__(self, config: TrainConfig, spec: CorpusSpec, options: RunOptions, preset_name: Optional[str],
                  ctx: Dist, device, log: MetricsLog, resumed: Optional[Tuple[dict, TrainingState]]):
-        import numpy as np
-        import torch
-
-
         if config.batch_size % ctx.world_size:
             raise OnparseError(f"batch size {config.batch_size} is not divisible by the number of "
                                f"processes {ctx.world_size}")
@@ -211,8 +210,6 @@ class _Run:
 
     def _save_last(self) -> None:
         """Collective (every rank gathers its RNG and recurrent state); rank 0 writes."""
-        import torch
-
         hidden = self.hidden if self.schedule.position else None
         mine = RankState(torch.get_rng_state(),
                          torch.cuda.get_rng_state(self.device) if self.device.type == "cuda" else None,
@@ -229,8 +226,6 @@ class _Run:
 
     def _check_weights(self) -> None:
         """Stop before saving non-finite weights (a gradient can overflow while the loss is finite)."""
-        import torch
-
         params = list(self.model.parameters()) + (list(self.averager.avg.values()) if self.averager else [])
         if not all(bool(torch.isfinite(p.detach()).all()) for p in params):
             self._diverged("the weights became NaN or infinite")
@@ -343,7 +338,6 @@ class _Run:
     def _train_step(self, length: int):
         """One optimiser step on the window at the current position; returns the window's
         cross-entropy (a detached device scalar) and its number of target tokens."""
-        import torch
         from torch import nn
 
 
@@ -377,8 +371,6 @@ class _Run:
     def _run_epoch(self, stops: StopRequests, started: float, bar) -> Optional[str]:
         """Train from the current position to the end of the epoch, or until a stop is agreed;
         then validate (complete epoch) or save the mid-epoch state.  Returns the stop reason."""
-        import torch
-
         cfg, s = self.cfg, self.schedule
         n_rows = self.train_data.shape[0]
         bar.set_description(f"epoch {s.epoch + 1}/{cfg.epochs}")
