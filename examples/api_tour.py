@@ -11,16 +11,27 @@ the :class:`onparse.Parser` it returns).  Runs in about a minute on a laptop CPU
 import onparse
 
 
+def parse_text(parser) -> None:
+    """Part 1 (tests/test_api.py checks that the comments show what the bundled model returns)."""
+    # A string is tokenised (NLTK's word tokenizer) and its punctuation dropped; a list of tokens
+    # is used as given.  Trees are binary nltk.Tree objects, each constituent labelled X, each
+    # word under a pre-terminal W (as `onparse induce --format ptb` writes them).
+    tree = parser.parse_one("The cat sat on the mat.")
+    print(tree)       # (X (X (X (W The) (W cat)) (W sat)) (X (W on) (X (W the) (W mat))))
+    tree.pretty_print()               # drawn with the words in order: The cat sat on the mat
+    print(tree.leaves())              # ['The', 'cat', 'sat', 'on', 'the', 'mat']
+    print(parser.parse_one(["Le", "chat", "dort"]))
+    # Trees written by `onparse induce` (either format) read back the same way; a brackets line
+    # is not PTB (nltk.Tree.fromstring would take its first word for a label).
+    print(onparse.read_trees(["((The cat) sat)"])[0])     # (X (X (W The) (W cat)) (W sat))
+
+
 def main() -> None:
     parser = onparse.load()          # the bundled model; onparse.load("run/best.pt") for your own
     print(f"{len(parser.models)} model(s): {parser.describe_average()}")   # members, voters, tie rule
 
-    # 1. A string is tokenised (NLTK's word tokenizer) and its punctuation dropped; a list of
-    #    tokens is used as given.  Trees are binary nltk.Tree objects labelled X.
-    tree = parser.parse_one("The cat sat on the mat.")
-    print(tree)                      # (X (X The cat) (X sat (X on (X the mat))))
-    tree.pretty_print()
-    print(parser.parse_one(["Le", "chat", "dort"]))
+    # 1. Raw text and token lists into nltk trees.
+    parse_text(parser)
 
     # 2. The master-forget distances of layer 2 of the first model, one per token.
     words = parser.tokens(["Stocks fell sharply in heavy trading."])[0]

@@ -44,6 +44,6 @@ echo "files in $work/run:" && ls "$work/run"
 #    sentence's tree from the student alone and averaged with its teacher.
 onparse distill "$corpus" -m "$work/run/best.pt" --out "$work/student.pt" --epochs 2 --hidden-size 50 \
     --mlp-size 50 --threads 1 -q
-onparse info -m "$work/student.pt" | grep -E "^(teachers|text|agreement)"
+onparse info -m "$work/student.pt" | grep -E "^(teacher|text|agreement)"
 echo "the big dog saw a cat near the old man ." | onparse induce - -m "$work/student.pt"
 echo "the big dog saw a cat near the old man ." | onparse induce - -m "$work/run/best.pt" -m "$work/student.pt"

@@ -139,8 +139,9 @@ def test_cli_prints_scores_and_writes_a_bundle_of_the_kept_members(paths, tmp_pa
     bundle = tmp_path / "kept.pt"
     args = ["agreement", str(text), "-m", paths[0], "-m", paths[1], "--layer", "2,3", "--decode", "all",
             "--pretokenized"]
-    result = CliRunner().invoke(main, args + ["--bundle", str(bundle), "--weights", "float32"])
+    result = CliRunner().invoke(main, args + ["--out", str(bundle), "--weights", "float32"])
     assert result.exit_code == 0, result.output
+    assert "deprecated" not in result.stderr
     rows = [line.split("\t") for line in result.stdout.splitlines()]
     assert rows[0] == ["member", "agreement", "kept"] and len(rows) == 9
     expected = load(paths, "cpu", layers=[2, 3], decoders=["onlstm", "split"]).agreement(LINES)
@@ -170,3 +171,18 @@ def test_cli_errors_are_one_line(paths, tmp_path):
     assert result.exit_code == 2 and "is a directory" in result.output
     result = CliRunner().invoke(main, ["agreement", str(text), "-m", paths[0], "-m", paths[1], "--bundle", paths[1]])
     assert result.exit_code == 2 and "is the model" in result.output
+
+
+def test_the_bundle_is_written_with_out_and_bundle_still_works(paths, tmp_path):
+    """41.14: a command's written file is -o/--out everywhere; --bundle is kept, with a note."""
+    text = tmp_path / "valid.txt"
+    text.write_text("\n".join(LINES) + "\n")
+    args = ["agreement", str(text), "-m", paths[0], "-m", paths[1], "--pretokenized", "--weights", "float32"]
+    new = CliRunner().invoke(main, args + ["-o", str(tmp_path / "new.pt")])
+    old = CliRunner().invoke(main, args + ["--bundle", str(tmp_path / "old.pt")])
+    assert new.exit_code == old.exit_code == 0, old.output
+    assert new.stdout == old.stdout and "note: --bundle is deprecated here: use --out" in old.stderr
+    tokens = [line.split() for line in LINES]
+    assert load(str(tmp_path / "new.pt"), "cpu").trees(tokens) == load(str(tmp_path / "old.pt"), "cpu").trees(tokens)
+    both = CliRunner().invoke(main, args + ["--out", str(tmp_path / "a.pt"), "--bundle", str(tmp_path / "b.pt")])
+    assert both.exit_code == 2 and "--bundle is the former name of --out" in both.output

@@ -45,7 +45,8 @@ def test_public_names_and_the_nltk_contract(paths):
     assert isinstance(parser, onparse.Parser) and isinstance(parser, nltk.parse.api.ParserI)
     tree = parser.parse_one("The cat sat down.")
     assert isinstance(tree, nltk.Tree) and tree.leaves() == ["The", "cat", "sat", "down"]
-    assert all(len(t) == 2 and t.label() == "X" for t in tree.subtrees())  # binary, labelled X
+    assert all(len(t) == 2 for t in tree.subtrees(lambda t: t.label() == "X"))  # binary, labelled X
+    assert [t.label() for t in tree.subtrees(lambda t: t.height() == 2)] == ["W"] * 4  # a pre-terminal per word
     assert list(parser.parse("The cat sat down.")) == [tree]
     model, vocab = tiny_model(1)
     assert tree == to_nltk(expected_tree(model, vocab, ["The", "cat", "sat", "down"]))
@@ -55,7 +56,7 @@ def test_strings_are_tokenised_lists_are_used_as_given(paths):
     parser = load(paths[0], "cpu")
     assert parser.parse_one("the cat, sat.").leaves() == ["the", "cat", "sat"]
     assert parser.parse_one(["the", "cat,", "sat."]).leaves() == ["the", "cat,", "sat."]
-    assert parser.parse_one("dog") == nltk.Tree("X", ["dog"])
+    assert parser.parse_one("dog") == nltk.Tree("W", ["dog"])              # as --format ptb writes it
     assert list(parser.parse(". , !")) == [] and parser.batch([". ,"]) == [None]
 
 
@@ -143,6 +144,9 @@ def test_to_nltk_handles_very_deep_trees():
         node = todo.pop()
         if isinstance(node, str):
             leaves.append(node)
+        elif node.label() == "W":
+            assert len(node) == 1 and isinstance(node[0], str)
+            todo.append(node[0])
         else:
             assert node.label() == "X" and len(node) == 2
             todo.extend(reversed(node))
@@ -205,3 +209,77 @@ def test_scoring_shows_progress_unless_quiet(paths, tmp_path, monkeypatch, capsy
     quiet = parser.score(gold)
     assert [(label, r.to_dict()) for label, r in quiet.rows()] == [(label, r.to_dict()) for label, r in loud.rows()]
     assert capsys.readouterr().err == ""
+
+
+def drawn_words(tree) -> list:
+    """The words of ``tree.pretty_print()``'s last line, left to right, as a reader sees them."""
+    import io
+
+    out = io.StringIO()
+    tree.pretty_print(stream=out)
+    return out.getvalue().rstrip("\n").splitlines()[-1].split()
+
+
+def test_trees_draw_in_order_and_are_what_ptb_output_reads_as(paths):
+    """Issue 41.15: a node mixing words and subtrees drew its bare words first ("sat The cat on
+    the mat"); every word now sits under a pre-terminal, as ``--format ptb`` writes it."""
+    from onparse.trees.tree import to_ptb
+
+    words = "The cat sat on the mat".split()
+    mixed = ((("The", "cat"), "sat"), ("on", ("the", "mat")))      # the bundled model's tree
+    assert drawn_words(to_nltk(mixed)) == words
+    assert to_nltk(mixed).leaves() == words
+    for tree in (mixed, ("a", ("b", "c")), "dog"):
+        assert to_nltk(tree) == nltk.Tree.fromstring(to_ptb(tree))
+    tree = load(paths[0], "cpu").parse_one("the dog barked N times and then it was quiet")
+    assert drawn_words(tree) == tree.leaves() == "the dog barked N times and then it was quiet".split()
+    assert to_nltk("(a)") == nltk.Tree("W", ["(a)"])          # words kept as given, not escaped
+
+
+def test_read_trees_gives_back_what_the_parser_returned(paths, tmp_path):
+    """``onparse.read_trees`` reads induce's brackets and ptb lines (and treebank trees) as the
+    parser's own nltk trees; ``nltk.Tree.fromstring`` on a brackets line drops the first word."""
+    from onparse.induce import format_tree
+
+    parser = load(paths[0], "cpu")
+    sentences = ["the cat sat down on a mat", "dog", "the dog barked N times", "it was quiet"]
+    tokens = parser.tokens(sentences)
+    expected = parser.batch(sentences)
+    for fmt in ("brackets", "ptb"):
+        lines = [format_tree(t, fmt) for t in parser.trees(tokens)]
+        assert onparse.read_trees(lines) == expected, fmt
+        path = tmp_path / f"trees.{fmt}"
+        path.write_text("\n".join(lines[:2] + [""] + lines[2:]) + "\n")      # blank lines skipped
+        assert onparse.read_trees(path) == onparse.read_trees(str(path)) == expected
+        with open(path) as handle:
+            assert onparse.read_trees(handle) == expected
+    assert onparse.read_trees("((the cat) sat)\n(S (NP (DT the) (NN cat)) (VBD sat))") == [
+        nltk.Tree.fromstring("(X (X (W the) (W cat)) (W sat))")] * 2
+    assert nltk.Tree.fromstring("((the cat) sat)").leaves() == ["cat", "sat"]   # why the reader exists
+    with pytest.raises(OnparseError, match="input line 2: unbalanced"):
+        onparse.read_trees(["(a b)", "((a b)"])
+    with pytest.raises(OnparseError, match="cannot read trees from .*nowhere.txt"):
+        onparse.read_trees(tmp_path / "nowhere.txt")
+
+
+def test_the_api_tour_shows_the_trees_the_bundled_model_returns(capsys):
+    """examples/api_tour.py's comments in part 1 are what the bundled model prints (issue 41.15)."""
+    import importlib.util
+    import re
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parent.parent / "examples" / "api_tour.py"
+    spec = importlib.util.spec_from_file_location("api_tour", path)
+    tour = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(tour)
+    tour.parse_text(onparse.load(device="cpu"))
+    printed = capsys.readouterr().out.splitlines()
+    source = path.read_text()
+    shown = re.search(r"print\(tree\) +# (.*)", source).group(1)
+    assert printed[0] == shown
+    drawn = re.search(r"tree.pretty_print\(\) +# drawn with the words in order: (.*)", source).group(1)
+    end = next(i for i, line in enumerate(printed) if line.startswith("["))     # the leaves' line
+    drawing = [line for line in printed[1:end] if line.strip()]
+    assert drawing[-1].split() == drawn.split() == nltk.Tree.fromstring(shown).leaves()
+    assert printed[end] == re.search(r"print\(tree.leaves\(\)\) +# (.*)", source).group(1)
+    assert printed[-1] == re.search(r"\[0\]\) +# (.*)", source).group(1)

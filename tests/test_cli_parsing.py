@@ -222,3 +222,71 @@ def test_chinese_and_cyrillic_end_to_end_through_real_processes(tmp_path):
     js = subprocess.run([sys.executable, "-m", "onparse", "induce", "-", "-m", model, "--format", "jsonl"],
                         input="Привет мир Земля\n", capture_output=True, text=True, env=env, timeout=300)
     assert json.loads(js.stdout)["oov"] == [False, False, True]
+
+
+#: Every command that runs a model, and the arguments that make it run one (41.13).
+MODEL_COMMANDS = ("induce", "distances", "eval", "show", "agreement", "grammar", "perplexity", "distill", "train")
+
+
+def test_every_command_that_runs_a_model_takes_threads(model_path, tmp_path, monkeypatch):
+    """41.13: --threads, with the one rule (capped at the cores with a note), on every command
+    that runs a model; the setting holds while the command runs and is given back after."""
+    for name in MODEL_COMMANDS:
+        option = next((p for p in main.commands[name].params if p.name == "threads"), None)
+        assert option is not None and "capped" in option.help, name
+    seen = []
+    real = torch.set_num_threads
+    monkeypatch.setattr(torch, "set_num_threads", lambda n: (seen.append(n), real(n)))
+    before = torch.get_num_threads()
+    out = invoke(["induce", "-", "-m", model_path, "--threads", "4096"], input="the cat sat\n")
+    assert out.exit_code == 0, out.output
+    cores = len(os.sched_getaffinity(0))
+    assert f"note: --threads 4096 is more than the {cores} CPU core(s) this process may use: using {cores}" in out.stderr
+    assert seen == [cores, before] and torch.get_num_threads() == before
+    seen.clear()
+    gold = tmp_path / "gold.txt"
+    gold.write_text("((the cat) sat)\n")
+    runs = [["eval", "--gold", str(gold), "-m", model_path], ["show", "the cat sat", "-m", model_path],
+            ["distances", "-", "-m", model_path], ["agreement", "-", "-m", model_path, "--layer", "1,2"]]
+    for args in runs:
+        result = invoke(args + ["--threads", "1"], input="the cat sat\n")
+        assert result.exit_code == 0, (args, result.output)
+    assert seen == [1, before] * len(runs)
+    refused = invoke(["eval", "--gold", str(gold), "-", "--threads", "1"], input="((the cat) sat)\n")
+    assert refused.exit_code == 2 and "--threads goes with a model, not with PRED" in refused.output
+
+
+def test_induce_shows_progress_while_a_window_is_parsed(model_path, tmp_path, monkeypatch):
+    """41.17: progress moves batch by batch, not once a window (a 153-second run of one window
+    printed one line, at the end)."""
+    import onparse.progress as progress
+
+    monkeypatch.setattr(progress, "PLAIN_EVERY", 0.0)
+    path = tmp_path / "in.txt"
+    path.write_text("the cat sat down on a mat\n" * 12)
+    out = invoke(["induce", str(path), "-m", model_path, "--batch-size", "3"])
+    assert out.exit_code == 0, out.output
+    done = [int(line.split(": ")[1].split(" of ")[0]) for line in out.stderr.splitlines() if line.startswith("induce: ")]
+    assert done == [3, 6, 9, 12]
+    out = invoke(["distances", str(path), "-m", model_path, "--batch-size", "4"])
+    assert [line.split(" of ")[0] for line in out.stderr.splitlines()] == ["distances: 4", "distances: 8", "distances: 12"]
+
+
+def test_distances_name_their_columns_and_read_each_members_own_layer(model_path, tmp_path):
+    """41.16: a bundle member reading layer 3 shows layer 3 by default, and columns of several
+    models say `model 1 layer 3`, not `layer 1.3`."""
+    from onparse.api import load
+    from onparse.members import Member
+
+    parser = load([model_path, model_path], "cpu")
+    one, two = tmp_path / "one.pt", tmp_path / "two.pt"
+    parser.with_members([Member(0, 3, "onlstm")]).save_bundle(one, weights="float32")
+    parser.with_members([Member(0, 3, "split"), Member(1, 1, "onlstm")]).save_bundle(two, weights="float32")
+    header = invoke(["distances", "-", "-m", str(one)], input="the cat\n").stdout.splitlines()[0]
+    assert header == "token\tlayer 3"
+    header = invoke(["distances", "-", "-m", str(two)], input="the cat\n").stdout.splitlines()[0]
+    assert header == "token\tmodel 1 layer 3\tmodel 2 layer 1"
+    record = json.loads(invoke(["distances", "-", "-m", str(two), "--format", "jsonl", "--layer", "2"],
+                               input="the cat\n").stdout)
+    assert list(record["distances"]) == ["model 1 layer 2", "model 2 layer 2"]
+    assert invoke(["distances", "-", "-m", model_path], input="a\n").stdout.splitlines()[0] == "token\tlayer 2"

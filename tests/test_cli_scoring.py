@@ -314,3 +314,13 @@ def test_piped_trees_without_pred_are_a_usage_error():
     done = subprocess.run(["bash", "-c", command], capture_output=True, text=True, timeout=120)
     assert done.returncode == 2 and done.stdout == ""
     assert "trees are piped in but PRED is missing: pass - to score them" in done.stderr
+
+
+def test_baseline_writes_jsonl_as_induce_does(run):
+    """41.14: every command that writes trees has the same formats; baseline gains jsonl."""
+    records = [json.loads(line) for line in run("baseline", "--kind", "right", "--format", "jsonl").stdout.splitlines()]
+    brackets = run("baseline", "--kind", "right").stdout.splitlines()
+    assert len(records) == len(brackets) == 555
+    # A one-word tree is "(word)" in jsonl, as induce writes it: every record's tree is a bracketed tree.
+    assert [r["tree"] for r in records] == [t if t.startswith("(") else f"({t})" for t in brackets]
+    assert records[0]["tokens"][:2] == ["a", "lorillard"]

@@ -78,7 +78,8 @@ def test_student_file_records_its_teachers_and_text(setup):
     assert len(meta["text"]["sha256"]) == 64 and meta["distill"]["config"]["hidden_size"] == 12
     out = run("info", "-m", setup["student"])
     assert out.exit_code == 0, out.output
-    assert f"teachers: {setup['teacher']} (members: layer 2 onlstm; voters: none; ties: first)" in out.output
+    assert f"teacher: {setup['teacher']}, a language model (members: layer 2 onlstm; voters: none; ties: first)" \
+        in out.output
     assert f"text: {setup['text']} (200 sentences" in out.output
     assert "2 BiLSTM layers of 12 units per direction" in out.output
     as_json = json.loads(run("info", "-m", setup["student"], "--json").output)
@@ -300,7 +301,7 @@ def test_distances_and_show_beside_a_student(setup):
     both = ["-m", setup["teacher"], "-m", setup["student"]]
     out = run("distances", "-", *both, input="the dog saw a cat\n")
     assert out.exit_code == 0, out.output
-    assert out.stdout.splitlines()[0] == "token\tlayer 1.2"
+    assert out.stdout.splitlines()[0] == "token\tmodel 1 layer 2"        # not "layer 1.2" (issue 41.16)
     assert len(out.stdout.splitlines()) == 1 + 5 + 1
     shown = run("show", "-", *both, input="the dog saw a cat\n")
     assert shown.exit_code == 0, shown.output
@@ -589,3 +590,57 @@ def test_last_pt_stores_the_run_state(setup):
     assert [e["epoch"] for e in state.history] == [1, 2]
     training = state.to_training(torch.optim.Adam([torch.zeros(1)]))
     assert set(training) >= {"epoch", "done", "step", "loss_sum", "minutes", "optimizer", "torch_rng"}
+
+
+def test_eval_names_a_student_as_a_student(setup, tmp_path):
+    """41.9: a student has no layer: eval neither prints nor records "layer 1, decoder cyk", and
+    options that apply to no model are refused, not ignored."""
+    gold = tmp_path / "gold.txt"
+    gold.write_text("((the (big dog)) (saw ((a cat) (near (the house)))))\n((the cat) (saw (a dog)))\n")
+    alone = run("eval", "--gold", gold, "-m", setup["student"])
+    assert alone.exit_code == 0, alone.output
+    assert alone.stdout.splitlines()[0] == f"model {setup['student']}, a student"
+    assert "layer 1" not in alone.stdout and "cyk" not in alone.stdout
+    record = json.loads(run("eval", "--gold", gold, "-m", setup["student"], "--json").stdout)
+    assert record["kind"] == "student" and "layer" not in record and "decoder" not in record
+    records = json.loads(run("eval", "--gold", gold, "-m", setup["teacher"], "-m", setup["student"], "--json").stdout)
+    assert [r["member"] for r in records[:2]] == [{"model": 0, "layer": 2, "decoder": "onlstm"},
+                                                 {"model": 1, "kind": "student"}]
+    assert records[2]["average_of"] == [r["member"] for r in records[:2]]
+    refused = run("induce", "-", "-m", setup["student"], "--layer", "99", "--decode", "split,onlstm", input="the dog\n")
+    assert refused.exit_code == 2 and "no model here has a decoder named 'split'" in refused.output
+
+
+def test_a_student_names_its_teachers_and_keeps_the_punkt_parameters_it_split_with(setup, tmp_path):
+    """41.16: the teachers of a student are named by where they came from and what they are
+    (not "the bundled model [1]; [2]"); 41.12: distill reads paragraphs with --split-sentences,
+    and the student records the Punkt parameters, which its own --split-sentences uses."""
+    words = NOUNS + VERBS + ADJS + DETS + PREPS + ["Yesterday"]
+    lm = save_tiny_checkpoint(tmp_path / "lm.pt", [w.lower() for w in words], seed=4,
+                              metadata={"corpus": {"source": "toy"}, "epoch": 3})[2]
+    bundle = tmp_path / "pair.pt"
+    load([setup["teacher"], lm]).save_bundle(bundle, weights="float32")
+    lines = [line.rstrip(" .") for line in open(setup["text"], encoding="utf-8").read().splitlines()]
+    paragraphs = tmp_path / "paragraphs.txt"
+    paragraphs.write_text("".join(" ".join(s[:1].upper() + s[1:] + "." for s in lines[k:k + 4]) + "\n"
+                                  for k in range(0, 120, 4)))
+    student = tmp_path / "s.pt"
+    args = ["distill", paragraphs, "-m", bundle, "--out", student, "--epochs", "1", "--valid-every", "5", *SMALL]
+    noted = run(*[a for a in args if a != "-q"], "--out", tmp_path / "whole.pt")
+    assert noted.exit_code == 0, noted.output
+    assert "note: 30 of 30 lines look like several sentences" in noted.stderr and "learnt from as one" in noted.stderr
+    out = run(*args, "--split-sentences")
+    assert out.exit_code == 0, out.output
+    assert "learnt from 96 sentences" in out.stdout and "on 24 held-out sentences" in out.stdout    # 120 sentences
+    assert "learnt from 24 sentences" in noted.stdout                                                 # 30 lines
+    meta = load_student(student).metadata
+    models = meta["teachers"]["models"]
+    assert [m["name"] for m in models] == [f"model 1 of {bundle}", f"model 2 of {bundle}"]
+    assert [m["about"] for m in models] == ["a language model", "a language model: corpus toy, epoch 3"]
+    assert meta["text"]["split_sentences"] is True and meta["punkt"]["format"] == "onparse-punkt"
+    info = run("info", "-m", student).stdout
+    assert "teachers: 2 models (members: model 1 layer 2 onlstm; model 2 layer 2 onlstm; voters: none; ties: first)" in info
+    assert f"  model 2: model 2 of {bundle}, a language model: corpus toy, epoch 3" in info
+    induced = run("induce", "-", "-m", student, "--split-sentences", input="The dog saw a cat. A bird saw the dog.\n")
+    assert induced.exit_code == 0, induced.output
+    assert len(induced.stdout.splitlines()) == 3 and "learnt them" not in induced.stderr

@@ -13,7 +13,9 @@ def test_train_tiny_example_runs(tmp_path):
     assert done.returncode == 0, done.stderr[-2000:]
     out = done.stdout
     assert "stopped: epochs after 4 epoch(s)" in out
-    assert f"teachers: {tmp_path}/run/best.pt (members: layer 2 onlstm" in out
+    teacher = next(line for line in out.splitlines() if line.startswith("teacher: "))
+    assert teacher.startswith(f"teacher: {tmp_path}/run/best.pt, a language model: corpus ")   # what it is (41.16)
+    assert "(members: layer 2 onlstm" in teacher
     trees = [line for line in out.splitlines() if line.startswith("(")]
     assert len(trees) == 2 and all(t.count("(") == 9 for t in trees)    # binary trees over 10 words
     assert sorted(os.listdir(tmp_path / "run")) == ["best.pt", "last.pt", "metrics.jsonl"]

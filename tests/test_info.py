@@ -58,3 +58,76 @@ def test_python_users_get_the_same_description(checkpoint, tmp_path):
     assert "members (in tie-breaking order): layer 1 onlstm; layer 2 onlstm" in described
     summary = describe_file(str(bundle), as_dict=True)
     assert summary["voters"] == ["right"] and [m["layer"] for m in summary["members"]] == [1, 2]
+
+
+# -- issue 41.10: info runs the loaders' checks and counts what the built model holds ------------
+
+def _student_file(path, vocab, extra_weight=False):
+    """A tiny untrained student file (written as distill writes one, with a valid checksum)."""
+    import torch
+
+    from onparse.student.file import save_student
+    from onparse.student.model import SpanStudent, StudentConfig
+
+    torch.manual_seed(0)
+    config = StudentConfig(vocab_size=len(vocab), embedding_size=4, hidden_size=4, mlp_size=4)
+    state = SpanStudent(config).state_dict()
+    if extra_weight:
+        state = {**state, "extra.weight": torch.zeros(3)}
+    save_student(str(path), config=config.to_dict(), vocab=vocab, state_dict=state)
+    return path
+
+
+@pytest.mark.parametrize("case,message", [
+    ("extra weight", "the weights hold extra.weight, which the config has no place for"),
+    ("duplicate words", "the vocabulary has duplicate words ('cat' twice)"),
+])
+def test_info_refuses_the_student_files_that_loading_refuses(tmp_path, case, message):
+    vocab = ["<unk>", "<eos>", "the", "cat", "sat"]
+    good = _student_file(tmp_path / "good.pt", vocab)
+    bad = _student_file(tmp_path / "bad.pt", vocab[:4] + ["cat"] if case == "duplicate words" else vocab,
+                        extra_weight=case == "extra weight")
+    assert CliRunner().invoke(main, ["info", "-m", str(good)]).exit_code == 0
+    outputs = []
+    for args in (["info", "-m", str(bad)], ["induce", "-", "-m", str(bad)]):
+        result = CliRunner().invoke(main, args, input="the cat sat\n")
+        assert result.exit_code == 1 and "Traceback" not in result.output, result.output
+        assert result.stderr.count("\n") == 1 and result.stdout == ""
+        outputs.append(result.stderr)
+    assert outputs[0] == outputs[1] == f"error: {bad}: {message}\n"
+
+
+def test_an_int8_bundle_counts_the_parameters_of_the_float32_one(checkpoint, tmp_path):
+    import torch
+
+    import onparse
+    from onparse.files.describe import describe_file
+
+    parser = onparse.load(str(checkpoint), "cpu")
+    counts = {}
+    for weights in ("float32", "int8"):
+        path = tmp_path / f"{weights}.pt"
+        parser.save_bundle(str(path), weights=weights)
+        counts[weights] = describe_file(str(path), as_dict=True)["models"][0]["parameters"]
+        assert f"; {counts[weights]:,} parameters" in describe_file(str(path))
+        stored = sum(t.numel() for t in torch.load(path, weights_only=True)["models"][0]["state_dict"].values())
+        if weights == "int8":
+            assert stored > counts["int8"]                  # the scales are stored, not counted
+    assert counts["int8"] == counts["float32"] == sum(p.numel() for p in parser.models[0].model.parameters())
+
+
+def test_a_bundle_describes_its_weights_by_its_own_figures(checkpoint, tmp_path):
+    """A note written when a bundle was made ("weights: float16 (four models in 40 MB)" in the
+    bundled model, which holds 3 models in 29.8 MB) is not printed as if it described the file."""
+    import onparse
+    from onparse.files.describe import describe_file
+    from onparse.files.pretrained import resolve
+
+    bundle = tmp_path / "b.pt"
+    onparse.load([str(checkpoint), str(checkpoint)], "cpu").save_bundle(
+        str(bundle), weights="float16", metadata={"weights_check": "float16 (four models in 40 MB)", "recipe": "two"})
+    text = describe_file(str(bundle))
+    assert "four models in 40 MB" not in text and not any(line.startswith("weights:") for line in text.splitlines())
+    assert "float16 weights): a bundle of 2 models" in text.splitlines()[1] and "recipe: two" in text
+    shipped = describe_file(resolve(None), "the bundled model").splitlines()
+    assert "a bundle of 3 models" in shipped[1] and not any(line.startswith("weights:") for line in shipped)

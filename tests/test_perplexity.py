@@ -140,3 +140,42 @@ def test_cli_perplexity_defaults_to_the_bundled_model(files):
     for a, b in zip(implicit, explicit):
         assert a.pop("model").startswith("the bundled model") and b.pop("model").startswith(default_model_path())
         assert a == b
+
+
+def test_perplexity_of_a_bundle_prints_a_line_a_minute_across_its_models(files, monkeypatch, capsys):
+    """41.17: three models measured in 40 s each printed nothing in two minutes (each bar was
+    under a minute); consecutive work now shares one clock, so a line comes every minute."""
+    import onparse.lm.perplexity as perplexity
+    import onparse.progress as progress
+
+    clock = {"t": 1000.0}
+    monkeypatch.setattr(progress, "now", lambda: clock["t"])
+    monkeypatch.setattr(progress, "_shared", {"line": None, "closed": None})
+    measured = perplexity.stream_loss
+
+    def slow(*args, **kwargs):                    # each model's pass takes 40 s
+        clock["t"] += 40.0
+        return measured(*args, **kwargs)
+
+    monkeypatch.setattr(perplexity, "stream_loss", slow)
+    parser = onparse.load([files["one"], files["two"], files["one"]], "cpu")
+    results = parser.perplexity(files["text"])
+    lines = capsys.readouterr().err.splitlines()
+    assert len(results) == 3 and len(lines) == 1, lines         # at 80 s (the second model), none before
+    assert lines[0].startswith(f"perplexity of {files['two']} on text.txt: ") and "tokens (100%)" in lines[0]
+    parser.perplexity(files["text"], quiet=True)
+    assert capsys.readouterr().err == ""
+
+
+def test_input_format_names_what_is_read_and_format_still_works(files):
+    """41.14: --format is an output format everywhere else; perplexity and train read
+    --input-format, and the old spelling works with a note."""
+    new = invoke("perplexity", "-m", files["one"], "--corpus", files["text"], "--input-format", "ptb", "--json")
+    assert new.exit_code == 0, new.output
+    old = invoke("perplexity", "-m", files["one"], "--corpus", files["text"], "--format", "ptb", "--json")
+    assert old.exit_code == 0 and old.stdout == new.stdout
+    assert "note: --format is deprecated here: use --input-format" in old.stderr
+    assert new.stdout != invoke("perplexity", "-m", files["one"], "--corpus", files["text"], "--json").stdout  # "." kept
+    both = invoke("perplexity", "-m", files["one"], "--corpus", files["text"], "--format", "ptb", "--input-format", "text")
+    assert both.exit_code == 2 and "--format is the former name of --input-format" in both.output
+    assert "--input-format" in invoke("train", "--help").stdout

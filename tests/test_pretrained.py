@@ -95,8 +95,8 @@ def test_commands_use_the_bundled_model_without_model(blob, nltk_treebank):
     assert lines[1] == "" and len(lines) == 4
     assert sorted(lines[0].replace("(", " ").replace(")", " ").split()) == sorted("The cat sat on the mat".split())
     distances = invoke("distances", "-", input="the cat sat\n")
-    # one column per model of the bundle (model M, layer 2: "M.2")
-    header = "token\t" + "\t".join(f"layer {m}.2" for m in range(1, len(blob["models"]) + 1))
+    # one column per member of the bundle, at the layer it reads (issue 41.16): "model 2 layer 3"
+    header = "token\t" + "\t".join(f"model {m['model'] + 1} layer {m['layer']}" for m in blob["members"])
     assert distances.exit_code == 0 and distances.stdout.splitlines()[0] == header
 
 

@@ -20,7 +20,7 @@ __all__ = [
     # scores
     "evaluate", "SpanMetric", "score_text",
     # gold trees and tree text
-    "load_gold", "Gold", "GOLD_NAMES", "to_brackets", "to_ptb", "parse_brackets", "baseline_trees",
+    "load_gold", "Gold", "GOLD_NAMES", "to_brackets", "to_ptb", "parse_brackets", "read_trees", "baseline_trees",
     # files
     "describe_file", "load_model", "load_student", "load_grammar", "save_bundle",
     # training, perplexity, distillation
@@ -30,7 +30,7 @@ __all__ = [
 
 def __getattr__(name):
     # One import per home module, on first use: keeps `import onparse` free of torch.
-    if name in ("load", "Parser", "Scores"):
+    if name in ("load", "Parser", "Scores", "read_trees"):
         from . import api as home
     elif name == "ParsingModel":
         from . import kinds as home

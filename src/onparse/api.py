@@ -2,8 +2,8 @@
 
 >>> import onparse                                        # doctest: +SKIP
 >>> parser = onparse.load()                               # the bundled model  # doctest: +SKIP
->>> parser.parse_one("The cat sat on the mat.")           # doctest: +SKIP
-Tree('X', [Tree('X', ['The', 'cat']), Tree('X', ['sat', Tree('X', ['on', Tree('X', ['the', 'mat'])])])])
+>>> print(parser.parse_one("The cat sat on the mat."))    # doctest: +SKIP
+(X (X (X (W The) (W cat)) (W sat)) (X (W on) (X (W the) (W mat))))
 
 A parser holds one or more models of any kind (:class:`onparse.kinds.ParsingModel`: ON-LSTM
 language models, students of ``onparse distill``, grammars), one or more *members* (model,
@@ -12,10 +12,13 @@ layer, decoder; :class:`onparse.members.Member`), and optionally *voters*, basel
 member's tree; otherwise it is the average of the members' and voters' trees, ties broken by the
 parser's tie rule (:mod:`onparse.average`).  The command line is a thin shell over this class.
 
-Trees are returned as binary :class:`nltk.Tree` objects: every internal node is labelled
-``X`` and has two children; leaves are the sentence's tokens as given (a one-word sentence is
-``Tree('X', [word])``).  Internally, and in :meth:`Parser.trees`, a tree is a nested tuple of
-tokens (:mod:`onparse.trees`).
+Trees are binary :class:`nltk.Tree` objects, as ``nltk.Tree.fromstring`` reads ``onparse induce
+--format ptb``: constituents labelled ``X``, each word under a pre-terminal ``W`` (``(X (W the)
+(W cat))``; one word: ``Tree('W', [word])``), so ``tree.pretty_print()`` draws the words in order
+and ``tree.leaves()`` is the tokens as given.  Internally, and in :meth:`Parser.trees`, a tree is
+a nested tuple of tokens (:mod:`onparse.trees`).  A ``--format brackets`` line (``((the cat)
+sat)``) is not PTB: ``nltk.Tree.fromstring`` silently takes its first word for a label;
+:func:`read_trees` reads either format (and treebank trees) as the parser returns them.
 """
 from __future__ import annotations
 
@@ -41,9 +44,12 @@ from .text.tokens import DEFAULT_PUNCT, PUNCT_POLICIES, Preprocessor
 from .gold.treebank import Gold, load_gold
 from .trees.average import DEFAULT_TIES, average_trees_batch, check_ties
 from .trees.baselines import check_voters, voter_tree
+from .trees.tree import guess_labelled, is_labelled, iter_sexprs, sexpr_to_tree
 
 #: Label of every internal node of the nltk trees a parser returns.
 NODE_LABEL = "X"
+#: Label of the pre-terminal node over each word (the tag ``--format ptb`` writes).
+WORD_LABEL = "W"
 #: Sentences processed together by the list methods (bounds memory on long inputs): the
 #: window the commands read, :data:`onparse.induce.WINDOW`.
 CHUNK = WINDOW
@@ -436,12 +442,13 @@ class Parser(ParserI):
 
 
 def to_nltk(tree) -> Any:
-    """A nested-tuple tree as an :class:`nltk.Tree` (internal nodes labelled ``X``), without
-    recursion."""
+    """A nested-tuple tree as an :class:`nltk.Tree`: :data:`NODE_LABEL` over every internal node,
+    :data:`WORD_LABEL` over every word (``nltk.Tree.fromstring(to_ptb(tree))``, with the words
+    unescaped), built without recursion.  Cost: O(n)."""
     from nltk import Tree
 
     if isinstance(tree, str):
-        return Tree(NODE_LABEL, [tree])
+        return Tree(WORD_LABEL, [tree])
     # Post-order over the tuples: convert children before their parent.
     done: Dict[int, Any] = {}
     stack = [(tree, False)]
@@ -450,8 +457,43 @@ def to_nltk(tree) -> Any:
         if isinstance(node, str):
             continue
         if expanded:
-            done[id(node)] = Tree(NODE_LABEL, [c if isinstance(c, str) else done[id(c)] for c in node])
+            done[id(node)] = Tree(NODE_LABEL, [Tree(WORD_LABEL, [c]) if isinstance(c, str) else done[id(c)]
+                                               for c in node])
         else:
             stack.append((node, True))
             stack.extend((c, False) for c in node)
     return done[id(tree)]
+
+
+def read_trees(lines_or_path, labelled: Optional[bool] = None) -> List[Any]:
+    """The trees of ``onparse induce`` output (``brackets`` or ``ptb``) or of treebank text, as
+    :class:`nltk.Tree` objects shaped as :meth:`Parser.batch` returns them, in order (blank lines
+    skipped).  ``lines_or_path``: a path (``str`` or ``os.PathLike``), an iterable of lines, or
+    the text itself (a ``str`` holding ``(`` that names no file).  ``labelled``: True for PTB trees
+    (labels and tags dropped), False when every atom is a word; None decides for the whole input:
+    PTB when every tree reads as one and one at least looks like one (:func:`onparse.trees.tree.
+    guess_labelled`; so ``--format ptb``'s one-word ``(W word)``), else tree by tree.  Labels are
+    not kept (``nltk.Tree.fromstring`` keeps a PTB line's); unary nodes collapse.  OnparseError,
+    naming the line, for malformed text."""
+    source = "input"
+    if not isinstance(lines_or_path, (str, os.PathLike)):
+        text = "\n".join(line.rstrip("\n") for line in lines_or_path)
+    elif isinstance(lines_or_path, str) and not os.path.isfile(lines_or_path) and "(" in lines_or_path:
+        text = lines_or_path
+    else:
+        try:
+            source = os.fspath(lines_or_path)
+            with open(source, encoding="utf-8") as handle:
+                text = handle.read()
+        except (OSError, UnicodeDecodeError) as err:
+            raise OnparseError(f"cannot read trees from {source}: {getattr(err, 'strerror', None) or err}") from None
+    items = list(iter_sexprs(text, source))
+    if labelled is None and all(is_labelled(i.sexpr) for i in items) and any(guess_labelled(i.sexpr) for i in items):
+        labelled = True
+    out = []
+    for item in items:
+        try:
+            out.append(to_nltk(sexpr_to_tree(item.sexpr, labelled)))
+        except ValueError as err:
+            raise OnparseError(f"{source} line {item.line}: {err}") from None
+    return out

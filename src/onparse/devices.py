@@ -90,13 +90,16 @@ def thread_count(threads: Optional[int], note: Callable[[str], None] = _note) ->
 @contextlib.contextmanager
 def torch_threads(threads: Optional[int]) -> Iterator[None]:
     """Within the block torch uses ``threads`` CPU threads, capped by :func:`thread_count` (None:
-    leave torch's setting); the previous setting is restored after, however the block ends."""
+    leave torch's setting, and torch unimported); the previous setting is restored after, however
+    the block ends."""
+    threads = thread_count(threads)
+    if threads is None:
+        yield
+        return
     import torch
 
-    threads = thread_count(threads)
     before = torch.get_num_threads()
-    if threads is not None:
-        torch.set_num_threads(threads)
+    torch.set_num_threads(threads)
     try:
         yield
     finally:

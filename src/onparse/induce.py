@@ -10,8 +10,12 @@ One output line per input line, in input order, whatever the batching:
 - a line with no words left (an empty line, or only punctuation) gives an empty output line in
   the ``brackets`` and ``ptb`` formats, and ``{"tokens": [], "tree": null, ...}`` in ``jsonl``
   (JSON Lines has no empty records);
-- a one-word sentence is written ``(word)`` / ``(X (W word))``, so every non-empty output line
-  is a bracketed tree that ``nltk.Tree.fromstring`` reads.
+- a one-word sentence is written ``(word)`` / ``(W word)``, so every non-empty output line
+  is a bracketed tree: ``onparse.read_trees`` reads either format back as the parser's nltk
+  trees; ``nltk.Tree.fromstring`` reads ``ptb`` lines but takes a ``brackets`` line's first word
+  for a label;
+- with a sentence splitter (``--split-sentences``) each sentence of a line gets its tree, and
+  :func:`onparse.text.sentences.by_line` says how the output lines map back to the input lines.
 
 Memory stays constant in the corpus size: lines are read ``window`` at a time, the window's
 sentences are batched by length (:mod:`onparse.lm.distances`), and the window's output is written
@@ -31,9 +35,11 @@ import sys
 from typing import IO, Callable, Dict, Iterable, Iterator, List, NamedTuple, Optional, Sequence, Tuple
 
 from .errors import OnparseError
-from .members import GATES, first_of
+from .members import DEFAULT_DECODER, DEFAULT_LAYER, GATES, Member, first_of
 from .files.safeio import MAX_LINE_BYTES, bounded_lines
+from .progress import Portion
 from .pictures.show import GoldTree, SentenceView, make_view
+from .text.sentences import by_line
 from .text.tokens import DEFAULT_PUNCT, normalize_word
 from .trees.tree import to_brackets, to_ptb
 
@@ -261,8 +267,8 @@ def tree_labels(parser, token_lists: Sequence[Sequence[str]], trees: Sequence[ob
 
 
 def induce_lines(lines: Iterable[str], parser, *, fmt: str = "brackets", tokenize: bool = True,
-                 punct: str = DEFAULT_PUNCT, window: int = WINDOW,
-                 check: Optional[VocabularyCheck] = None) -> Iterator[List[str]]:
+                 punct: str = DEFAULT_PUNCT, window: int = WINDOW, check: Optional[VocabularyCheck] = None,
+                 split=None, progress: Optional[Callable[[int], None]] = None) -> Iterator[List[str]]:
     """Induce a tree for each line; yield the output lines (no newline) window by window.
 
     ``parser``: an :class:`onparse.api.Parser` (its members' trees are averaged when it has
@@ -272,19 +278,27 @@ def induce_lines(lines: Iterable[str], parser, *, fmt: str = "brackets", tokeniz
     When the tree is one member's and its kind names spans (:func:`tree_labels`), ``ptb`` writes
     those labels instead of ``X`` and ``json`` records add ``labels``: ``[start, end, label]`` per
     span, outermost first.
-    ``check``: a :class:`VocabularyCheck` that counts every sentence's tokens.
+    ``check``: a :class:`VocabularyCheck` that counts every sentence's tokens.  ``split``: a
+    :class:`onparse.text.sentences.SentenceSplitter`: each sentence of a line gets its tree
+    (:func:`onparse.text.sentences.by_line`: how output lines map to input lines).
+    ``progress(k)``: told of the lines done as the parser's batches finish, not only at the end
+    of a window.
     """
     _check_choice(fmt, FORMATS, "format")
     prep = parser.preprocessor(tokenize, punct)
     known = parser.vocab.stoi
     first = first_of(parser.members, parser.models, layered=True)       # whose distances jsonl shows
-    for lines_ in _windows(lines, window):
-        tokens = [prep(line).tokens for line in lines_]
+    passes = len({m.model for m in parser.members})                     # each model reports its batches
+    for group in _windows(lines if split is None else split.lines(lines), window):
+        texts = group if split is None else [s for sentences in group for s in sentences]
+        tokens = [prep(text).tokens for text in texts]
         if check is not None:
             for toks in tokens:
                 check.add(toks)
-        dists = parser.model_distances(tokens)
-        trees = parser.trees(tokens, dists)
+        share = Portion(progress, len(group), passes * len(texts))
+        dists = parser.model_distances(tokens, progress=share)
+        trees = parser.trees(tokens, dists, progress=share)
+        share.finish()
         labels = None if fmt == "brackets" else tree_labels(parser, tokens, trees)
         out = []
         for i, (toks, tree) in enumerate(zip(tokens, trees)):
@@ -296,50 +310,75 @@ def induce_lines(lines: Iterable[str], parser, *, fmt: str = "brackets", tokeniz
                 if labels is not None:
                     record["labels"] = None if labels[i] is None else [
                         [a, b, name] for (a, b), name in sorted(labels[i].items(), key=lambda s: (s[0][0], -s[0][1]))]
-                out.append(json.dumps(record, ensure_ascii=False))
+                out.append(record)
             else:
                 out.append("" if tree is None else format_tree(tree, fmt, labels[i] if labels else None))
-        yield out
+        if split is not None:
+            empty = {"tokens": [], "tree": None, "distances": None if first is None else [], "oov": [],
+                     **({} if labels is None else {"labels": None})}
+            out = by_line(out, tokens, [len(sentences) for sentences in group], fmt == "jsonl", empty)
+        yield [json.dumps(x, ensure_ascii=False) for x in out] if fmt == "jsonl" else out
 
 
-def distance_lines(lines: Iterable[str], parser, *, layers: Sequence[int], gate: str = "forget",
+def distance_columns(parser, layers: Optional[Sequence[int]] = None):
+    """The parser that reads the distances of ``layers`` (a list or ``"all"``; None: the layer
+    each language-model member reads, a bundle's own) and its columns ``(model, layer, name)``:
+    ``layer 2`` with one model, ``model 1 layer 2`` with several.  OnparseError when no model has
+    distances, :class:`onparse.members.MemberError` for a layer a model lacks."""
+    own = list(dict.fromkeys(Member(m.model, m.layer, DEFAULT_DECODER) for m in parser.members
+                             if parser.models[m.model].layered))
+    reader = parser.with_members(own) if layers is None and own else parser.distance_reader(layers or [DEFAULT_LAYER])
+    several = len(parser.models) > 1
+    return reader, [(m.model, m.layer, f"model {m.model + 1} layer {m.layer}" if several else f"layer {m.layer}")
+                    for m in reader.members if parser.models[m.model].layered]
+
+
+def distance_lines(lines: Iterable[str], parser, *, layers: Optional[Sequence[int]] = None, gate: str = "forget",
                    fmt: str = "tsv", tokenize: bool = True, punct: str = DEFAULT_PUNCT, header: bool = True,
-                   window: int = WINDOW) -> Iterator[List[str]]:
-    """Per-word distances of each line, for every model of ``parser`` and each of ``layers``;
-    yield output lines window by window.
+                   window: int = WINDOW, split=None,
+                   progress: Optional[Callable[[int], None]] = None) -> Iterator[List[str]]:
+    """Per-word distances of each line, for the layers :func:`distance_columns` chooses; yield
+    output lines window by window.
 
     ``gate``: ``forget`` (d_f, used for parsing) or ``input`` (d_i).  ``tsv``: a header row
-    ``token<TAB>layer 2 ...`` (with ``header``), then one ``token<TAB>value...`` row per word
-    (one value per column: every model x layer, named ``2`` for one model, ``1.2`` for model 1,
-    layer 2 of several) and a blank line after every sentence (so
-    an empty sentence is just a blank line); ``jsonl``: ``{"tokens": [...], "gate": "forget",
-    "distances": {"2": [...]}}`` per line.
+    ``token<TAB>layer 2 ...`` (with ``header``; ``model 1 layer 2`` with several models), then
+    one ``token<TAB>value...`` row per word and a blank line after every sentence (so an empty
+    sentence is just a blank line); ``jsonl``: ``{"tokens": [...], "gate": "forget",
+    "distances": {"2": [...]}}`` per line, keyed by layer (``"model 1 layer 2"`` with several
+    models).  ``split`` and ``progress`` as for :func:`induce_lines`.
     """
     _check_choice(gate, tuple(GATES), "gate")
     _check_choice(fmt, DISTANCE_FORMATS, "format")
-    if not layers:
+    if layers is not None and not layers:
         raise ValueError("no layers to report")
-    reader = parser.distance_reader(layers)                 # every model x layer, checked
-    columns = [(m.model, m.layer, f"{m.model + 1}.{m.layer}" if len(parser.models) > 1 else str(m.layer))
-               for m in reader.members if parser.models[m.model].layered]
+    reader, columns = distance_columns(parser, layers)
     prep = parser.preprocessor(tokenize, punct)
     g = GATES[gate]
+    keys = [name if len(parser.models) > 1 else str(layer) for _, layer, name in columns]
     if fmt == "tsv" and header:
-        yield ["token\t" + "\t".join(f"layer {name}" for _, _, name in columns)]
-    for lines_ in _windows(lines, window):
-        tokens = [prep(line).tokens for line in lines_]
-        dists = reader.model_distances(tokens)
+        yield ["token\t" + "\t".join(name for _, _, name in columns)]
+    passes = len({m for m, _, _ in columns})
+    for group in _windows(lines if split is None else split.lines(lines), window):
+        texts = group if split is None else [s for sentences in group for s in sentences]
+        tokens = [prep(text).tokens for text in texts]
+        share = Portion(progress, len(group), passes * len(texts))
+        dists = reader.model_distances(tokens, progress=share)
+        share.finish()
         out = []
         for i, toks in enumerate(tokens):
             if fmt == "jsonl":
-                values = {name: [round(float(x), 6) for x in dists[m][i][layer - 1, g]] for m, layer, name in columns}
-                out.append(json.dumps({"tokens": toks, "gate": gate, "distances": values}, ensure_ascii=False))
+                values = {key: [round(float(x), 6) for x in dists[m][i][layer - 1, g]]
+                          for key, (m, layer, _) in zip(keys, columns)}
+                out.append({"tokens": toks, "gate": gate, "distances": values})
                 continue
-            for position, token in enumerate(toks):
-                values = "\t".join(f"{dists[m][i][layer - 1, g, position]:.6f}" for m, layer, _ in columns)
-                out.append(f"{token}\t{values}")
-            out.append("")
-        yield out
+            rows = [f"{token}\t" + "\t".join(f"{dists[m][i][layer - 1, g, position]:.6f}" for m, layer, _ in columns)
+                    for position, token in enumerate(toks)]
+            out.append("\n".join(rows + [""]))
+        if split is not None:
+            out = by_line(out, tokens, [len(sentences) for sentences in group], fmt == "jsonl",
+                          {"tokens": [], "gate": gate, "distances": {key: [] for key in keys}})
+        yield ([json.dumps(x, ensure_ascii=False) for x in out] if fmt == "jsonl"
+               else [line for block in out for line in block.split("\n")])
 
 
 def write_stream(chunks: Iterable[List[str]], out: IO[str],

@@ -139,3 +139,12 @@ def checked(models: Sequence[Any], members: Sequence[Member]) -> List[Member]:
 def first_of(members: Sequence[Member], models: Sequence[Any], *, layered: bool) -> Optional[Member]:
     """The first member whose model has (``layered``) or lacks layers; None when there is none."""
     return next((m for m in members if models[m.model].layered == layered), None)
+
+
+def member_fields(member: Member, model: Any) -> Dict[str, Any]:
+    """What a report records of ``member``, which reads ``model``: its layer and decoder when
+    the model has layers; otherwise its kind (``"student"``), with its decoder only when the
+    kind has several to choose from -- never a layer that is not there."""
+    if model.layered:
+        return {"layer": member.layer, "decoder": member.decoder}
+    return {"kind": model.kind, **({"decoder": member.decoder} if len(model.decoders) > 1 else {})}

@@ -2,17 +2,35 @@
 so an ETA) when stderr is a terminal, a plain line every :data:`PLAIN_EVERY` seconds otherwise
 (a log file, ``nohup``, CI must show that the work is alive), nothing when quiet or when stderr
 is closed.  Results never go here: they go to stdout.
+
+The plain lines keep one clock for consecutive work: a :class:`Progress` that starts less than
+:data:`PLAIN_EVERY` seconds after the previous one closed goes on counting from that one's last
+line, so that several short steps of one long job (the models of a bundle measured one after
+another) still print a line a minute.  The work reports with ``update(n)`` as it goes (the
+commands report every batch, not every window of lines), and the line is printed at the first
+update after the minute.
 """
 from __future__ import annotations
 
 import sys
 import time
-from typing import Optional
+from typing import Callable, Optional
 
 from .files.safeio import format_duration
 
 #: Seconds between plain progress lines when stderr is not a terminal.
 PLAIN_EVERY = 60.0
+#: The clock of the plain lines (monotonic seconds; tests replace it).
+now = time.monotonic
+#: The last plain line's time, and when the last plain :class:`Progress` closed: the clock that
+#: consecutive work shares (module docstring).
+_shared = {"line": None, "closed": None}
+
+
+def new_job() -> None:
+    """Start a new job's clock: the next :class:`Progress` does not continue an earlier one's
+    (each command is one job; a process that runs several, as the tests do, starts each anew)."""
+    _shared["line"] = _shared["closed"] = None
 
 
 class Progress:
@@ -36,24 +54,27 @@ class Progress:
             self.bar = tqdm(total=total, unit=f" {what}", desc=desc, file=stream, dynamic_ncols=True)
         else:
             self.plain = True
-            self.started = self.last = time.monotonic()
+            self.started = self.last = now()
+            line, closed = _shared["line"], _shared["closed"]
+            if line is not None and closed is not None and self.started - closed < PLAIN_EVERY:
+                self.last = line                 # the same job goes on: its clock too
 
     def update(self, n: int) -> None:
         self.done += n
         if self.bar is not None:
             self.bar.update(n)
-        elif self.plain and time.monotonic() - self.last >= PLAIN_EVERY:
-            self.last = time.monotonic()
+        elif self.plain and now() - self.last >= PLAIN_EVERY:
+            self.last = now()
             self._line()
 
     def _line(self) -> None:
+        elapsed = now() - self.started
         if self.total:
-            elapsed = time.monotonic() - self.started
             left = elapsed * (self.total - self.done) / self.done if self.done else float("nan")
             text = (f"{self.desc}: {self.done:,} of {self.total:,} {self.what} ({100 * self.done / self.total:.0f}%), "
                     f"about {format_duration(left)} left")
         else:
-            text = f"{self.desc}: {self.done:,} {self.what}"
+            text = f"{self.desc}: {self.done:,} {self.what} in {format_duration(elapsed)}"
         try:
             print(text, file=sys.stderr, flush=True)
         except OSError:                     # a reader that went away stops the lines, not the work
@@ -63,9 +84,35 @@ class Progress:
         if self.bar is not None:
             self.bar.close()
             self.bar = None
+        if self.plain:
+            _shared["line"], _shared["closed"] = self.last, now()
 
     def __enter__(self) -> "Progress":
         return self
 
     def __exit__(self, *exc) -> None:
         self.close()
+
+
+class Portion:
+    """A part of a :class:`Progress`: tells ``progress`` (its ``update``, or None) of ``units``
+    in proportion as ``work`` units of finer work are reported by calling it (the sentences of
+    a parser's batches, model after model, for a window of lines), and of the rest at
+    :meth:`finish`; so that a long window still moves the progress while it is parsed."""
+
+    def __init__(self, progress: Optional[Callable[[int], None]], units: int, work: int):
+        self.progress, self.units, self.work = progress, units, max(1, work)
+        self.done = self.told = 0
+
+    def __call__(self, k: int) -> None:
+        self.done += k
+        self._tell(min(self.units, self.done * self.units // self.work))
+
+    def finish(self) -> None:
+        """The whole part is done."""
+        self._tell(self.units)
+
+    def _tell(self, units: int) -> None:
+        if self.progress is not None and units > self.told:
+            self.progress(units - self.told)
+            self.told = units

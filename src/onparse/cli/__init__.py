@@ -156,6 +156,9 @@ def main():
     Train a student: onparse distill text.txt --out student.pt
     The bundled model: onparse info
     """
+    from ..progress import new_job
+
+    new_job()                       # a command is one job: its progress lines keep one clock
 
 
 def _register():

@@ -1,6 +1,8 @@
 """Options and helpers that several command modules share (one definition each)."""
+import functools
 import os
 import re
+import sys
 
 import click
 
@@ -165,10 +167,88 @@ def punct_option(func):
                              "vocabulary holds it as a word (such as % or &); drop: drop all of it.")(func)
 
 
-def threads_option(func):
-    """``--threads N``: CPU threads of this process; arrives as ``threads`` (None: torch's choice)."""
+def threads_option(func=None, *, apply: bool = False):
+    """``--threads N``: CPU threads of this process, the one rule of every command that runs a
+    model (:func:`onparse.devices.torch_threads`: more than the cores is capped with a note).
+    The value arrives as ``threads`` (None: torch's choice); with ``apply=True`` the command
+    runs inside ``torch_threads(threads)`` instead and does not receive it."""
+    if func is None:
+        return lambda f: threads_option(f, apply=apply)
+    if apply:
+        inner = func
+
+        @functools.wraps(inner)
+        def func(*args, threads=None, **kwargs):
+            from ..devices import torch_threads
+
+            with torch_threads(threads):
+                return inner(*args, **kwargs)
+
     return click.option("--threads", type=THREADS_RANGE, default=None,
-                        help="CPU threads of this process [default: torch's choice; torchrun sets 1]")(func)
+                        help="CPU threads of this process; more than the CPU cores it may use are capped there, "
+                             "with a note  [default: torch's choice; torchrun sets 1]")(func)
+
+
+def renamed_option(old: str, new: str, param: str, **attrs):
+    """``old``, the former spelling of option ``new``, kept working: its value arrives as
+    ``param`` (None when not given) for :func:`renamed` to resolve."""
+    return click.option(old, param, default=None, help=f"Deprecated spelling of {new} (same values).", **attrs)
+
+
+def renamed(value, old_value, old: str, new: str, default=None):
+    """The value of an option renamed from ``old`` to ``new``: ``value`` (new's) when given, else
+    ``old_value`` with a one-line deprecation note on stderr, else ``default``; both given with
+    different values is a usage error."""
+    if old_value is None:
+        return default if value is None else value
+    if value is not None and value != old_value:
+        raise click.UsageError(f"{old} is the former name of {new}: give one of them")
+    click.echo(f"note: {old} is deprecated here: use {new}", err=True)
+    return old_value
+
+
+def sentences_options(func=None, *, output: str = ""):
+    """``--split-sentences`` and ``--punkt FILE``, arriving as ``split_sentences`` and ``punkt``
+    (:func:`sentence_splitter` reads them); ``output``: how the command's output then maps to
+    its input lines, for the help."""
+    if func is None:
+        return lambda f: sentences_options(f, output=output)
+    func = click.option("--punkt", type=click.Path(exists=True, dir_okay=False), default=None, metavar="PARAMS.json",
+                        help="Punkt's parameters for --split-sentences (implies it), as `onparse punkt TEXT --out "
+                             "PARAMS.json` learns them from text of your own  [default: the model's own when it "
+                             "records them, else learnt from the input's first 2 MB]")(func)
+    return click.option("--split-sentences", is_flag=True,
+                        help="Split each line into sentences with Punkt (unsupervised, no download) and take each "
+                             f"sentence on its own; sentences without words are left out.  {output}  Without it a "
+                             "line is one sentence, and lines that look like paragraphs get a note.")(func)
+
+
+def sentence_splitter(split_sentences: bool, punkt, parser, name: str, file: str = ""):
+    """The :class:`onparse.text.sentences.SentenceSplitter` that ``--split-sentences`` /
+    ``--punkt`` ask for (None: lines are sentences).  Its parameters: ``--punkt``'s file, else
+    those a model of ``parser`` (its file is called ``name``) records, else learnt from the input
+    ``file`` itself with a note (from nothing when ``file`` is standard input at a terminal:
+    its lines cannot wait)."""
+    if not (split_sentences or punkt):
+        return None
+    from ..text.sentences import LEARN_CHARS, SentenceSplitter, params_from_models, read_params
+
+    if punkt:
+        return SentenceSplitter(read_params(punkt))
+    params = params_from_models([parser.metadata] + [m.metadata for m in parser.models],
+                                [name] + [parser.name(i) for i in range(len(parser.models))])
+    if params is not None:
+        return SentenceSplitter(params)
+    typed = file == "-" and sys.stdin is not None and sys.stdin.isatty()
+
+    def learnt(chars, lines):
+        how = (f"Punkt learnt them from the first {lines:,} lines of the input ({chars:,} characters)" if lines else
+               "lines typed at a terminal cannot wait for Punkt to learn them: it knows no abbreviation")
+        click.echo(f"note: --split-sentences: the model records no Punkt parameters, so {how}; `onparse punkt "
+                   "TEXT --out PARAMS.json` learns them once from text of your own, --punkt PARAMS.json uses them",
+                   err=True)
+
+    return SentenceSplitter(None, learn_chars=0 if typed else LEARN_CHARS, on_learn=learnt)
 
 
 def quiet_option(func):

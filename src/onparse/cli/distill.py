@@ -5,8 +5,9 @@ import click
 
 from ..files.safeio import dumps
 from .common import (INT_MAX, SEED_RANGE, device_option, force_option, line_limit_option, load_parser,
-                     members_options, model_option, pretokenized_option, punct_option, quiet_option,
-                     refuse_model, refuse_overwrite, threads_option, check_writable)
+                     members_options, model_name, model_option, pretokenized_option, punct_option, quiet_option,
+                     refuse_model, refuse_overwrite, sentence_splitter, sentences_options, threads_option,
+                     check_writable)
 
 #: Student sizes with an option (help and default: :class:`onparse.student.config.StudentConfig`).
 SIZES = ("embedding_size", "hidden_size", "n_layers", "mlp_size")
@@ -70,6 +71,8 @@ def _student_sizes(command):
 @_student_sizes
 @pretokenized_option
 @punct_option
+@sentences_options(output="Each is learnt from as a sentence of its own; the student records the Punkt parameters "
+                          "used, and its own --split-sentences (induce -m student.pt) uses them.")
 @device_option
 @threads_option
 @force_option
@@ -77,11 +80,11 @@ def _student_sizes(command):
 @line_limit_option
 @click.option("--json", "as_json", is_flag=True, help="Print the summary as one JSON object.")
 def distill_command(text, model_paths, no_verify, layer, decoder, voter, ties, student_path, run_dir, resume,
-                    overwrite, keep_epochs, pretokenized, punct, device, threads, force, quiet, max_line_bytes,
-                    as_json, **options):
+                    overwrite, keep_epochs, pretokenized, punct, split_sentences, punkt, device, threads, force, quiet,
+                    max_line_bytes, as_json, **options):
     """Train a fast student parser on the trees the teacher (-m, its members, voters and tie
-    rule) gives for the lines of TEXT: raw text, one sentence per line, read as `induce`
-    reads it; never evaluation text.  The student is a span-based BiLSTM parser with a tree-CRF
+    rule) gives for the lines of TEXT: raw text, one sentence per line (or paragraphs, with
+    --split-sentences), read as `induce` reads it; never evaluation text.  The student is a span-based BiLSTM parser with a tree-CRF
     loss and CYK decoding; it reads the teacher's first model's vocabulary.  Use it as any model:
     -m student.pt in induce, eval, show, info, agreement and bundles, alone or averaged with
     language models.
@@ -111,11 +114,13 @@ def distill_command(text, model_paths, no_verify, layer, decoder, voter, ties, s
     sizes = {k: options.pop(k) for k in SIZES if options.get(k) is not None}
     settings = DistillSettings(**{k: v for k, v in options.items() if v is not None})
     parser = load_parser(model_paths, device, layer, decoder, voter=voter, ties=ties, no_verify=no_verify)
+    splitter = sentence_splitter(split_sentences, punkt, parser, model_name(model_paths), text)
     try:
         with torch_threads(threads):
             result = parser.distill(text, student_path, run_dir=run_dir, sizes=sizes, settings=settings,
                                     resume=resume, overwrite=overwrite, keep_epochs=keep_epochs,
-                                    tokenize=not pretokenized, punct=punct, max_line_bytes=max_line_bytes, quiet=quiet)
+                                    tokenize=not pretokenized, punct=punct, max_line_bytes=max_line_bytes, quiet=quiet,
+                                    split=splitter)
     except KeyboardInterrupt:
         click.echo(f"interrupted; {folder} keeps the run: give the same command with --resume to continue it",
                    err=True)

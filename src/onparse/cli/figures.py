@@ -14,7 +14,8 @@ from ..errors import OnparseError
 from ..pictures.show import SCALES
 from ..gold.treebank import PTB_ROOT_ENV
 from .common import (device_option, force_option, line_limit_option, load_parser, members_options, model_name,
-                     model_option, pretokenized_option, punct_option, refuse_model, refuse_overwrite)
+                     model_option, pretokenized_option, punct_option, refuse_model, refuse_overwrite,
+                     sentence_splitter, sentences_options, threads_option)
 
 
 
@@ -83,11 +84,14 @@ def _wants_unicode(ascii_only: bool) -> bool:
                    "unit: bars span 0..1.")
 @pretokenized_option
 @punct_option
+@sentences_options(output="Each sentence is drawn on its own (and numbered as one in figure names); not with --gold.")
 @device_option
+@threads_option(apply=True)
 @force_option
 @line_limit_option
 def show_command(sentence, model_paths, no_verify, layer, decoder, voter, ties, gold_spec, ptb_root, out_path, png_path,
-                 svg_path, ascii_only, height, scale, pretokenized, punct, device, force, max_line_bytes):
+                 svg_path, ascii_only, height, scale, pretokenized, punct, split_sentences, punkt, device, force,
+                 max_line_bytes):
     """Draw the tree a model induces for SENTENCE, with the distance of every word.
 
     Prints the induced tree (brackets and a drawing) and under its words the master-forget
@@ -134,9 +138,16 @@ def show_command(sentence, model_paths, no_verify, layer, decoder, voter, ties, 
         raise click.UsageError("nothing to show: give a SENTENCE, - for standard input, or --gold")
     if golds is not None and not from_stdin and len(golds) != len(lines):
         raise OnparseError(f"--gold gave {len(golds)} trees for {len(lines)} sentence(s)")
-    several = from_stdin or len(lines) > 1
+    if golds is not None and (split_sentences or punkt):
+        raise click.UsageError("--split-sentences splits raw text; gold trees are already one sentence each")
+    several = from_stdin or len(lines) > 1 or split_sentences or punkt is not None
 
     parser = load_parser(model_paths, device, layer, decoder, voter=voter, ties=ties, no_verify=no_verify)
+    splitter = sentence_splitter(split_sentences, punkt, parser, model_name(model_paths), "-" if from_stdin else "")
+    from ..text.sentences import ParagraphCheck, sentences_of
+
+    paragraphs = None if golds or splitter else ParagraphCheck()
+    lines = sentences_of(lines, splitter, paragraphs)
     unicode = _wants_unicode(ascii_only)
     width = _terminal_width()
     caption = f"model: {model_name(model_paths)}" + (f"  ·  gold: {gold_spec}" if gold_spec and len(gold_spec) < 60 else "")
@@ -145,7 +156,8 @@ def show_command(sentence, model_paths, no_verify, layer, decoder, voter, ties, 
     for number, view in views_from_lines(lines, parser, golds=golds, tokenize=not (pretokenized or golds),
                                          punct=punct):
         if view is None:
-            click.echo(f"line {number}: no words to parse (empty or only punctuation)", err=True)
+            click.echo(f"{'sentence' if splitter else 'line'} {number}: no words to parse (empty or only punctuation)",
+                       err=True)
             continue
         if not first:
             click.echo("")
@@ -161,6 +173,8 @@ def show_command(sentence, model_paths, no_verify, layer, decoder, voter, ties, 
             with _writing(target):
                 plot_sentence(view, target, caption, fmt=fmt, scale=scale)
             click.echo(f"wrote {target}", err=True)
+    if paragraphs is not None:
+        paragraphs.tell(lambda note: click.echo(note, err=True))
 
 
 def _terminal_width():

@@ -8,7 +8,7 @@ import click
 
 from ..errors import OnparseError
 from ..files.safeio import dumps
-from .common import INT_MAX, SEED_RANGE, device_option, load_parser, model_name, model_option
+from .common import INT_MAX, SEED_RANGE, device_option, load_parser, model_name, model_option, threads_option
 
 #: The longest sampled sentence ``--max-length`` allows (what the sampler's recursion takes).
 MAX_SAMPLE_LENGTH = 500
@@ -31,6 +31,7 @@ MAX_SAMPLE_LENGTH = 500
                    "grammar conditioned on this length).")
 @click.option("--json", "as_json", is_flag=True, help="Print the report as one JSON object.")
 @device_option
+@threads_option(apply=True)
 def grammar_command(model_paths, no_verify, n_rules, n_words, n_samples, seed, max_length, as_json, device):
     """Show a grammar: its most probable rules, the words of each preterminal, and sentences
     sampled from it with their trees.

@@ -8,7 +8,7 @@ from ..files.weights import WEIGHT_KINDS
 from ..errors import OnparseError
 from .common import (INT_MAX, check_writable, device_option, force_option, line_limit_option, load_parser,
                      members_options, model_option, pretokenized_option, quiet_option, refuse_model,
-                     refuse_overwrite)
+                     refuse_overwrite, renamed, renamed_option, threads_option)
 
 
 @click.command("agreement")
@@ -20,35 +20,38 @@ from .common import (INT_MAX, check_writable, device_option, force_option, line_
               help="Use the first N lines of at least 3 words.")
 @click.option("--keep", type=click.IntRange(1, INT_MAX), default=None,
               help="Members to keep  [default: half of them, rounded up].")
-@click.option("--bundle", "bundle_path", type=click.Path(dir_okay=False), default=None,
+@click.option("--out", "-o", "bundle_path", type=click.Path(dir_okay=False), default=None, metavar="BUNDLE",
               help="Write the kept members, most central first, and their models as a bundle file.")
+@renamed_option("--bundle", "--out", "bundle_old", type=click.Path(dir_okay=False), metavar="BUNDLE")
 @click.option("--weights", type=click.Choice(WEIGHT_KINDS), default="float16", show_default=True,
               help="How the bundle stores its weights.")
 @device_option
+@threads_option(apply=True)
 @force_option
 @quiet_option
 @line_limit_option
 def agreement_command(file, model_paths, no_verify, layer, decoder, voter, ties, pretokenized, limit, keep,
-                      bundle_path, weights, device, force, quiet, max_line_bytes):
+                      bundle_path, bundle_old, weights, device, force, quiet, max_line_bytes):
     """Choose members without gold trees: score each member (model x layer x decoder) by its
     trees' agreement with the other models' members on the lines of FILE, raw text that is
     not evaluation text (e.g. your language model's validation text).  Voters take no part in
-    the scores; --voter and --ties are written into the --bundle.
+    the scores; --voter and --ties are written into the bundle (--out).
 
     A member's score is its mean share of non-trivial spans (not one word, not the whole
     sentence) shared with every member of the other models.  Prints one TSV row per member
-    (member, score, rank among the kept ones or -); --bundle writes the kept ones.
+    (member, score, rank among the kept ones or -); --out writes the kept ones as a bundle.
 
     \b
     onparse agreement valid.txt -m s1/best.pt -m s2/best.pt --layer 2,3 --decode all
-    onparse agreement valid.txt -m s1/best.pt -m s2/best.pt --layer 2,3 --bundle mine.pt
+    onparse agreement valid.txt -m s1/best.pt -m s2/best.pt --layer 2,3 --out mine.pt
     """
     from ..scores.agreement import MIN_WORDS, select
     from ..induce import read_lines
 
-    check_writable(bundle_path, "--bundle")
-    refuse_overwrite(bundle_path, "--bundle", [("input", file)] + [("model", p) for p in model_paths])
-    refuse_model(bundle_path, "--bundle", force)
+    bundle_path = renamed(bundle_path, bundle_old, "--bundle", "--out")
+    check_writable(bundle_path, "--out")
+    refuse_overwrite(bundle_path, "--out", [("input", file)] + [("model", p) for p in model_paths])
+    refuse_model(bundle_path, "--out", force)
     parser = load_parser(model_paths, device, layer, decoder, voter=voter, ties=ties, no_verify=no_verify)
     if keep is not None and keep > len(parser.members):
         raise click.BadParameter(f"cannot keep {keep} of {len(parser.members)} members", param_hint="--keep")

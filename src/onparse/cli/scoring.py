@@ -16,7 +16,7 @@ from ..files.safeio import atomic_output, dumps, read_text
 from ..gold.treebank import GOLD_NAMES, PTB_ROOT_ENV, is_gold_spec
 from .common import (SEED_RANGE, check_writable, device_option, force_option, line_limit_option, load_parser,
                      members_options, model_name, model_option, quiet_option, refuse_model, refuse_overwrite,
-                     report_too_long)
+                     report_too_long, threads_option)
 from .figures import check_plots, plots_option, write_eval_plots
 
 #: How baselines are named in tables.
@@ -128,8 +128,9 @@ def emit_report(result, as_json: bool, per_sentence: Optional[str], about: Optio
     """Print an :class:`onparse.scores.metrics.SpanMetric` (table or JSON; nothing when ``quiet``) and
     write per-sentence records.
 
-    ``about``: what was scored (``{"model": ..., "layer": 2, "decoder": "onlstm"}``), added to the
-    JSON object and printed as a first line above the table.  ``symbols`` (``--labels``): the
+    ``about``: what was scored (``{"model": ..., "layer": 2, "decoder": "onlstm"}``, or ``"kind":
+    "student"`` for a model without layers), added to the JSON object and printed as a first line
+    above the table (``model student.pt, a student``).  ``symbols`` (``--labels``): the
     table ends with the induced symbols against gold, or stderr says there are none."""
     from ..scores.metrics import write_per_sentence
 
@@ -140,7 +141,7 @@ def emit_report(result, as_json: bool, per_sentence: Optional[str], about: Optio
         click.echo(dumps({**about, **result.to_dict()}, indent=2))
     else:
         if about:
-            click.echo(", ".join(f"{key} {value}" for key, value in about.items()))
+            click.echo(", ".join(f"a {value}" if key == "kind" else f"{key} {value}" for key, value in about.items()))
         click.echo(result.format_table(symbols=symbols))
     if symbols and not quiet and not result.symbols:
         no_symbols("the trees carry no induced symbols (no label but X)")
@@ -191,6 +192,7 @@ def read_input(path: str, max_line_bytes: int):
 @model_option
 @members_options
 @device_option
+@threads_option(apply=True)
 @click.option("--beside", type=click.Choice(BASELINE_KINDS), multiple=True,
               help="Also score this baseline on the same sentences, in the same table (repeatable).")
 @click.option("--labels", "show_symbols", is_flag=True,
@@ -235,7 +237,7 @@ def eval_command(ctx, gold, as_json, per_sentence, plots, model_paths, no_verify
     onparse eval --gold wsj10 -m grammar.pt --labels        # its symbols against the gold labels
     """
     params = {"layer": "layer", "decode": "decoder", "voter": "voter", "ties": "ties", "device": "device",
-              "beside": "beside"}
+              "threads": "threads", "beside": "beside"}
     model_only = [f"--{name}" for name, param in params.items()
                   if ctx.get_parameter_source(param) == click.core.ParameterSource.COMMANDLINE]
     if pred is not None and (model_paths or model_only):
@@ -288,6 +290,7 @@ def _eval_model(gold_set, parser, name, as_json, per_sentence, plots, beside=(),
     """``onparse eval`` without PRED: induce trees for the gold sentences and score them, with
     the ``beside`` baselines scored on the same sentences; a member alone whose kind names its
     spans is scored with its labels too when they are shown (``show_symbols``, ``as_json``)."""
+    from ..members import member_fields
     from ..trees.baselines import baseline_trees
     from ..scores.metrics import evaluate, format_comparison
 
@@ -310,14 +313,17 @@ def _eval_model(gold_set, parser, name, as_json, per_sentence, plots, beside=(),
         (member, result), = scores.members
         if show_symbols or as_json:
             result = _with_symbols(parser, gold_set, result)
-        emit_report(result, as_json, per_sentence, {"model": name, "layer": member.layer, "decoder": member.decoder},
+        emit_report(result, as_json, per_sentence, {"model": name, **member_fields(member, parser.models[member.model])},
                     symbols=show_symbols)
-        write_eval_plots(plots, result, gold_set, f"{name} (layer {member.layer}, {member.decoder})")
+        write_eval_plots(plots, result, gold_set, f"{name} ({member.label()})")
         return
     if as_json:
-        records = [{"model": name, "member": member.to_dict(), **r.to_dict()} for member, r in scores.members]
+        def about(m):
+            return {"model": m.model, **member_fields(m, parser.models[m.model])}
+
+        records = [{"model": name, "member": about(member), **r.to_dict()} for member, r in scores.members]
         if scores.average is not None:
-            records.append({"model": name, "average_of": [m.to_dict() for m, _ in scores.members],
+            records.append({"model": name, "average_of": [about(m) for m, _ in scores.members],
                             "voters": list(scores.voters), "ties": scores.ties, **scores.average.to_dict()})
         records += [{"baseline": kind, **result.to_dict()} for _, kind, result in baselines]
         click.echo(dumps(records, indent=2))
@@ -341,11 +347,12 @@ def _eval_model(gold_set, parser, name, as_json, per_sentence, plots, beside=(),
 @click.option(
     "--format",
     "fmt",
-    type=click.Choice(["brackets", "ptb"]),
+    type=click.Choice(["brackets", "ptb", "jsonl"]),
     default="brackets",
     show_default=True,
     help="How trees are printed: ((the cat) sat), or PTB with placeholder labels (X, W) for EVALB/nltk "
-    "(a one-word sentence is (W word), with no bracket for EVALB to count).",
+    "(a one-word sentence is (W word), with no bracket for EVALB to count), or jsonl: one {tokens, tree} "
+    "object per sentence, the tree in brackets (as induce --format jsonl writes them).",
 )
 @report_options
 @force_option
@@ -370,6 +377,12 @@ def baseline_command(gold, kind, seed, score, fmt, as_json, per_sentence, force,
     trees = baseline_trees(gold_set.tokens, kind, seed)
     if score:
         emit_report(evaluate(trees, gold_set, check_tokens=False), as_json, per_sentence)
+        return
+    if fmt == "jsonl":
+        records = ({"tokens": list(words), "tree": to_brackets((tree,) if isinstance(tree, str) else tree)}
+                   for words, tree in zip(gold_set.tokens, trees))
+        sys.stdout.write("".join(dumps(record, ensure_ascii=False) + "\n" for record in records))
+        sys.stdout.flush()
         return
     write = to_ptb if fmt == "ptb" else to_brackets
     sys.stdout.write("".join(write(tree) + "\n" for tree in trees))

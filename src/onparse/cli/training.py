@@ -10,8 +10,8 @@ from ..files.safeio import dumps, format_ppl
 from ..grammar.config import GRAMMAR_PRESETS
 from ..grammar.settings import SIZE_OPTIONS, GrammarTraining
 from ..lm.training.config import PRESETS, TrainConfig
-from .common import (INT_MAX, SEED_RANGE, device_option, model_option, no_verify_option, quiet_option,
-                     threads_option)
+from .common import (INT_MAX, SEED_RANGE, device_option, model_option, no_verify_option, quiet_option, renamed,
+                     renamed_option, threads_option)
 
 # Kept free of torch imports (corpora and training.config import none): `onparse --help` must stay fast.
 _DURATION = re.compile(r"^(?:(\d+(?:\.\d*)?)h)?(?:(\d+(?:\.\d*)?)m)?(?:(\d+(?:\.\d*)?)s?)?$")
@@ -101,12 +101,13 @@ def _config_options(command):
               help="Validation file (default: a held-out 5% of the corpus, and another 5% for test)")
 @click.option("--test", "test", type=click.Path(dir_okay=False), default=None,
               help="Test file, with --valid (e.g. ptb.test.txt)")
-@click.option("--format", "fmt", type=click.Choice(corpora.FORMATS), default="auto",
-              show_default=True,
-              help="Corpus file format; auto: ptb for files named ptb.*.txt (tokens used verbatim), "
-                   "else text (raw text: tokenised, punctuation dropped, lowercased, digits to N); "
-                   "tokens: like text but split on whitespace only (pre-tokenised text)")
-@click.option("--out", default=None, metavar="DIR",
+@click.option("--input-format", "fmt", type=click.Choice(corpora.FORMATS), default=None,
+              help="Format of a corpus file (the text read; --format is always an output format); auto: ptb "
+                   "for files named ptb.*.txt (tokens used verbatim), else text (raw text: tokenised, punctuation "
+                   "dropped, lowercased, digits to N); tokens: like text but split on whitespace only "
+                   "(pre-tokenised text)  [default: auto]")
+@renamed_option("--format", "--input-format", "fmt_old", type=click.Choice(corpora.FORMATS))
+@click.option("--out", "-o", default=None, metavar="DIR",
               help="Output folder for best.pt, last.pt and metrics.jsonl [default: runs/PRESET; a grammar: "
                    "runs/grammar-PRESET]")
 @device_option
@@ -133,8 +134,9 @@ def _config_options(command):
 @no_verify_option
 @_config_options
 @click.pass_context
-def train_command(ctx, family, preset, corpus, valid, test, fmt, out, device, max_time, max_steps, checkpoint_every,
-                  keep_epochs, resume, overwrite, init_from, progress, threads, amp, as_json, no_verify, **hyper):
+def train_command(ctx, family, preset, corpus, valid, test, fmt, fmt_old, out, device, max_time, max_steps,
+                  checkpoint_every, keep_epochs, resume, overwrite, init_from, progress, threads, amp, as_json, no_verify,
+                  **hyper):
     """Train an ON-LSTM language model (AWD-LSTM recipe of the paper) or, with --family grammar,
     a neural PCFG (docs/pcfg.md), and keep the model with the best validation perplexity.
 
@@ -155,6 +157,7 @@ def train_command(ctx, family, preset, corpus, valid, test, fmt, out, device, ma
     """
     from ..lm.training.train import RunOptions, settings, train
 
+    fmt = renamed(fmt, fmt_old, "--format", "--input-format", "auto")
     if out is not None and not out.strip():
         raise click.BadParameter("is empty: name a folder, or leave --out out for runs/PRESET", param_hint="--out")
     out = out or (f"runs/{preset}" if family == "lm" else f"runs/grammar-{preset}")
@@ -162,6 +165,7 @@ def train_command(ctx, family, preset, corpus, valid, test, fmt, out, device, ma
         raise click.UsageError("--init-from starts a new run; it does not go with --resume")
 
     def given(*names):
+        names += ("fmt_old",) if "fmt" in names else ()
         return any(ctx.get_parameter_source(n) == click.core.ParameterSource.COMMANDLINE for n in names)
 
     other = _GRAMMAR_ONLY if family == "lm" else _LM_ONLY + ("init_from", "amp")
@@ -238,8 +242,9 @@ def _report(ctx, result, out, as_json) -> None:
 @click.option("--split", type=click.Choice(corpora.SPLITS), default=None,
               help="Which part of the corpus [default: test for a corpus name or the training corpus, "
                    "all for a file]")
-@click.option("--format", "fmt", type=click.Choice(corpora.FORMATS), default="auto",
-              show_default=True, help="Format of a corpus file (see onparse train --help)")
+@click.option("--input-format", "fmt", type=click.Choice(corpora.FORMATS), default=None,
+              help="Format of a corpus file (see onparse train --help)  [default: auto]")
+@renamed_option("--format", "--input-format", "fmt_old", type=click.Choice(corpora.FORMATS))
 @click.option("--batch-size", type=click.IntRange(1, INT_MAX), default=None,
               help="Parallel streams; a grammar: sentences a batch [default: the run's --eval-batch-size, "
                    "else 10; a grammar: the run's --batch-size, else 8]")
@@ -251,7 +256,8 @@ def _report(ctx, result, out, as_json) -> None:
 @click.option("--json", "as_json", is_flag=True,
               help="Print the result as JSON (a list, one object per model, for a bundle of several)")
 @quiet_option
-def perplexity_command(model_paths, no_verify, corpus, split, fmt, batch_size, bptt, device, threads, as_json, quiet):
+def perplexity_command(model_paths, no_verify, corpus, split, fmt, fmt_old, batch_size, bptt, device, threads, as_json,
+                       quiet):
     """Perplexity of a trained model on a corpus (by default the test part of the corpus it was
     trained on).  For a bundle, the perplexity of each of its models, one line each.
 
@@ -264,6 +270,7 @@ def perplexity_command(model_paths, no_verify, corpus, split, fmt, batch_size, b
     from ..api import load
     from ..devices import torch_threads
 
+    fmt = renamed(fmt, fmt_old, "--format", "--input-format", "auto")
     if len(model_paths) > 1:
         raise click.UsageError(f"perplexity measures one model or bundle; --model was given {len(model_paths)} times")
     with torch_threads(threads):

@@ -169,11 +169,15 @@ def check_contents(blob: Dict[str, Any], path, *, verify: bool = True) -> None:
 
 def check_parts(blob: Dict[str, Any], vocab_size: int, shapes, path, *, verify: bool = True) -> None:
     """The checks every model file shares, after its config was read: the vocabulary is
-    ``vocab_size`` words, the metadata a dict, the weights tensors of the ``shapes()`` the config
+    ``vocab_size`` distinct words, the metadata a dict, the weights tensors of the ``shapes()`` the config
     gives (name -> shape), matching their recorded checksum (unless not ``verify``), finite."""
     vocab, meta = blob["vocab"], blob.get("metadata", {})
     if not isinstance(vocab, (list, tuple)) or not all(isinstance(w, str) for w in vocab):
         raise OnparseError(f"{path}: the vocabulary is not a list of words")
+    if len(set(vocab)) != len(vocab):
+        seen: set = set()
+        twice = next(w for w in vocab if w in seen or seen.add(w))
+        raise OnparseError(f"{path}: the vocabulary has duplicate words ({twice!r} twice)")
     if len(vocab) != vocab_size:
         raise OnparseError(f"{path}: the vocabulary has {len(vocab):,} words but the config says "
                            f"vocab_size {vocab_size:,}")
@@ -207,9 +211,14 @@ def _checked_tensors(state_dict, path) -> Dict[str, Any]:
 
 
 def _check_shapes(shapes: Dict[str, tuple], weights: Dict[str, Any], path) -> None:
-    """The config's parameter shapes (computed, not allocated) against the file's tensors."""
+    """The config's parameter shapes (computed, not allocated) against the file's tensors: each
+    one there, of its shape, and no tensor besides them and their int8 scales."""
     import torch
 
+    extra = [name for name in weights if name not in shapes and name.removesuffix(SCALE_SUFFIX) not in shapes]
+    if extra:
+        more = f" and {len(extra) - 1} more" if len(extra) > 1 else ""
+        raise OnparseError(f"{path}: the weights hold {extra[0]}{more}, which the config has no place for")
     for name, shape in shapes.items():
         if name not in weights:
             raise OnparseError(f"{path}: the weights lack {name}")

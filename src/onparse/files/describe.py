@@ -82,8 +82,10 @@ def describe_bundle(blob: dict, name: str, path: str, counts) -> str:
              f"file: {path} ({os.path.getsize(path) / 1e6:.1f} MB, {weights} weights): a bundle of "
              f"{len(models)} models whose trees are averaged over {len(members)} members"
              + (f" and {len(voters)} voter{'s' if len(voters) > 1 else ''}" if voters else "")]
+    # The bundle's own figures (its file line, each model's section) describe its weights; a
+    # free-form note written when it was made (metadata "weights_check") may no longer hold.
     for key, title in (("recipe", "recipe"), ("note", "note"), ("selection", "selected by"),
-                       ("members_rule", "members chosen by"), ("weights_check", "weights")):
+                       ("members_rule", "members chosen by")):
         if meta.get(key):
             lines.append(f"{title}: {meta[key]}")
     lines += ["", "members (in tie-breaking order): " + "; ".join(m.label(len(models)) for m in members)]

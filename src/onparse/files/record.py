@@ -34,3 +34,28 @@ def printable(text: str) -> str:
     'ab[31mc\\nd'
     """
     return "".join(ch for ch in text if ch == "\n" or unicodedata.category(ch) != "Cc")
+
+
+def training_summary(meta) -> str:
+    """What a model file's metadata says of its training, in a few words, whatever its kind:
+    its corpus (or text), preset, seed and epochs; empty when it says nothing.
+
+    >>> training_summary({"corpus": {"source": "conll2000"}, "preset": "small", "train_config": {"seed": 4},
+    ...                   "epoch": 8})
+    'corpus conll2000, preset small, seed 4, epoch 8'
+    >>> training_summary({"text": {"path": "news.txt"}, "distill": {"seed": 2}, "epochs": [{}, {}]})
+    'text news.txt, seed 2, epoch 2'
+    """
+    if not isinstance(meta, dict):
+        return ""
+    corpus = field_of(field_of(meta, "corpus", dict, {}), "source", str)
+    text = field_of(field_of(meta, "text", dict, {}), "path", str)
+    seeds = [field_of(field_of(meta, key, dict, {}), "seed", int) for key in ("train_config", "training", "distill")]
+    seed = next((s for s in seeds if s is not None), None)
+    epoch = field_of(meta, "epoch", int)
+    if epoch is None and field_of(meta, "epochs", list):
+        epoch = len(meta["epochs"])
+    parts = [f"corpus {corpus}" if corpus else None, f"text {text}" if text else None,
+             f"preset {meta['preset']}" if field_of(meta, "preset", str) else None,
+             f"seed {seed}" if seed is not None else None, f"epoch {epoch}" if epoch is not None else None]
+    return printable(", ".join(p for p in parts if p))

@@ -259,7 +259,7 @@ def full_inside(log_root: Tensor, log_T: Tensor, log_emit: Tensor, lengths: Tens
     optionally batched) and ``log_emit [B, T, p]``; ``-inf`` for one-word sentences.  The
     reference for :func:`rank_inside`.  Cost: O(B n^3 (m+p)^2 + B n^2 m (m+p)^2)."""
     root, T, emit, lefts, rights = _full_setup(log_root, log_T, log_emit, lengths)
-    m, p, whole = T.shape[-2], emit.shape[-1], []
+    p, whole = emit.shape[-1], []
     for width in range(2, emit.shape[1] + 1):
         left, right = _children(lefts, rights, width)
         pair = torch.logsumexp(left.unsqueeze(-1) + right.unsqueeze(-2), 1)   # [B, n, S, S]

@@ -45,7 +45,8 @@ from ..progress import Progress
 from ..files.safeio import MAX_LINE_BYTES, atomic_output, remove_stale_temp_files, special_file
 from .model import SpanStudent, encode, student_trees
 from .config import MIN_WORDS, DistillSettings, StudentConfig
-from .file import check_student, save_student
+from .file import check_student, same_teachers, save_student, teachers_record
+from ..text.sentences import ParagraphCheck, params_to_dict, sentences_of
 from ..text.tokens import DEFAULT_PUNCT, normalize_word
 from ..files.run_folder import (EPOCH_SNAPSHOT, LAST, METRICS, FolderLock, MetricsLog, is_run_file, make_folder,
                                 refuse_old_run, remove_run_files, tidy, truncate_log)
@@ -84,6 +85,7 @@ class Job:
     punct: str = DEFAULT_PUNCT
     max_line_bytes: int = MAX_LINE_BYTES
     quiet: bool = False
+    split: Any = None                 # a SentenceSplitter: each sentence of a line is one to learn from
 
 
 @dataclass
@@ -168,19 +170,22 @@ def written_by_run(student_path: str, run_dir: str) -> bool:
     ours, theirs = mine.get("metadata"), run.get("metadata")
     if not (isinstance(ours, dict) and isinstance(theirs, dict) and ours.get("run_id")):
         return False
-    return all(ours.get(key) == theirs.get(key) for key in ("run_id", "text", "teachers"))
+    return (all(ours.get(key) == theirs.get(key) for key in ("run_id", "text"))
+            and same_teachers(ours.get("teachers"), theirs.get("teachers")))
 
 
 def distill(parser, text: str, student_path: str, *, run_dir: Optional[str] = None,
             sizes: Optional[Dict[str, Any]] = None, settings: DistillSettings = DistillSettings(),
             resume: bool = False, overwrite: bool = False, keep_epochs: bool = False, tokenize: bool = True,
-            punct: str = DEFAULT_PUNCT, max_line_bytes: int = MAX_LINE_BYTES, quiet: bool = False) -> DistillResult:
+            punct: str = DEFAULT_PUNCT, max_line_bytes: int = MAX_LINE_BYTES, quiet: bool = False,
+            split=None) -> DistillResult:
     """Train a student on ``parser``'s trees of the lines of ``text`` and write it to
     ``student_path`` (module docstring).  ``sizes``: :class:`onparse.student.model.StudentConfig`
     fields other than the vocabulary (which is the teacher's first model's, so that the student
     reads tokens as its teacher does).  OnparseError (one line) for text with no sentence of
     two words, text mostly unknown to the teacher, a run folder in use or holding another run,
-    a student path that names a file of the run, a run that diverges.
+    a student path that names a file of the run, a run that diverges.  ``split``: a
+    :class:`onparse.text.sentences.SentenceSplitter` (each sentence of a line is learnt from).
     Cost: the teacher's parse of the text, then ``epochs`` passes of O(n^3) per sentence."""
     if run_dir is None and special_file(student_path):
         raise OnparseError(f"{student_path} is not a regular file, so the run folder cannot go beside it: "
@@ -198,7 +203,7 @@ def distill(parser, text: str, student_path: str, *, run_dir: Optional[str] = No
     except (TypeError, ValueError) as err:
         raise OnparseError(f"bad student size: {first_line(err)}") from None
     job = Job(text=text, student_path=student_path, run_dir=run_dir, config=config, settings=settings,
-              keep_epochs=keep_epochs, tokenize=tokenize, punct=punct, max_line_bytes=max_line_bytes, quiet=quiet)
+              keep_epochs=keep_epochs, tokenize=tokenize, punct=punct, max_line_bytes=max_line_bytes, quiet=quiet, split=split)
     if not resume:
         refuse_old_run(run_dir, overwrite, RUN_DIR_OPTION)
     make_folder(run_dir)
@@ -249,13 +254,14 @@ class _Run:
         job, settings = self.job, self.settings
         prep = self.parser.preprocessor(job.tokenize, job.punct)
         digest = hashlib.sha256()
-        kept, words, unknown = [], 0, 0
-        for line in read_lines(job.text, max_line_bytes=job.max_line_bytes, digest=digest):
+        kept, words, unknown, check = [], 0, 0, ParagraphCheck()
+        for line in sentences_of(read_lines(job.text, max_line_bytes=job.max_line_bytes, digest=digest), job.split, check):
             tokens = prep(line).tokens
             if len(tokens) >= MIN_WORDS:
                 kept.append(tokens)
                 words += len(tokens)
                 unknown += sum(normalize_word(t) not in self.vocab for t in tokens)
+        check.tell(self.log.say, "learnt from")
         if not kept:
             raise OnparseError(f"{job.text} has no sentence of at least {MIN_WORDS} words to learn from "
                                "(one sentence per line)")
@@ -332,9 +338,9 @@ class _Run:
         training = blob.get("training")
         if not isinstance(training, dict):
             raise OnparseError(f"{path} holds no training state to resume from")
-        for key, what in (("text", "text"), ("teachers", "teachers")):
-            if old.get(key) != meta[key]:
-                raise OnparseError(f"cannot resume {job.run_dir}: it was distilled from other {what}; "
+        for key, same in (("text", lambda a, b: a == b), ("teachers", same_teachers)):
+            if not same(old.get(key), meta[key]):
+                raise OnparseError(f"cannot resume {job.run_dir}: it was distilled from other {key}; "
                                    "start a new run (another --run-dir, or --overwrite)")
         recorded = old.get("distill") if isinstance(old.get("distill"), dict) else {}
         try:
@@ -361,13 +367,11 @@ class _Run:
         """What the student file records of its run, its teachers and its text."""
         parser, job = self.parser, self.job
         return {"onparse_version": __version__, "run_id": uuid.uuid4().hex,   # os.urandom: no RNG drawn
-                "teachers": {"models": [{"name": parser.names[i] if i < len(parser.names) else f"model {i + 1}",
-                                         "weights_sha256": m.metadata.get("weights_sha256")}
-                                        for i, m in enumerate(parser.models)],
-                             "members": [m.label(len(parser.models)) for m in parser.members],
-                             "voters": list(parser.voters), "ties": parser.ties},
+                "teachers": teachers_record(parser),
                 "text": {"path": job.text, "sha256": text.sha256, "sentences": len(text.sentences),
-                         "words": text.words, "tokenize": job.tokenize, "punct": job.punct},
+                         "words": text.words, "tokenize": job.tokenize, "punct": job.punct,
+                         **({"split_sentences": True} if job.split else {})},
+                **({"punkt": params_to_dict(job.split.params)} if job.split else {}),
                 "distill": {**asdict(self.settings), "config": job.config.to_dict()}}
 
     # -- 3. learn ------------------------------------------------------------------------------

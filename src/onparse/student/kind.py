@@ -71,10 +71,7 @@ def _student_lines(blob, meta):
         lines.append(f"written by: onparse {meta['onparse_version']}")
     teachers = field_of(meta, "teachers", dict, {})
     if teachers:
-        models = [str(m.get("name")) for m in teachers.get("models", []) if isinstance(m, dict)]
-        voters = ", ".join(map(str, teachers.get("voters") or [])) or "none"
-        lines.append(f"teachers: {'; '.join(models)} (members: {'; '.join(map(str, teachers.get('members', [])))}; "
-                     f"voters: {voters}; ties: {teachers.get('ties')})")
+        lines += _teacher_lines(teachers)
     text = field_of(meta, "text", dict, {})
     if text:
         lines.append(f"text: {text.get('path')} ({text.get('sentences', 0):,} sentences, {text.get('words', 0):,} "
@@ -90,3 +87,17 @@ def _student_lines(blob, meta):
                      + ", ".join(f"{100 * e['agreement']:.1f}%" for e in epochs)
                      + f" ({epochs[-1].get('minutes')} min in all)")
     return lines
+
+
+def _teacher_lines(teachers):
+    """The teacher a student records (:func:`onparse.student.file.teachers_record`): each model
+    named by where it came from and what it is (``model 2 of the bundled model, a language model:
+    corpus conll2000, preset small, seed 5, epoch 7``), then the members, voters and tie rule."""
+    models = [m for m in field_of(teachers, "models", list, []) if isinstance(m, dict)]
+    named = [str(m.get("name")) + (f", {m['about']}" if isinstance(m.get("about"), str) else "") for m in models]
+    voters = ", ".join(map(str, field_of(teachers, "voters", list, []))) or "none"
+    reading = (f"members: {'; '.join(map(str, field_of(teachers, 'members', list, [])))}; voters: {voters}; "
+               f"ties: {teachers.get('ties')}")
+    if len(named) == 1:
+        return [f"teacher: {named[0]} ({reading})"]
+    return [f"teachers: {len(named)} models ({reading})"] + [f"  model {k}: {name}" for k, name in enumerate(named, 1)]
