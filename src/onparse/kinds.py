@@ -18,8 +18,11 @@ from dataclasses import dataclass
 from typing import Any, Callable, ClassVar, Dict, List, Optional, Sequence, Tuple
 
 from .errors import OnparseError
+from .files.checkpoint import first_line
+from .files.weights import dequantize
 from .members import ALL, Member, MemberError
 from .pictures.show import SPLIT_SIZES
+from .text.vocab import Vocabulary
 from .trees.tree import Span, split_sizes
 
 Progress = Optional[Callable[[int], None]]
@@ -74,11 +77,23 @@ class ParsingModel:
         a one-line OnparseError naming the first problem.  Allocates no weights."""
         raise NotImplementedError
 
+    #: The config dataclass and the torch module of the kind, for :meth:`from_blob`.
+    config_class: ClassVar[Any] = None
+    module_class: ClassVar[Any] = None
+
     @classmethod
     def from_blob(cls, blob: Dict[str, Any], path, device="cpu") -> "ParsingModel":
         """The model a checked ``blob`` describes, built in eval mode on ``device``; ``path``
-        names the file in errors.  float16 and int8 weights are read back into float32."""
-        raise NotImplementedError
+        names the file in errors.  float16 and int8 weights are read back into float32.  This
+        builds ``module_class(config_class.from_dict(config))``; a kind may build otherwise."""
+        try:
+            model = cls.module_class(cls.config_class.from_dict(blob["config"]))
+            model.load_state_dict(dequantize(blob["state_dict"]))          # float16 is copied into float32
+            vocab = Vocabulary(blob["vocab"])
+        except (TypeError, ValueError, KeyError, RuntimeError, OnparseError) as err:
+            raise OnparseError(f"{path}: {cls.kind} does not match this onparse version's {cls.kind} "
+                               f"({first_line(err)})")
+        return cls(model.to(device).eval(), vocab, blob.get("metadata", {}))
 
     def entry(self) -> Dict[str, Any]:
         """The model as a bundle entry: ``config``, ``vocab``, ``state_dict`` (on the CPU),

@@ -18,15 +18,13 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple
 import torch
 
 from ..errors import OnparseError
-from ..files.checkpoint import GRAMMAR_FORMAT, first_line, read_file
+from ..files.checkpoint import GRAMMAR_FORMAT, read_file
 from ..files.record import field_of
 from ..files.safeio import format_ppl, perplexity_of
-from ..files.weights import dequantize
 from ..kinds import ParsingModel, Progress
 from ..lm.perplexity import PerplexityResult, text_to_measure
 from ..members import ALL, Member, MemberError
 from ..progress import Progress as Bar
-from ..text.vocab import Vocabulary
 from ..trees.tree import Span
 from .config import GrammarConfig
 from .file import GRAMMAR_KIND, check_grammar
@@ -44,20 +42,12 @@ class Grammar(ParsingModel):
     file_format = GRAMMAR_FORMAT
     entry_kind = GRAMMAR_KIND
     decoders = ("mbr", "viterbi")
+    config_class, module_class = GrammarConfig, NeuralPCFG
 
     @classmethod
     def check(cls, blob: Dict[str, Any], path, *, verify: bool = True) -> Dict[str, Any]:
         return check_grammar(blob, path, verify=verify)
 
-    @classmethod
-    def from_blob(cls, blob: Dict[str, Any], path, device="cpu") -> "Grammar":
-        try:
-            model = NeuralPCFG(GrammarConfig.from_dict(blob["config"]))
-            model.load_state_dict(dequantize(blob["state_dict"]))          # float16 is copied into float32
-            vocab = Vocabulary(blob["vocab"])
-        except (TypeError, ValueError, KeyError, RuntimeError, OnparseError) as err:
-            raise OnparseError(f"{path}: grammar does not match this onparse version's grammar ({first_line(err)})")
-        return cls(model.to(device).eval(), vocab, blob.get("metadata", {}))
 
     @classmethod
     def describe_sections(cls):

@@ -9,11 +9,9 @@ from __future__ import annotations
 from typing import Any, Dict
 
 from ..errors import OnparseError
-from ..files.checkpoint import STUDENT_FORMAT, first_line, read_file
+from ..files.checkpoint import STUDENT_FORMAT, read_file
 from ..files.record import field_of
-from ..files.weights import dequantize
 from ..kinds import ParsingModel, Progress
-from ..text.vocab import Vocabulary
 from .config import StudentConfig
 from .file import STUDENT_KIND, check_student
 from .model import SpanStudent, student_trees
@@ -26,20 +24,12 @@ class Student(ParsingModel):
     file_format = STUDENT_FORMAT
     entry_kind = STUDENT_KIND
     decoders = ("cyk",)
+    config_class, module_class = StudentConfig, SpanStudent
 
     @classmethod
     def check(cls, blob: Dict[str, Any], path, *, verify: bool = True) -> Dict[str, Any]:
         return check_student(blob, path, verify=verify)
 
-    @classmethod
-    def from_blob(cls, blob: Dict[str, Any], path, device="cpu") -> "Student":
-        try:
-            model = SpanStudent(StudentConfig.from_dict(blob["config"]))
-            model.load_state_dict(dequantize(blob["state_dict"]))          # float16 is copied into float32
-            vocab = Vocabulary(blob["vocab"])
-        except (TypeError, ValueError, KeyError, RuntimeError, OnparseError) as err:
-            raise OnparseError(f"{path}: student does not match this onparse version's student ({first_line(err)})")
-        return cls(model.to(device).eval(), vocab, blob.get("metadata", {}))
 
     @classmethod
     def describe_sections(cls):
