@@ -167,6 +167,25 @@ def check_contents(blob: Dict[str, Any], path, *, verify: bool = True) -> None:
     check_parts(blob, config.vocab_size, shapes, path, verify=verify)
 
 
+def check_model_file(blob: Dict[str, Any], path, *, what: str, file_format: str, version: int, config_class,
+                     verify: bool = True) -> Dict[str, Any]:
+    """``blob`` when it is a valid file of one model of a kind (``what``: ``student``,
+    ``grammar``; its own ``file_format`` and ``version``), or that kind's entry of a bundle, read
+    from ``path``: its layout, its config (``config_class.from_dict``) and :func:`check_parts`.
+    A one-line OnparseError at the first problem; no weights are allocated."""
+    if blob.get("format") == file_format and blob.get("version") != version:
+        raise OnparseError(f"{path}: unsupported {what} version {blob.get('version')!r}")
+    for key in ("config", "vocab", "state_dict"):
+        if key not in blob:
+            raise OnparseError(f"{path}: {what} file lacks '{key}'")
+    try:
+        config = config_class.from_dict(blob["config"])
+    except (TypeError, ValueError) as err:
+        raise OnparseError(f"{path}: unusable {what} config ({first_line(err)})") from None
+    check_parts(blob, config.vocab_size, config.parameter_shapes, path, verify=verify)
+    return blob
+
+
 def check_parts(blob: Dict[str, Any], vocab_size: int, shapes, path, *, verify: bool = True) -> None:
     """The checks every model file shares, after its config was read: the vocabulary is
     ``vocab_size`` distinct words, the metadata a dict, the weights tensors of the ``shapes()`` the config

@@ -23,8 +23,7 @@ from __future__ import annotations
 
 from typing import Any, Dict, Optional
 
-from ..errors import OnparseError
-from ..files.checkpoint import DIGEST_KEY, GRAMMAR_FORMAT, check_parts, first_line, write_atomically
+from ..files.checkpoint import DIGEST_KEY, GRAMMAR_FORMAT, check_model_file, write_atomically
 from ..files.weights import weights_digest
 from .config import GrammarConfig
 
@@ -51,16 +50,5 @@ def save_grammar(path, *, config: Dict[str, Any], vocab, state_dict, metadata: O
 def check_grammar(blob: Dict[str, Any], path, *, verify: bool = True) -> Dict[str, Any]:
     """``blob`` when it is a valid grammar file's dict (or a bundle's grammar entry) read from
     ``path``; a one-line OnparseError at the first problem.  Allocates no weights."""
-    if blob.get("format") == GRAMMAR_FORMAT and blob.get("version") != VERSION:
-        raise OnparseError(f"{path}: unsupported grammar version {blob.get('version')!r}")
-    for key in ("config", "vocab", "state_dict"):
-        if key not in blob:
-            raise OnparseError(f"{path}: grammar file lacks '{key}'")
-    if not isinstance(blob["config"], dict):
-        raise OnparseError(f"{path}: unusable grammar config (not a dict)")
-    try:
-        config = GrammarConfig.from_dict(blob["config"])
-    except (TypeError, ValueError) as err:
-        raise OnparseError(f"{path}: unusable grammar config ({first_line(err)})") from None
-    check_parts(blob, config.vocab_size, config.parameter_shapes, path, verify=verify)
-    return blob
+    return check_model_file(blob, path, what="grammar", file_format=GRAMMAR_FORMAT, version=VERSION,
+                            config_class=GrammarConfig, verify=verify)

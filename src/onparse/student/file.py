@@ -24,8 +24,7 @@ from typing import Any, Dict, Optional
 
 import torch
 
-from ..files.checkpoint import DIGEST_KEY, STUDENT_FORMAT, check_parts, first_line, write_atomically
-from ..errors import OnparseError
+from ..files.checkpoint import DIGEST_KEY, STUDENT_FORMAT, check_model_file, write_atomically
 from .model import StudentConfig
 from ..files.record import training_summary
 from ..files.weights import weights_digest
@@ -58,17 +57,8 @@ def save_student(path, *, config: Dict[str, Any], vocab, state_dict, metadata: O
 def check_student(blob: Dict[str, Any], path, *, verify: bool = True) -> Dict[str, Any]:
     """``blob`` when it is a valid student file's dict (or a bundle's student entry) read from
     ``path``; a one-line OnparseError at the first problem."""
-    if blob.get("format") == STUDENT_FORMAT and blob.get("version") != VERSION:
-        raise OnparseError(f"{path}: unsupported student version {blob.get('version')!r}")
-    for key in ("config", "vocab", "state_dict"):
-        if key not in blob:
-            raise OnparseError(f"{path}: student file lacks '{key}'")
-    try:
-        config = StudentConfig.from_dict(blob["config"])
-    except (TypeError, ValueError) as err:
-        raise OnparseError(f"{path}: unusable student config ({first_line(err)})") from None
-    check_parts(blob, config.vocab_size, config.parameter_shapes, path, verify=verify)
-    return blob
+    return check_model_file(blob, path, what="student", file_format=STUDENT_FORMAT, version=VERSION,
+                            config_class=StudentConfig, verify=verify)
 
 
 def teachers_record(parser) -> Dict[str, Any]:
