@@ -19,8 +19,8 @@ from hypothesis import strategies as st
 
 from onparse.errors import OnparseError
 from onparse.grammar.config import GRAMMAR_PRESETS, GrammarConfig
-from onparse.grammar.inside import (RankRules, full_inside, full_rules_from_rank, labelled_marginals,
-                                    mbr_spans, rank_inside, sample, span_labels, span_marginals, viterbi)
+from onparse.grammar.inside import (NEG, RankRules, full_inside, full_rules_from_rank, labelled_marginals,
+                                    logmm, mbr_spans, rank_inside, sample, span_labels, span_marginals, viterbi)
 from onparse.grammar.model import NeuralPCFG
 from onparse.trees.tree import spans_to_tree, tree_spans
 
@@ -173,6 +173,25 @@ def test_float32_long_sentences_do_not_underflow():
     assert float(z64[0]) < -60                               # far below float32's smallest probability
     assert torch.isfinite(z32).all()
     assert (z32.double() - z64).abs().max() < 1e-3
+
+
+def test_logmm_gradient_stays_finite_where_a_product_is_subnormal():
+    # exp(-95) * exp(0) twice: the shifted product is about 1e-41, subnormal in float32, so the
+    # gradient of its log (1 / prod) overflowed and times an exp that underflowed gave NaN; this
+    # stopped seed 1 of rule v9's first grammar run ("the gradient norm became nan").
+    x = torch.tensor([[0.0, -95.0]], requires_grad=True)
+    y = torch.tensor([[-95.0], [0.0]], requires_grad=True)
+    out = logmm(x, y)
+    (out * 4).sum().backward()
+    assert torch.isfinite(x.grad).all() and torch.isfinite(y.grad).all()
+    assert float(out) <= NEG * 0.99                          # counted as an underflow: no mass
+    # Well above the floor the value and gradient are exact.
+    x64, y64 = torch.tensor([[0.0, -30.0]], dtype=torch.float64), torch.tensor([[-30.0], [0.0]], dtype=torch.float64)
+    x, y = x64.float().requires_grad_(True), y64.float().requires_grad_(True)
+    out = logmm(x, y)
+    out.sum().backward()
+    assert abs(float(out) - float(torch.logsumexp(x64[0] + y64[:, 0], 0))) < 1e-5
+    assert torch.allclose(x.grad, torch.tensor([[0.5, 0.5]])) and torch.allclose(y.grad, torch.tensor([[0.5], [0.5]]))
 
 
 # ----------------------------------------------------------------------------------------

@@ -62,13 +62,23 @@ def symbol_name(symbol: int, n_nonterminals: int) -> str:
 def logmm(x: Tensor, y: Tensor) -> Tensor:
     """``log(exp(x) @ exp(y))``: ``[..., a, k] x [..., k, c] -> [..., a, c]`` (batch dims
     broadcast).  Rows of ``x`` and columns of ``y`` are shifted by their max (detached: the
-    result does not depend on it); a product that underflows to 0 gives :data:`NEG` with a zero
-    gradient.  Cost: one matmul plus ``O(ak + kc + ac)`` exps."""
+    result does not depend on it); a shifted product below :func:`_underflow` (``e^-69`` in
+    float32) counts as 0 and gives :data:`NEG` with a zero gradient.  Why not only exact zeros:
+    the gradient of ``log`` is ``1 / prod``, which overflows to ``inf`` for a subnormal product,
+    and ``inf`` times an ``exp`` that underflowed to 0 is NaN (it stopped a training run).
+    Cost: one matmul plus ``O(ak + kc + ac)`` exps."""
     x_max = x.detach().amax(-1, keepdim=True)
     y_max = y.detach().amax(-2, keepdim=True)
     prod = torch.matmul((x - x_max).exp(), (y - y_max).exp())
-    zero = prod <= 0
+    zero = prod < _underflow(prod.dtype)
     return x_max + y_max + torch.where(zero, torch.ones_like(prod), prod).log().masked_fill(zero, NEG)
+
+
+def _underflow(dtype: torch.dtype) -> float:
+    """The smallest shifted product :func:`logmm` keeps: ``tiny ** 0.8`` of the dtype (about
+    ``5e-31`` in float32), so ``1 / prod`` stays ``1e7`` times below overflow and a backward
+    sum over thousands of such terms stays finite."""
+    return torch.finfo(dtype).tiny ** 0.8
 
 
 def _floor(x: Tensor, dims: int) -> Tensor:
