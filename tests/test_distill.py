@@ -644,3 +644,39 @@ def test_a_student_names_its_teachers_and_keeps_the_punkt_parameters_it_split_wi
     induced = run("induce", "-", "-m", student, "--split-sentences", input="The dog saw a cat. A bird saw the dog.\n")
     assert induced.exit_code == 0, induced.output
     assert len(induced.stdout.splitlines()) == 3 and "learnt them" not in induced.stderr
+
+
+def test_a_student_learns_from_a_mixed_teacher(setup, tmp_path):
+    """38.4: a teacher of three kinds (a language model, a grammar, a student) and a voter: the
+    teacher trees distill writes are the mixed parser's averaged trees, the student file names
+    every teacher by its kind, and the student parses beside its teachers."""
+    from onparse.grammar.config import GrammarConfig
+    from onparse.grammar.file import save_grammar
+    from onparse.grammar.model import NeuralPCFG
+
+    teacher_vocab = load_student(setup["student"]).vocab          # the teacher's vocabulary
+    torch.manual_seed(5)
+    grammar = tmp_path / "g.pt"
+    config = GrammarConfig.preset("tiny", len(teacher_vocab))
+    save_grammar(grammar, config=config.to_dict(), vocab=teacher_vocab, state_dict=NeuralPCFG(config).state_dict())
+    mixed = load([setup["teacher"], str(grammar), setup["student"]], voters=["right"], ties="right")
+    assert [m.kind for m in mixed.models] == ["language model", "grammar", "student"]
+    student = tmp_path / "mixed-student.pt"
+    out = run("distill", setup["text"], "-m", setup["teacher"], "-m", grammar, "-m", setup["student"],
+              "--voter", "right", "--ties", "right", "--out", student, "--epochs", "1", "--valid-every", "10",
+              *SMALL)
+    assert out.exit_code == 0, out.output
+    lines = open(setup["text"], encoding="utf-8").read().splitlines()
+    with open(os.path.join(default_run_dir(str(student)), TEACHER_TREES), encoding="utf-8") as handle:
+        written = [line.rstrip("\n") for line in handle]
+    expected = [to_brackets(t) for t in mixed.trees(mixed.tokens(lines))]
+    assert written == expected
+    # The grammar's trees are not the language model's: the average really mixes kinds.
+    per_member = mixed.member_trees(mixed.tokens(lines[:50]))
+    assert any(t[0] != t[1] for t in per_member)
+    meta = load_student(student).metadata
+    assert [m["about"].split(":")[0] for m in meta["teachers"]["models"]] == ["a language model", "a grammar",
+                                                                            "a student"]
+    assert meta["teachers"]["voters"] == ["right"] and meta["teachers"]["ties"] == "right"
+    beside = load([str(student), str(grammar)])
+    assert len(beside.trees(beside.tokens(lines[:10]))) == 10
