@@ -154,6 +154,7 @@ def main():
     Baselines:       onparse baseline --gold wsj10 --kind right --score
     Train a model:   onparse train --preset small --out runs/small
     Train a student: onparse distill text.txt --out student.pt
+    Text to parser:  onparse fit text.txt --out mine.pt --max-time 2h
     The bundled model: onparse info
     """
     from ..progress import new_job
@@ -163,9 +164,9 @@ def main():
 
 def _register():
     # Each command module adds its commands to `main` (imported here, after `main` exists).
-    from . import distill, figures, grammar, info, members, parsing, scoring, training
+    from . import distill, figures, fit, grammar, info, members, parsing, scoring, training
 
-    for module in (scoring, training, distill, parsing, members, figures, info, grammar):
+    for module in (scoring, training, distill, fit, parsing, members, figures, info, grammar):
         module.register(main)
 
 

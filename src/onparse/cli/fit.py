@@ -1,0 +1,93 @@
+"""``onparse fit``: raw text in, a chosen and bundled parser out, no gold tree anywhere
+(:mod:`onparse.fitting.pipeline`)."""
+import click
+
+from ..files.safeio import dumps
+from .common import INT_MAX, quiet_option
+from .training import _Duration
+
+
+@click.command("fit")
+@click.argument("text", type=click.Path(dir_okay=False))
+@click.option("--out", "-o", required=True, type=click.Path(dir_okay=False), metavar="BUNDLE",
+              help="The bundle file to write (the chosen language models, members, voter and ties).")
+@click.option("--run-dir", type=click.Path(file_okay=False), default=None, metavar="RUN",
+              help="The run folder of the whole pipeline  [default: BUNDLE's name with .fit, beside it].")
+@click.option("--resume", is_flag=True, help="Continue a stopped fit where it stopped (same TEXT and settings).")
+@click.option("--seeds", type=click.IntRange(1, 64), default=3, show_default=True,
+              help="Language models to train (seeds 1..N); they train side by side, one per CPU core.")
+@click.option("--preset", default="small", show_default=True, help="onparse train's preset for each seed.")
+@click.option("--epochs", type=click.IntRange(1, INT_MAX), default=None,
+              help="Most epochs per seed  [default: the preset's]; --max-time may stop them sooner.")
+@click.option("--max-time", type=_Duration(), default=None,
+              help="Time for the whole fit (3600, 90m, 2h): seeds and epochs are planned within it; about 10% is "
+                   "kept for choosing (and 25% for --student).")
+@click.option("--threads", type=click.IntRange(1, 4096), default=None,
+              help="CPU cores to use in all: seeds train side by side at one thread each up to this "
+                   "[default: every usable core].")
+@click.option("--limit", type=click.IntRange(10, INT_MAX), default=1000, show_default=True,
+              help="Held-out sentences (3 words or more) that the choice is measured on.")
+@click.option("--weights", type=click.Choice(["float32", "float16", "int8"]), default="float16", show_default=True,
+              help="How the bundle stores its weights.")
+@click.option("--student", type=click.Path(dir_okay=False), default=None, metavar="PATH",
+              help="Also distil a student from the bundle on TEXT's training part and write it here.")
+@click.option("--stop-after", type=click.Choice(["plan", "train", "choose", "bundle"]), default=None,
+              help="Stop once this stage is done (continue later with --resume).")
+@click.option("--json", "as_json", is_flag=True, help="Print the report as one JSON object.")
+@quiet_option
+def fit_command(text, out, run_dir, resume, seeds, preset, epochs, max_time, threads, limit, weights, student,
+                stop_after, as_json, quiet):
+    """Turn raw text into a parser with no gold tree: train several ON-LSTM seeds on TEXT (a
+    file of raw lines, or a plain-text corpus name such as news), choose epochs, layers,
+    decoders, members, a voter and the tie rule by how much the seeds' trees agree on a
+    held-out 5% of TEXT, and write them as one bundle (--out).
+
+    Stages: plan, train, choose, bundle (and student with --student), each recorded in the run
+    folder: a stopped fit continues with --resume.  Prints what it chose and the agreement
+    scores it chose by; progress on stderr.
+
+    \b
+    onparse fit my-text.txt --out mine.pt --max-time 2h
+    onparse fit my-text.txt --out mine.pt --resume
+    onparse induce new-text.txt -m mine.pt
+    """
+    from ..fitting.pipeline import FitSettings, fit
+    from ..lm.training.config import PRESETS
+
+    if preset not in PRESETS:
+        raise click.BadParameter(f"unknown preset {preset!r}; known: {', '.join(PRESETS)}", param_hint="--preset")
+    if student is not None and stop_after is not None:
+        raise click.UsageError("--stop-after stops before the student; give --student when you resume")
+    say = (lambda _: None) if quiet else (lambda line: click.echo(line, err=True))
+    settings = FitSettings(seeds=seeds, preset=preset, epochs=epochs, max_time=max_time, cores=threads,
+                           limit=limit, weights=weights)
+    result = fit(text, out, settings, run_dir=run_dir, resume=resume, student=student, stop_after=stop_after,
+                 say=say)
+    if as_json:
+        click.echo(dumps(result.to_dict()))
+        return
+    if not result.choice:
+        click.echo(f"fit stopped after {stop_after}; continue with: onparse fit {text} --out {out} --resume")
+        return
+    click.echo(report(result.choice))
+    click.echo(f"bundle: {result.out}" + (f"\nstudent: {result.student}" if result.student else ""))
+
+
+def report(choice) -> str:
+    """What fit chose and the gold-free scores it chose by, as text."""
+    lines = ["chosen epochs: " + ", ".join(f"seed {s} epoch {e}" for s, e in sorted(choice["epochs"].items()))]
+    lines.append(f"members (agreement across seeds on {choice['sentences']:,} held-out sentences, most central first):")
+    scores = {(m["seed"], m["epoch"], m["layer"], m["decoder"]): m["agreement"] for m in choice["member_scores"]}
+    for m in choice["members"]:
+        key = (m["seed"], m["epoch"], m["layer"], m["decoder"])
+        lines.append(f"  seed {m['seed']} epoch {m['epoch']} layer {m['layer']} {m['decoder']}\t{scores[key]:.4f}")
+    lean = choice.get("lean", {})
+    how = f"a {choice['voter']}-branching voter" if choice["voter"] else "no voter"
+    lines.append(f"voter: {how}, ties {choice['ties']} (the members' average agrees {lean.get('right', 0):.3f} "
+                 f"with right-branching trees, {lean.get('left', 0):.3f} with left-branching ones)")
+    return "\n".join(lines)
+
+
+def register(main) -> None:
+    main.add_command(fit_command)
+

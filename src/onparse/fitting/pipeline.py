@@ -1,0 +1,391 @@
+"""``onparse fit``: raw text in, a bundled parser out, and no gold tree anywhere.
+
+One run folder (``RUN``, by default ``OUT.fit`` beside ``--out``) holds the whole pipeline;
+``RUN/fit.json`` records each stage when it is done, so a stopped fit continues where it stopped
+(``--resume``), stage by stage and, within training, epoch by epoch:
+
+1. **plan**: read TEXT (a file of raw lines, or a plain-text corpus name such as ``news``), check
+   it, and plan the seeds side by side (one process per core, one thread each) and the time of
+   each within ``--max-time``.
+2. **train**: one ON-LSTM language model per seed (``onparse train --corpus TEXT --seed S
+   --keep-epochs``) in ``RUN/seed-S``, its log in ``RUN/seed-S/train.log``.  The corpus's own
+   held-out split (:func:`onparse.text.corpora.held_out_split`) leaves about 5% of the text out
+   of training and validation: those sentences choose.
+3. **choose**: the trees of every kept epoch x layer x decoder on those held-out sentences, and
+   the gold-free rule of :mod:`onparse.fitting.choice`; ``RUN/choice.json``.
+4. **bundle**: the chosen members, voter and tie rule as one bundle file (``--out``).
+5. **student** (``--student PATH``): a student distilled from the bundle on TEXT.
+
+No stage reads a gold tree: the text is the only data.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import os
+import signal
+import subprocess
+import sys
+import time
+from dataclasses import asdict, dataclass, field
+from typing import Any, Callable, Dict, List, Optional
+
+from ..errors import OnparseError
+from ..files.run_folder import FolderLock, make_folder
+from ..files.safeio import atomic_output, dumps, format_duration
+from ..progress import PLAIN_EVERY
+from ..text.corpora import TREEBANK_NAMES, load_corpus, make_spec
+from .choice import Candidate, Choice, choose
+
+STAGES = ("plan", "train", "choose", "bundle", "student")
+STATE = "fit.json"
+CHOICE = "choice.json"
+#: The fewest sentences fit accepts: its held-out 5% must give choosing sentences.
+MIN_SENTENCES = 200
+#: Shares of --max-time kept for choosing and bundling, and for the student when asked for.
+CHOOSE_SHARE, STUDENT_SHARE = 0.1, 0.25
+
+
+@dataclass(frozen=True)
+class FitSettings:
+    """What a fit trains and how it chooses; recorded in ``RUN/fit.json`` (a resumed fit must
+    keep them, but for ``max_time``)."""
+
+    seeds: int = 3                   # language models trained, seeds 1..seeds
+    preset: str = "small"            # onparse train's preset
+    epochs: Optional[int] = None     # most epochs a seed trains (None: the preset's)
+    max_time: Optional[float] = None  # seconds for the whole fit (None: no limit)
+    cores: Optional[int] = None      # CPU cores to use (None: every usable one)
+    limit: int = 1000                # held-out sentences of >= 3 words that choose
+    weights: str = "float16"         # how the bundle stores weights
+
+    def check(self) -> None:
+        if self.seeds < 1:
+            raise OnparseError(f"seeds must be at least 1, got {self.seeds}")
+        if self.epochs is not None and self.epochs < 1:
+            raise OnparseError(f"epochs must be at least 1, got {self.epochs}")
+        if self.limit < 10:
+            raise OnparseError(f"the held-out limit must be at least 10 sentences, got {self.limit}")
+        if self.max_time is not None and self.max_time <= 0:
+            raise OnparseError(f"--max-time must be positive, got {self.max_time}")
+
+
+@dataclass
+class FitResult:
+    """What :func:`fit` did: the bundle, the optional student, the choice and the time spent."""
+
+    out: str
+    run_dir: str
+    choice: Dict[str, Any]
+    student: Optional[str] = None
+    seconds: Dict[str, float] = field(default_factory=dict)   # per stage, over every invocation
+
+    def to_dict(self) -> Dict[str, Any]:
+        return asdict(self)
+
+
+def default_run_dir(out: str) -> str:
+    """``OUT.fit`` beside the bundle: ``parser.pt`` -> ``parser.fit``."""
+    root, ext = os.path.splitext(out)
+    return (root if ext == ".pt" else out) + ".fit"
+
+
+def fit(text: str, out: str, settings: FitSettings = FitSettings(), *, run_dir: Optional[str] = None,
+        resume: bool = False, student: Optional[str] = None, stop_after: Optional[str] = None,
+        say: Callable[[str], None] = lambda _: None) -> FitResult:
+    """Run (or with ``resume`` continue) the pipeline of the module docstring and write the
+    bundle to ``out``.  ``say`` receives progress lines (stderr in the CLI); ``stop_after``: stop
+    once that stage is done (``--stop-after``).  OnparseError (one line) for text that is too
+    small, unreadable or a treebank's gold, a run folder holding another fit, or a failed stage.
+    Cost: ``settings.max_time``, or the seeds' epochs of training (most of it), then one parse of
+    the held-out sentences per kept epoch."""
+    settings.check()
+    if stop_after is not None and stop_after not in STAGES:
+        raise OnparseError(f"unknown stage {stop_after!r}; stages: {', '.join(STAGES)}")
+    run_dir = run_dir or default_run_dir(out)
+    state_path = os.path.join(run_dir, STATE)
+    if os.path.exists(state_path) and not resume:
+        raise OnparseError(f"{run_dir} holds a fit already: continue it with --resume, or give another --run-dir")
+    if resume and not os.path.exists(state_path):
+        raise OnparseError(f"nothing to resume: {run_dir} holds no {STATE}; start without --resume")
+    make_folder(run_dir)
+    lock = FolderLock(run_dir, "--run-dir").acquire(warn=say)
+    try:
+        run = _Fit(text, out, settings, run_dir, student, say)
+        for stage in STAGES:
+            if stage == "student" and student is None:
+                break
+            run.do(stage)
+            if stage == stop_after:
+                say(f"fit: stopped after {stage}, as asked; continue with --resume")
+                break
+        return FitResult(out, run_dir, run.state.get("choose", {}).get("choice", {}),
+                         student if "student" in run.state else None, run.state.get("seconds", {}))
+    finally:
+        lock.release()
+
+
+class _Fit:
+    """The state of one fit (``RUN/fit.json``) and its stages."""
+
+    def __init__(self, text, out, settings, run_dir, student, say):
+        self.text, self.out, self.settings, self.run_dir, self.student, self.say = \
+            text, out, settings, run_dir, student, say
+        self.path = os.path.join(run_dir, STATE)
+        self.started = time.monotonic()
+        self.state: Dict[str, Any] = {}
+        if os.path.exists(self.path):
+            with open(self.path, encoding="utf-8") as handle:
+                self.state = json.load(handle)
+            self._check_same_fit()
+        else:
+            self.state = {"format": "onparse-fit", "text": text, "settings": asdict(settings), "seconds": {}}
+
+    def _check_same_fit(self) -> None:
+        saved = {k: v for k, v in self.state.get("settings", {}).items() if k != "max_time"}
+        mine = {k: v for k, v in asdict(self.settings).items() if k != "max_time"}
+        if saved != mine:
+            differs = sorted(k for k in mine if saved.get(k) != mine[k])
+            raise OnparseError(f"{self.run_dir} is a fit with other settings ({', '.join(differs)}); "
+                               "resume it with the same ones, or give another --run-dir")
+        if self.state.get("text") != self.text:
+            raise OnparseError(f"{self.run_dir} is a fit of {self.state.get('text')}, not {self.text}")
+
+    def save(self) -> None:
+        with atomic_output(self.path) as tmp, open(tmp, "w", encoding="utf-8") as handle:
+            handle.write(dumps(self.state, indent=1) + "\n")
+
+    def do(self, stage: str) -> None:
+        if stage in self.state:
+            return
+        self.say(f"fit: {stage} ({STAGES.index(stage) + 1} of {len(STAGES) - (self.student is None)})"
+                 f"{self._left()}")
+        began = time.monotonic()
+        record = getattr(self, f"_{stage}")()
+        seconds = self.state.setdefault("seconds", {})
+        seconds[stage] = round(seconds.get(stage, 0.0) + time.monotonic() - began, 1)
+        self.state[stage] = record
+        self.save()
+
+    def _left(self) -> str:
+        if self.settings.max_time is None:
+            return ""
+        spent = sum(self.state.get("seconds", {}).values())
+        return f"; about {format_duration(max(0.0, self.settings.max_time - spent))} of the budget left"
+
+    # -- 1. plan ---------------------------------------------------------------------------------
+    def _plan(self) -> Dict[str, Any]:
+        if self.text in TREEBANK_NAMES:
+            raise OnparseError(f"{self.text} is a treebank whose held-out parts are gold: fit its training "
+                               f"part as a text file instead (onparse gold-text --gold {self.text}-train)")
+        spec = make_spec(self.text)
+        corpus = load_corpus(spec)          # OnparseError for unreadable or empty text
+        n = len(corpus.train) + len(corpus.valid) + len(corpus.test)
+        if n < MIN_SENTENCES:
+            raise OnparseError(f"{self.text} has {n} sentences; fit needs at least {MIN_SENTENCES} "
+                               "(about 5% of them are held out to choose by)")
+        held = [s for s in corpus.test if len(s) >= 3][:self.settings.limit]
+        if len(held) < 5:
+            raise OnparseError(f"{self.text} leaves {len(held)} held-out sentences of 3 words or more; "
+                               "fit needs more text")
+        cores = self.settings.cores or _usable_cores()
+        parallel = max(1, min(self.settings.seeds, cores))
+        waves = math.ceil(self.settings.seeds / parallel)
+        train_time = None
+        if self.settings.max_time is not None:
+            share = 1 - CHOOSE_SHARE - (STUDENT_SHARE if self.student else 0.0)
+            train_time = self.settings.max_time * share / waves
+        digest = hashlib.sha256("\n".join(" ".join(s) for s in held).encode()).hexdigest()
+        plan = {"corpus": spec.source, "sentences": n, "train_sentences": len(corpus.train),
+                "held_out": len(held), "held_out_sha256": digest, "parallel": parallel,
+                "threads_per_run": max(1, cores // parallel), "waves": waves, "seconds_per_seed": train_time}
+        self.say(f"fit: {n:,} sentences ({len(corpus.train):,} to train on, {len(held):,} held out to choose "
+                 f"by); {self.settings.seeds} seed(s), {parallel} side by side"
+                 + (f", about {format_duration(train_time)} each" if train_time else ""))
+        return plan
+
+    # -- 2. train --------------------------------------------------------------------------------
+    def _train(self) -> Dict[str, Any]:
+        plan, seeds = self.state["plan"], list(range(1, self.settings.seeds + 1))
+        used = self.state.setdefault("train_seconds", {})
+        for first in range(0, len(seeds), plan["parallel"]):
+            wave = seeds[first:first + plan["parallel"]]
+            self._run_wave(wave, plan, used)
+        epochs = {str(s): _epochs_of(self._seed_dir(s)) for s in seeds}
+        empty = [s for s, e in epochs.items() if not e]
+        if empty:
+            raise OnparseError(f"seed(s) {', '.join(empty)} completed no epoch; give more --max-time "
+                               f"(logs: {self._seed_dir(int(empty[0]))}/train.log)")
+        return {"epochs": epochs}
+
+    def _seed_dir(self, seed: int) -> str:
+        return os.path.join(self.run_dir, f"seed-{seed}")
+
+    def _command(self, seed: int, plan: Dict[str, Any], seconds: Optional[float]) -> List[str]:
+        folder = self._seed_dir(seed)
+        command = [sys.executable, "-m", "onparse", "train", "--corpus", plan["corpus"], "--preset",
+                   self.settings.preset, "--seed", str(seed), "--out", folder, "--keep-epochs",
+                   "--threads", str(plan["threads_per_run"]), "--checkpoint-every", "5m"]
+        if self.settings.epochs is not None:
+            command += ["--epochs", str(self.settings.epochs)]
+        if seconds is not None:
+            command += ["--max-time", str(max(1, int(seconds)))]
+        if os.path.exists(os.path.join(folder, "last.pt")):
+            command.append("--resume")
+        return command
+
+    def _run_wave(self, wave: List[int], plan: Dict[str, Any], used: Dict[str, float]) -> None:
+        budget = plan["seconds_per_seed"]
+        running = {}
+        for seed in wave:
+            left = None if budget is None else budget - used.get(str(seed), 0.0)
+            if left is not None and left < 1 or _finished(self._seed_dir(seed)):
+                continue
+            os.makedirs(self._seed_dir(seed), exist_ok=True)
+            log = open(os.path.join(self._seed_dir(seed), "train.log"), "a", encoding="utf-8")
+            running[seed] = (subprocess.Popen(self._command(seed, plan, left), stdout=log, stderr=log,
+                                              stdin=subprocess.DEVNULL), log, time.monotonic())
+        last_line = time.monotonic()
+        try:
+            while running:
+                time.sleep(0.5)
+                for seed, (proc, log, began) in list(running.items()):
+                    if proc.poll() is None:
+                        continue
+                    log.close()
+                    used[str(seed)] = round(used.get(str(seed), 0.0) + time.monotonic() - began, 1)
+                    self.save()
+                    del running[seed]
+                    if proc.returncode not in (0, 130):
+                        raise OnparseError(f"training seed {seed} failed (exit {proc.returncode}); its log: "
+                                           f"{self._seed_dir(seed)}/train.log")
+                if time.monotonic() - last_line >= PLAIN_EVERY and running:
+                    last_line = time.monotonic()
+                    self.say("fit: train: " + ", ".join(
+                        f"seed {s} epoch {len(_epochs_of(self._seed_dir(s)))}" for s in sorted(running))
+                        + self._left())
+        except BaseException:
+            # Stopped (Ctrl-C, a signal): each run saves its state on SIGINT and resumes exactly.
+            for seed, (proc, log, began) in running.items():
+                proc.send_signal(signal.SIGINT)
+            for seed, (proc, log, began) in running.items():
+                try:
+                    proc.wait(timeout=120)
+                except subprocess.TimeoutExpired:
+                    proc.kill()
+                log.close()
+                used[str(seed)] = round(used.get(str(seed), 0.0) + time.monotonic() - began, 1)
+            self.save()
+            raise
+
+    # -- 3. choose -------------------------------------------------------------------------------
+    def _choose(self) -> Dict[str, Any]:
+        from ..api import load
+
+        held = self._held_out()
+        candidates: List[Candidate] = []
+        columns: List[List[Any]] = []
+        for seed_text, epochs in sorted(self.state["train"]["epochs"].items(), key=lambda kv: int(kv[0])):
+            for epoch in epochs:
+                parser = load(_epoch_path(self._seed_dir(int(seed_text)), epoch), "cpu").with_grid("all", "all")
+                per_sentence = parser.member_trees(held)
+                for k, member in enumerate(parser.members):
+                    candidates.append(Candidate(int(seed_text), epoch, member.layer, member.decoder))
+                    columns.append([row[k] for row in per_sentence])
+                self.say(f"fit: choose: seed {seed_text} epoch {epoch} parsed ({len(parser.members)} members)")
+        try:
+            choice = choose(candidates, [list(row) for row in zip(*columns)])
+        except ValueError as err:
+            raise OnparseError(f"cannot choose: {err}") from None
+        with atomic_output(os.path.join(self.run_dir, CHOICE)) as tmp, open(tmp, "w", encoding="utf-8") as handle:
+            handle.write(dumps(choice.to_dict(), indent=1) + "\n")
+        self.say(f"fit: chose {describe(choice)}")
+        return {"choice": choice.to_dict()}
+
+    def _held_out(self) -> List[List[str]]:
+        corpus = load_corpus(make_spec(self.state["plan"]["corpus"]))
+        held = [list(s) for s in corpus.test if len(s) >= 3][:self.settings.limit]
+        digest = hashlib.sha256("\n".join(" ".join(s) for s in held).encode()).hexdigest()
+        if digest != self.state["plan"]["held_out_sha256"]:
+            raise OnparseError(f"{self.text} changed since the fit started; start a new fit")
+        return held
+
+    # -- 4. bundle -------------------------------------------------------------------------------
+    def _bundle(self) -> Dict[str, Any]:
+        from ..api import load
+        from ..members import Member
+
+        choice = self.state["choose"]["choice"]
+        seeds = sorted({m["seed"] for m in choice["members"]})
+        paths = [_epoch_path(self._seed_dir(s), choice["epochs"][str(s)]) for s in seeds]
+        members = [Member(seeds.index(m["seed"]), m["layer"], m["decoder"]) for m in choice["members"]]
+        parser = load(paths, "cpu").with_members(members, [choice["voter"]] if choice["voter"] else [],
+                                                 choice["ties"])
+        meta = {"fit": {"text": self.text, "settings": self.state["settings"], "choice": choice,
+                        "rule": "onparse.fitting.choice (gold-free: agreement across seeds on held-out text)"}}
+        parser.save_bundle(self.out, weights=self.settings.weights, metadata=meta)
+        self.say(f"fit: wrote {self.out}")
+        return {"out": self.out, "models": paths}
+
+    # -- 5. student ------------------------------------------------------------------------------
+    def _student(self) -> Dict[str, Any]:
+        from ..api import load
+
+        # The training part of TEXT as the language models read it (one sentence a line, their
+        # tokens): the student learns from what its teachers learnt from, never the held-out part.
+        text = os.path.join(self.run_dir, "student-text.txt")
+        if not os.path.exists(text):
+            corpus = load_corpus(make_spec(self.state["plan"]["corpus"]))
+            with atomic_output(text) as tmp, open(tmp, "w", encoding="utf-8") as handle:
+                handle.writelines(" ".join(s) + "\n" for s in corpus.train)
+        folder = os.path.join(self.run_dir, "student")
+        load(self.out, "cpu").distill(text, self.student, run_dir=folder, resume=_has_last(folder),
+                                      tokenize=False, quiet=True)
+        self.say(f"fit: wrote the student {self.student}")
+        return {"student": self.student}
+
+
+def describe(choice: Choice) -> str:
+    """One line: the chosen epochs, members, voter and ties."""
+    epochs = ", ".join(f"seed {s} epoch {e}" for s, e in sorted(choice.epochs.items()))
+    voter = f"a {choice.voter}-branching voter, ties {choice.ties}" if choice.voter else "no voter, ties first"
+    return f"{epochs}; {len(choice.members)} member(s); {voter}"
+
+
+def _usable_cores() -> int:
+    from ..devices import usable_cores
+
+    return usable_cores()
+
+
+def _epoch_path(folder: str, epoch: int) -> str:
+    return os.path.join(folder, f"epoch-{epoch:03d}.pt")
+
+
+def _epochs_of(folder: str) -> List[int]:
+    if not os.path.isdir(folder):
+        return []
+    return sorted(int(name[6:9]) for name in os.listdir(folder)
+                  if name.startswith("epoch-") and name.endswith(".pt") and name[6:9].isdigit())
+
+
+def _has_last(folder: str) -> bool:
+    return os.path.exists(os.path.join(folder, "last.pt"))
+
+
+def _finished(folder: str) -> bool:
+    """Whether the run in ``folder`` stopped for good (its epochs done, or it diverged)."""
+    log = os.path.join(folder, "metrics.jsonl")
+    if not os.path.exists(log):
+        return False
+    last = None
+    with open(log, encoding="utf-8") as handle:
+        for line in handle:
+            try:
+                event = json.loads(line)
+            except ValueError:
+                continue
+            if event.get("event") in ("stop", "diverged"):
+                last = event
+    return last is not None and (last["event"] == "diverged" or last.get("reason") == "epochs")

@@ -1,0 +1,147 @@
+"""`onparse fit` (issue 39): the gold-free choice against hand-computed and brute-force figures,
+and the pipeline end to end on a tiny corpus, stopped between stages and resumed, with no gold
+tree readable anywhere."""
+import json
+import os
+
+import pytest
+from click.testing import CliRunner
+
+from conftest import write_corpus
+from onparse.cli import main
+from onparse.fitting.choice import Candidate, agreement_matrix, choose, cross_scores
+from onparse.scores.agreement import agreement_scores
+from onparse.trees.baselines import baseline_trees
+
+WORDS = "a b c d e f".split()
+RIGHT = baseline_trees([WORDS], "right")[0]       # (a (b (c (d (e f)))))
+LEFT = baseline_trees([WORDS], "left")[0]
+MIXED = (("a", "b"), (("c", "d"), ("e", "f")))
+BALANCED = ((("a", "b"), "c"), ("d", ("e", "f")))      # (0,2) (0,3) lean left, (3,6) (4,6) right
+
+
+def test_agreement_matrix_by_hand():
+    # n = 6: 4 non-trivial spans each.  RIGHT {(1,6),(2,6),(3,6),(4,6)}, LEFT {(0,2),(0,3),(0,4),(0,5)},
+    # MIXED {(0,2),(2,6),(2,4),(4,6)}: RIGHT-MIXED share (2,6),(4,6): 2/4; LEFT-MIXED share (0,2): 1/4.
+    shared, counted = agreement_matrix([[RIGHT, LEFT, MIXED], [("a", "b"), ("a", "b"), ("a", "b")]])
+    assert counted == 1                                      # the two-word sentence has no such span
+    assert shared.tolist() == [[1.0, 0.0, 0.5], [0.0, 1.0, 0.25], [0.5, 0.25, 1.0]]
+
+
+@pytest.mark.parametrize("groups", [[0, 0, 1, 1, 2], [0, 1, 2, 3, 4], [7, 7, 7, 7, 7]])
+def test_cross_scores_equal_the_reference_agreement(groups):
+    import random
+
+    rng = random.Random(sum(groups))
+    sentences = []
+    for n in (3, 5, 8, 2, 6):
+        words = [f"w{i}" for i in range(n)]
+        sentences.append(baseline_trees([words] * 5, "random", seed=rng.randrange(1000)))
+    shared, counted = agreement_matrix(sentences)
+    assert cross_scores(shared, counted, groups) == pytest.approx(agreement_scores(sentences, groups))
+
+
+def test_choose_takes_each_seeds_most_agreed_epoch_and_the_lean_of_its_members():
+    # Seed 1: epoch 1 reads LEFT, epoch 2 reads RIGHT; seed 2: epoch 1 RIGHT, epoch 2 MIXED.  Across
+    # seeds RIGHT meets RIGHT: seed 1 keeps epoch 2, seed 2 keeps epoch 1; both members read RIGHT,
+    # so the average leans right (agreement 1 with right, 0 with left): a right voter, ties right.
+    candidates = [Candidate(1, 1, 2, "onlstm"), Candidate(1, 2, 2, "onlstm"),
+                  Candidate(2, 1, 2, "onlstm"), Candidate(2, 2, 2, "onlstm")]
+    choice = choose(candidates, [[LEFT, RIGHT, RIGHT, MIXED]] * 3)
+    assert choice.epochs == {1: 2, 2: 1}
+    assert choice.members == [candidates[1]]                  # ceil(2 / 2) of the two, ties to the first
+    assert (choice.voter, choice.ties) == ("right", "right") and choice.lean == {"right": 1.0, "left": 0.0}
+    assert choice.sentences == 3
+    # Members that lean neither way get no voter.
+    balanced = choose(candidates[:2] + candidates[3:], [[BALANCED, BALANCED, BALANCED]])
+    assert balanced.voter is None and balanced.ties == "first"
+    with pytest.raises(ValueError, match="at least two candidates"):
+        choose(candidates[:1], [[RIGHT]])
+
+
+# ---- the pipeline, end to end -------------------------------------------------------------------
+
+TINY = ["--seeds", "1", "--preset", "tiny", "--epochs", "2", "--threads", "1", "--limit", "20"]
+
+
+def run(*args):
+    return CliRunner().invoke(main, [str(a) for a in args])
+
+
+@pytest.fixture
+def no_gold(monkeypatch, tmp_path):
+    """No gold tree can be read: NLTK finds no data (here and in the training processes) and the
+    gold readers raise."""
+    empty = tmp_path / "no-nltk-data"
+    empty.mkdir()
+    monkeypatch.setenv("NLTK_DATA", str(empty))
+    import onparse.gold.treebank as treebank
+
+    def refuse(*args, **kwargs):
+        raise AssertionError("fit read a gold tree")
+    monkeypatch.setattr(treebank, "load_gold", refuse)
+    monkeypatch.setattr(treebank, "read_treebank_file", refuse, raising=False)
+
+
+def test_fit_end_to_end_stopped_and_resumed_without_gold(tmp_path, no_gold):
+    text = write_corpus(tmp_path / "text.txt", n_sentences=400, seed=3)
+    out = tmp_path / "mine.pt"
+    first = run("fit", text, "--out", out, *TINY, "--stop-after", "train")
+    assert first.exit_code == 0, first.output
+    assert "fit stopped after train" in first.stdout and not out.exists()
+    run_dir = tmp_path / "mine.fit"
+    state = json.loads((run_dir / "fit.json").read_text())
+    assert set(state) >= {"plan", "train"} and "choose" not in state
+    assert state["plan"]["held_out"] == 20 and state["train"]["epochs"] == {"1": [1, 2]}
+    assert sorted(p for p in os.listdir(run_dir / "seed-1") if p.startswith("epoch-")) == \
+        ["epoch-001.pt", "epoch-002.pt"]
+    again = run("fit", text, "--out", out, *TINY)
+    assert again.exit_code == 2 or again.exit_code == 1
+    assert "--resume" in again.output                       # a fit is there: resume it, or another folder
+    done = run("fit", text, "--out", out, *TINY, "--resume", "--json")
+    assert done.exit_code == 0, done.output
+    result = json.loads(done.stdout)
+    choice = result["choice"]
+    assert choice["epochs"]["1"] in (1, 2) and 1 <= len(choice["members"]) <= 4
+    assert len(choice["scores"]) == 2 * 2 * 2             # epochs x layers x decoders of one seed
+    assert json.loads((run_dir / "choice.json").read_text()) == choice
+    from onparse import load
+
+    parser = load(out)
+    assert [m.layer for m in parser.members] == [m["layer"] for m in choice["members"]]
+    assert list(parser.voters) == ([choice["voter"]] if choice["voter"] else [])
+    assert parser.ties == choice["ties"]
+    assert parser.metadata["fit"]["choice"] == choice and parser.metadata["fit"]["text"] == str(text)
+    assert len(parser.trees(parser.tokens(["the dog saw a cat near the house"]))) == 1
+    # Training resumed nothing (it was done): seed 1 trained once.
+    assert state["train_seconds"].keys() == {"1"}
+    text_report = run("fit", text, "--out", out, *TINY, "--resume")
+    assert text_report.exit_code == 0 and "chosen epochs: seed 1 epoch" in text_report.stdout
+
+
+@pytest.mark.parametrize("case", ["small", "treebank", "unreadable", "nothing", "settings"])
+def test_fit_errors_are_one_line(tmp_path, case):
+    text = tmp_path / "text.txt"
+    args = ["fit", text, "--out", tmp_path / "p.pt", *TINY]
+    if case == "small":
+        write_corpus(text, n_sentences=50, seed=1)
+        expect = "fit needs at least 200"
+    elif case == "treebank":
+        args[1] = "alpino"
+        expect = "fit its training part as a text file"
+    elif case == "unreadable":
+        text.write_bytes(b"\xff\xfe\x00 not text\n" * 300)
+        expect = str(text)
+    elif case == "nothing":
+        write_corpus(text, n_sentences=400, seed=1)
+        args.append("--resume")
+        expect = "nothing to resume"
+    else:
+        write_corpus(text, n_sentences=400, seed=1)
+        assert run(*args, "--stop-after", "plan").exit_code == 0
+        args = [a if a != "2" else "3" for a in args] + ["--resume"]     # --epochs 3
+        expect = "a fit with other settings (epochs)"
+    out = run(*args)
+    assert out.exit_code == 1, out.output
+    assert expect in out.output and "Traceback" not in out.output
+    assert len(out.output.strip().splitlines()) <= 3
