@@ -42,13 +42,13 @@ def test_cross_scores_equal_the_reference_agreement(groups):
 
 
 def test_choose_takes_each_seeds_most_agreed_epoch_and_the_lean_of_its_members():
-    # Seed 1: epoch 1 reads LEFT, epoch 2 reads RIGHT; seed 2: epoch 1 RIGHT, epoch 2 MIXED.  Across
-    # seeds RIGHT meets RIGHT: seed 1 keeps epoch 2, seed 2 keeps epoch 1; both members read RIGHT,
+    # A language model: epoch 1 reads LEFT, epoch 2 RIGHT; a grammar: epoch 1 RIGHT, epoch 2 MIXED.
+    # Across runs RIGHT meets RIGHT: each keeps the epoch that reads RIGHT; both members read RIGHT,
     # so the average leans right (agreement 1 with right, 0 with left): a right voter, ties right.
-    candidates = [Candidate(1, 1, 2, "onlstm"), Candidate(1, 2, 2, "onlstm"),
-                  Candidate(2, 1, 2, "onlstm"), Candidate(2, 2, 2, "onlstm")]
+    candidates = [Candidate("lm-1", 1, 2, "onlstm"), Candidate("lm-1", 2, 2, "onlstm"),
+                  Candidate("grammar-1", 1, 1, "mbr"), Candidate("grammar-1", 2, 1, "mbr")]
     choice = choose(candidates, [[LEFT, RIGHT, RIGHT, MIXED]] * 3)
-    assert choice.epochs == {1: 2, 2: 1}
+    assert choice.epochs == {"lm-1": 2, "grammar-1": 1}
     assert choice.members == [candidates[1]]                  # ceil(2 / 2) of the two, ties to the first
     assert (choice.voter, choice.ties) == ("right", "right") and choice.lean == {"right": 1.0, "left": 0.0}
     assert choice.sentences == 3
@@ -61,7 +61,8 @@ def test_choose_takes_each_seeds_most_agreed_epoch_and_the_lean_of_its_members()
 
 # ---- the pipeline, end to end -------------------------------------------------------------------
 
-TINY = ["--seeds", "1", "--preset", "tiny", "--epochs", "2", "--threads", "1", "--limit", "20"]
+TINY = ["--seeds", "1", "--preset", "tiny", "--grammars", "1", "--grammar-preset", "tiny", "--epochs", "2",
+        "--threads", "1", "--limit", "20"]
 
 
 def run(*args):
@@ -92,9 +93,9 @@ def test_fit_end_to_end_stopped_and_resumed_without_gold(tmp_path, no_gold):
     run_dir = tmp_path / "mine.fit"
     state = json.loads((run_dir / "fit.json").read_text())
     assert set(state) >= {"plan", "train"} and "choose" not in state
-    assert state["plan"]["held_out"] == 20 and state["train"]["epochs"] == {"1": [1, 2]}
-    assert sorted(p for p in os.listdir(run_dir / "seed-1") if p.startswith("epoch-")) == \
-        ["epoch-001.pt", "epoch-002.pt"]
+    assert state["plan"]["held_out"] == 20 and state["train"]["epochs"] == {"lm-1": [1, 2], "grammar-1": [1, 2]}
+    for name in ("lm-1", "grammar-1"):
+        assert sorted(p for p in os.listdir(run_dir / name) if p.startswith("epoch-")) == ["epoch-001.pt", "epoch-002.pt"]
     again = run("fit", text, "--out", out, *TINY)
     assert again.exit_code == 2 or again.exit_code == 1
     assert "--resume" in again.output                       # a fit is there: resume it, or another folder
@@ -102,21 +103,24 @@ def test_fit_end_to_end_stopped_and_resumed_without_gold(tmp_path, no_gold):
     assert done.exit_code == 0, done.output
     result = json.loads(done.stdout)
     choice = result["choice"]
-    assert choice["epochs"]["1"] in (1, 2) and 1 <= len(choice["members"]) <= 4
-    assert len(choice["scores"]) == 2 * 2 * 2             # epochs x layers x decoders of one seed
+    assert set(choice["epochs"]) == {"lm-1", "grammar-1"} and 1 <= len(choice["members"]) <= 3
+    # Per epoch: the language model's layers x decoders, the grammar's MBR tree.
+    assert len(choice["scores"]) == 2 * (2 * 2 + 1)
+    assert sorted({(s["run"], s["decoder"]) for s in choice["scores"]}) == [
+        ("grammar-1", "mbr"), ("lm-1", "onlstm"), ("lm-1", "split")]
     assert json.loads((run_dir / "choice.json").read_text()) == choice
     from onparse import load
 
     parser = load(out)
-    assert [m.layer for m in parser.members] == [m["layer"] for m in choice["members"]]
+    assert [m.decoder for m in parser.members] == [m["decoder"] for m in choice["members"]]
     assert list(parser.voters) == ([choice["voter"]] if choice["voter"] else [])
     assert parser.ties == choice["ties"]
     assert parser.metadata["fit"]["choice"] == choice and parser.metadata["fit"]["text"] == str(text)
     assert len(parser.trees(parser.tokens(["the dog saw a cat near the house"]))) == 1
     # Training resumed nothing (it was done): seed 1 trained once.
-    assert state["train_seconds"].keys() == {"1"}
+    assert state["train_seconds"].keys() == {"lm-1", "grammar-1"}
     text_report = run("fit", text, "--out", out, *TINY, "--resume")
-    assert text_report.exit_code == 0 and "chosen epochs: seed 1 epoch" in text_report.stdout
+    assert text_report.exit_code == 0 and "chosen epochs: lm-1 epoch" in text_report.stdout
 
 
 @pytest.mark.parametrize("case", ["small", "treebank", "unreadable", "nothing", "settings"])

@@ -14,9 +14,13 @@ from .training import _Duration
 @click.option("--run-dir", type=click.Path(file_okay=False), default=None, metavar="RUN",
               help="The run folder of the whole pipeline  [default: BUNDLE's name with .fit, beside it].")
 @click.option("--resume", is_flag=True, help="Continue a stopped fit where it stopped (same TEXT and settings).")
-@click.option("--seeds", type=click.IntRange(1, 64), default=3, show_default=True,
-              help="Language models to train (seeds 1..N); they train side by side, one per CPU core.")
-@click.option("--preset", default="small", show_default=True, help="onparse train's preset for each seed.")
+@click.option("--seeds", type=click.IntRange(0, 64), default=3, show_default=True,
+              help="ON-LSTM language models to train (seeds 1..N); runs train side by side, one per CPU core.")
+@click.option("--preset", default="small", show_default=True, help="onparse train's preset of the language models.")
+@click.option("--grammars", type=click.IntRange(0, 64), default=0, show_default=True,
+              help="Neural PCFGs to train too (seeds 1..N, onparse train --family grammar); they are candidates "
+                   "like the language models.")
+@click.option("--grammar-preset", default="small", show_default=True, help="The grammars' preset.")
 @click.option("--epochs", type=click.IntRange(1, INT_MAX), default=None,
               help="Most epochs per seed  [default: the preset's]; --max-time may stop them sooner.")
 @click.option("--max-time", type=_Duration(), default=None,
@@ -35,7 +39,7 @@ from .training import _Duration
               help="Stop once this stage is done (continue later with --resume).")
 @click.option("--json", "as_json", is_flag=True, help="Print the report as one JSON object.")
 @quiet_option
-def fit_command(text, out, run_dir, resume, seeds, preset, epochs, max_time, threads, limit, weights, student,
+def fit_command(text, out, run_dir, resume, seeds, preset, grammars, grammar_preset, epochs, max_time, threads, limit, weights, student,
                 stop_after, as_json, quiet):
     """Turn raw text into a parser with no gold tree: train several ON-LSTM seeds on TEXT (a
     file of raw lines, or a plain-text corpus name such as news), choose epochs, layers,
@@ -52,14 +56,20 @@ def fit_command(text, out, run_dir, resume, seeds, preset, epochs, max_time, thr
     onparse induce new-text.txt -m mine.pt
     """
     from ..fitting.pipeline import FitSettings, fit
+    from ..grammar.config import GRAMMAR_PRESETS
     from ..lm.training.config import PRESETS
 
     if preset not in PRESETS:
         raise click.BadParameter(f"unknown preset {preset!r}; known: {', '.join(PRESETS)}", param_hint="--preset")
+    if grammar_preset not in GRAMMAR_PRESETS:
+        raise click.BadParameter(f"unknown preset {grammar_preset!r}; known: {', '.join(GRAMMAR_PRESETS)}",
+                                 param_hint="--grammar-preset")
+    if seeds + grammars == 0:
+        raise click.UsageError("nothing to train: give --seeds or --grammars of at least 1")
     if student is not None and stop_after is not None:
         raise click.UsageError("--stop-after stops before the student; give --student when you resume")
     say = (lambda _: None) if quiet else (lambda line: click.echo(line, err=True))
-    settings = FitSettings(seeds=seeds, preset=preset, epochs=epochs, max_time=max_time, cores=threads,
+    settings = FitSettings(seeds=seeds, preset=preset, grammars=grammars, grammar_preset=grammar_preset, epochs=epochs, max_time=max_time, cores=threads,
                            limit=limit, weights=weights)
     result = fit(text, out, settings, run_dir=run_dir, resume=resume, student=student, stop_after=stop_after,
                  say=say)
@@ -75,12 +85,12 @@ def fit_command(text, out, run_dir, resume, seeds, preset, epochs, max_time, thr
 
 def report(choice) -> str:
     """What fit chose and the gold-free scores it chose by, as text."""
-    lines = ["chosen epochs: " + ", ".join(f"seed {s} epoch {e}" for s, e in sorted(choice["epochs"].items()))]
-    lines.append(f"members (agreement across seeds on {choice['sentences']:,} held-out sentences, most central first):")
-    scores = {(m["seed"], m["epoch"], m["layer"], m["decoder"]): m["agreement"] for m in choice["member_scores"]}
+    lines = ["chosen epochs: " + ", ".join(f"{run} epoch {e}" for run, e in choice["epochs"].items())]
+    lines.append(f"members (agreement across runs on {choice['sentences']:,} held-out sentences, most central first):")
+    scores = {(m["run"], m["epoch"], m["layer"], m["decoder"]): m["agreement"] for m in choice["member_scores"]}
     for m in choice["members"]:
-        key = (m["seed"], m["epoch"], m["layer"], m["decoder"])
-        lines.append(f"  seed {m['seed']} epoch {m['epoch']} layer {m['layer']} {m['decoder']}\t{scores[key]:.4f}")
+        key = (m["run"], m["epoch"], m["layer"], m["decoder"])
+        lines.append(f"  {m['run']} epoch {m['epoch']} layer {m['layer']} {m['decoder']}\t{scores[key]:.4f}")
     lean = choice.get("lean", {})
     how = f"a {choice['voter']}-branching voter" if choice["voter"] else "no voter"
     lines.append(f"voter: {how}, ties {choice['ties']} (the members' average agrees {lean.get('right', 0):.3f} "

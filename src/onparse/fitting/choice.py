@@ -1,20 +1,22 @@
 """The gold-free choice of ``onparse fit``: epochs, members, voter and tie rule from unlabelled
 held-out text only.
 
-**Candidates.** Every (seed, epoch, layer, decoder) of the trained language models; their trees
-of the held-out sentences (at least 3 words each) are the only input.
+**Candidates.** Every (run, epoch, layer, decoder) of the trained models: each language model's
+epochs x layers x decoders, each grammar's epochs read by their MBR tree.  A run is one seed of
+one family (``lm-1``, ``grammar-2``).  Their trees of the held-out sentences (at least 3 words
+each) are the only input.
 
 **Agreement** (:mod:`onparse.scores.agreement`): the share of non-trivial spans two binary trees
 of a sentence share.  A candidate's score is its mean agreement with every candidate of the
-*other* seeds (all their epochs): seeds start apart and meet where the text's structure is, so a
+*other* runs (all their epochs): runs start apart and meet where the text's structure is, so a
 reading that several independent runs converge on is more likely a property of the text than of
-one run.  With one seed, the candidates of that seed are compared with each other.
+one run.  With one run, its candidates are compared with each other.
 
 **The rule** (:func:`choose`):
 
-1. Each seed's epoch is the epoch of its highest-scored candidate (ties: the earlier epoch).
+1. Each run's epoch is the epoch of its highest-scored candidate (ties: the earlier epoch).
 2. Members: among the candidates of the chosen epochs, scored again among themselves (across
-   seeds), the ``ceil(K / 2)`` highest, highest first (:func:`onparse.scores.agreement.select`,
+   runs), the ``ceil(K / 2)`` highest, highest first (:func:`onparse.scores.agreement.select`,
    the rule v2 of ``research/PROTOCOL.md`` used with gold-free agreement).
 3. Voter and ties: the direction the members' own average leans.  Its mean agreement with the
    right-branching and the left-branching tree of each sentence is measured; when one exceeds
@@ -46,32 +48,33 @@ LEAN = 0.05
 
 @dataclass(frozen=True)
 class Candidate:
-    """One way to read trees: a seed's epoch, layer and decoder."""
+    """One way to read trees: a run's epoch, layer and decoder (``layer`` 1 for a kind without
+    layers)."""
 
-    seed: int
+    run: str
     epoch: int
     layer: int
     decoder: str
 
     def label(self) -> str:
-        return f"seed {self.seed} epoch {self.epoch} layer {self.layer} {self.decoder}"
+        return f"{self.run} epoch {self.epoch} layer {self.layer} {self.decoder}"
 
 
 @dataclass
 class Choice:
     """What :func:`choose` chose and the gold-free scores it chose by."""
 
-    epochs: Dict[int, int]                          # seed -> chosen epoch
+    epochs: Dict[str, int]                          # run -> chosen epoch
     members: List[Candidate]                        # most central first
     voter: Optional[str]                            # "right", "left" or None
     ties: str                                       # "right", "left" or "first"
-    scores: List[Tuple[Candidate, float]]           # every candidate's cross-seed agreement
+    scores: List[Tuple[Candidate, float]]           # every candidate's cross-run agreement
     member_scores: List[Tuple[Candidate, float]]    # the chosen epochs' candidates, among themselves
     lean: Dict[str, float] = field(default_factory=dict)   # the average's agreement with right / left
     sentences: int = 0
 
     def to_dict(self) -> Dict[str, Any]:
-        return {"epochs": {str(s): e for s, e in self.epochs.items()},
+        return {"epochs": dict(self.epochs),
                 "members": [asdict(m) for m in self.members], "voter": self.voter, "ties": self.ties,
                 "lean": self.lean, "sentences": self.sentences,
                 "scores": [{**asdict(c), "agreement": round(a, 5)} for c, a in self.scores],
@@ -103,11 +106,11 @@ def agreement_matrix(trees: Sequence[Sequence[Tree]]) -> Tuple[np.ndarray, int]:
     return total, counted
 
 
-def cross_scores(shared: np.ndarray, counted: int, groups: Sequence[int]) -> List[float]:
-    """Each candidate's mean agreement with the candidates of the other groups (seeds); with one
+def cross_scores(shared: np.ndarray, counted: int, groups: Sequence[Any]) -> List[float]:
+    """Each candidate's mean agreement with the candidates of the other groups (runs); with one
     group, with every other candidate."""
     k = len(groups)
-    group = np.asarray(groups)
+    group = np.asarray([str(g) for g in groups])
     several = len(set(groups)) > 1
     out = []
     for i in range(k):
@@ -123,14 +126,14 @@ def choose(candidates: Sequence[Candidate], trees: Sequence[Sequence[Tree]]) -> 
     if len(candidates) < 2:
         raise ValueError("choosing needs at least two candidates (train more seeds, epochs or layers)")
     shared, counted = agreement_matrix(trees)
-    scores = cross_scores(shared, counted, [c.seed for c in candidates])
-    epochs: Dict[int, int] = {}
-    for seed in sorted({c.seed for c in candidates}):
-        mine = [i for i, c in enumerate(candidates) if c.seed == seed]
+    scores = cross_scores(shared, counted, [c.run for c in candidates])
+    epochs: Dict[str, int] = {}
+    for run in dict.fromkeys(c.run for c in candidates):
+        mine = [i for i, c in enumerate(candidates) if c.run == run]
         best = min(mine, key=lambda i: (-scores[i], candidates[i].epoch, i))
-        epochs[seed] = candidates[best].epoch
-    pool = [i for i, c in enumerate(candidates) if epochs[c.seed] == c.epoch]
-    pool_scores = cross_scores(shared[np.ix_(pool, pool)], counted, [candidates[i].seed for i in pool])
+        epochs[run] = candidates[best].epoch
+    pool = [i for i, c in enumerate(candidates) if epochs[c.run] == c.epoch]
+    pool_scores = cross_scores(shared[np.ix_(pool, pool)], counted, [candidates[i].run for i in pool])
     kept = select(pool_scores)
     members = [candidates[pool[i]] for i in kept]
     voter, ties, lean = _voter([[row[pool[i]] for i in kept] for row in trees])

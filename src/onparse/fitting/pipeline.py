@@ -8,7 +8,8 @@ One run folder (``RUN``, by default ``OUT.fit`` beside ``--out``) holds the whol
    it, and plan the seeds side by side (one process per core, one thread each) and the time of
    each within ``--max-time``.
 2. **train**: one ON-LSTM language model per seed (``onparse train --corpus TEXT --seed S
-   --keep-epochs``) in ``RUN/seed-S``, its log in ``RUN/seed-S/train.log``.  The corpus's own
+   --keep-epochs``) in ``RUN/lm-S``, and with ``--grammars G`` one neural PCFG per seed
+   (``--family grammar``) in ``RUN/grammar-S``; each run's log in its ``train.log``.  The corpus's own
    held-out split (:func:`onparse.text.corpora.held_out_split`) leaves about 5% of the text out
    of training and validation: those sentences choose.
 3. **choose**: the trees of every kept epoch x layer x decoder on those held-out sentences, and
@@ -53,7 +54,9 @@ class FitSettings:
     keep them, but for ``max_time``)."""
 
     seeds: int = 3                   # language models trained, seeds 1..seeds
-    preset: str = "small"            # onparse train's preset
+    preset: str = "small"            # onparse train's preset of the language models
+    grammars: int = 0                # neural PCFGs trained too, seeds 1..grammars
+    grammar_preset: str = "small"    # their preset
     epochs: Optional[int] = None     # most epochs a seed trains (None: the preset's)
     max_time: Optional[float] = None  # seconds for the whole fit (None: no limit)
     cores: Optional[int] = None      # CPU cores to use (None: every usable one)
@@ -61,8 +64,8 @@ class FitSettings:
     weights: str = "float16"         # how the bundle stores weights
 
     def check(self) -> None:
-        if self.seeds < 1:
-            raise OnparseError(f"seeds must be at least 1, got {self.seeds}")
+        if self.seeds < 0 or self.grammars < 0 or self.seeds + self.grammars < 1:
+            raise OnparseError(f"fit needs at least one model to train (seeds {self.seeds}, grammars {self.grammars})")
         if self.epochs is not None and self.epochs < 1:
             raise OnparseError(f"epochs must be at least 1, got {self.epochs}")
         if self.limit < 10:
@@ -189,44 +192,54 @@ class _Fit:
         if len(held) < 5:
             raise OnparseError(f"{self.text} leaves {len(held)} held-out sentences of 3 words or more; "
                                "fit needs more text")
+        runs = self.runs()
         cores = self.settings.cores or _usable_cores()
-        parallel = max(1, min(self.settings.seeds, cores))
-        waves = math.ceil(self.settings.seeds / parallel)
+        parallel = max(1, min(len(runs), cores))
+        waves = math.ceil(len(runs) / parallel)
         train_time = None
         if self.settings.max_time is not None:
             share = 1 - CHOOSE_SHARE - (STUDENT_SHARE if self.student else 0.0)
             train_time = self.settings.max_time * share / waves
         digest = hashlib.sha256("\n".join(" ".join(s) for s in held).encode()).hexdigest()
         plan = {"corpus": spec.source, "sentences": n, "train_sentences": len(corpus.train),
-                "held_out": len(held), "held_out_sha256": digest, "parallel": parallel,
-                "threads_per_run": max(1, cores // parallel), "waves": waves, "seconds_per_seed": train_time}
+                "held_out": len(held), "held_out_sha256": digest, "runs": runs, "parallel": parallel,
+                "threads_per_run": max(1, cores // parallel), "waves": waves, "seconds_per_run": train_time}
         self.say(f"fit: {n:,} sentences ({len(corpus.train):,} to train on, {len(held):,} held out to choose "
-                 f"by); {self.settings.seeds} seed(s), {parallel} side by side"
+                 f"by); {len(runs)} run(s) ({', '.join(runs)}), {parallel} side by side"
                  + (f", about {format_duration(train_time)} each" if train_time else ""))
         return plan
 
+    def runs(self) -> List[str]:
+        """The training runs: ``lm-1`` .. ``lm-S``, then ``grammar-1`` .. ``grammar-G``."""
+        return ([f"lm-{s}" for s in range(1, self.settings.seeds + 1)]
+                + [f"grammar-{s}" for s in range(1, self.settings.grammars + 1)])
+
     # -- 2. train --------------------------------------------------------------------------------
     def _train(self) -> Dict[str, Any]:
-        plan, seeds = self.state["plan"], list(range(1, self.settings.seeds + 1))
+        plan = self.state["plan"]
+        runs = plan["runs"]
         used = self.state.setdefault("train_seconds", {})
-        for first in range(0, len(seeds), plan["parallel"]):
-            wave = seeds[first:first + plan["parallel"]]
-            self._run_wave(wave, plan, used)
-        epochs = {str(s): _epochs_of(self._seed_dir(s)) for s in seeds}
-        empty = [s for s, e in epochs.items() if not e]
+        for first in range(0, len(runs), plan["parallel"]):
+            self._run_wave(runs[first:first + plan["parallel"]], plan, used)
+        epochs = {run: _epochs_of(self._folder(run)) for run in runs}
+        empty = [run for run, e in epochs.items() if not e]
         if empty:
-            raise OnparseError(f"seed(s) {', '.join(empty)} completed no epoch; give more --max-time "
-                               f"(logs: {self._seed_dir(int(empty[0]))}/train.log)")
+            raise OnparseError(f"{', '.join(empty)} completed no epoch; give more --max-time "
+                               f"(log: {self._folder(empty[0])}/train.log)")
         return {"epochs": epochs}
 
-    def _seed_dir(self, seed: int) -> str:
-        return os.path.join(self.run_dir, f"seed-{seed}")
+    def _folder(self, run: str) -> str:
+        return os.path.join(self.run_dir, run)
 
-    def _command(self, seed: int, plan: Dict[str, Any], seconds: Optional[float]) -> List[str]:
-        folder = self._seed_dir(seed)
-        command = [sys.executable, "-m", "onparse", "train", "--corpus", plan["corpus"], "--preset",
-                   self.settings.preset, "--seed", str(seed), "--out", folder, "--keep-epochs",
-                   "--threads", str(plan["threads_per_run"]), "--checkpoint-every", "5m"]
+    def _command(self, run: str, plan: Dict[str, Any], seconds: Optional[float]) -> List[str]:
+        folder = self._folder(run)
+        family, seed = run.split("-")
+        preset = self.settings.preset if family == "lm" else self.settings.grammar_preset
+        command = [sys.executable, "-m", "onparse", "train", "--corpus", plan["corpus"], "--preset", preset,
+                   "--seed", seed, "--out", folder, "--keep-epochs", "--threads", str(plan["threads_per_run"]),
+                   "--checkpoint-every", "5m"]
+        if family == "grammar":
+            command[4:4] = ["--family", "grammar"]
         if self.settings.epochs is not None:
             command += ["--epochs", str(self.settings.epochs)]
         if seconds is not None:
@@ -235,47 +248,46 @@ class _Fit:
             command.append("--resume")
         return command
 
-    def _run_wave(self, wave: List[int], plan: Dict[str, Any], used: Dict[str, float]) -> None:
-        budget = plan["seconds_per_seed"]
+    def _run_wave(self, wave: List[str], plan: Dict[str, Any], used: Dict[str, float]) -> None:
+        budget = plan["seconds_per_run"]
         running = {}
-        for seed in wave:
-            left = None if budget is None else budget - used.get(str(seed), 0.0)
-            if left is not None and left < 1 or _finished(self._seed_dir(seed)):
+        for run in wave:
+            left = None if budget is None else budget - used.get(run, 0.0)
+            if left is not None and left < 1 or _finished(self._folder(run)):
                 continue
-            os.makedirs(self._seed_dir(seed), exist_ok=True)
-            log = open(os.path.join(self._seed_dir(seed), "train.log"), "a", encoding="utf-8")
-            running[seed] = (subprocess.Popen(self._command(seed, plan, left), stdout=log, stderr=log,
-                                              stdin=subprocess.DEVNULL), log, time.monotonic())
+            os.makedirs(self._folder(run), exist_ok=True)
+            log = open(os.path.join(self._folder(run), "train.log"), "a", encoding="utf-8")
+            running[run] = (subprocess.Popen(self._command(run, plan, left), stdout=log, stderr=log,
+                                             stdin=subprocess.DEVNULL), log, time.monotonic())
         last_line = time.monotonic()
         try:
             while running:
                 time.sleep(0.5)
-                for seed, (proc, log, began) in list(running.items()):
+                for run, (proc, log, began) in list(running.items()):
                     if proc.poll() is None:
                         continue
                     log.close()
-                    used[str(seed)] = round(used.get(str(seed), 0.0) + time.monotonic() - began, 1)
+                    used[run] = round(used.get(run, 0.0) + time.monotonic() - began, 1)
                     self.save()
-                    del running[seed]
+                    del running[run]
                     if proc.returncode not in (0, 130):
-                        raise OnparseError(f"training seed {seed} failed (exit {proc.returncode}); its log: "
-                                           f"{self._seed_dir(seed)}/train.log")
+                        raise OnparseError(f"training {run} failed (exit {proc.returncode}); its log: "
+                                           f"{self._folder(run)}/train.log")
                 if time.monotonic() - last_line >= PLAIN_EVERY and running:
                     last_line = time.monotonic()
                     self.say("fit: train: " + ", ".join(
-                        f"seed {s} epoch {len(_epochs_of(self._seed_dir(s)))}" for s in sorted(running))
-                        + self._left())
+                        f"{run} epoch {len(_epochs_of(self._folder(run)))}" for run in running) + self._left())
         except BaseException:
             # Stopped (Ctrl-C, a signal): each run saves its state on SIGINT and resumes exactly.
-            for seed, (proc, log, began) in running.items():
+            for proc, _, _ in running.values():
                 proc.send_signal(signal.SIGINT)
-            for seed, (proc, log, began) in running.items():
+            for run, (proc, log, began) in running.items():
                 try:
                     proc.wait(timeout=120)
                 except subprocess.TimeoutExpired:
                     proc.kill()
                 log.close()
-                used[str(seed)] = round(used.get(str(seed), 0.0) + time.monotonic() - began, 1)
+                used[run] = round(used.get(run, 0.0) + time.monotonic() - began, 1)
             self.save()
             raise
 
@@ -286,14 +298,17 @@ class _Fit:
         held = self._held_out()
         candidates: List[Candidate] = []
         columns: List[List[Any]] = []
-        for seed_text, epochs in sorted(self.state["train"]["epochs"].items(), key=lambda kv: int(kv[0])):
+        for run, epochs in self.state["train"]["epochs"].items():
             for epoch in epochs:
-                parser = load(_epoch_path(self._seed_dir(int(seed_text)), epoch), "cpu").with_grid("all", "all")
+                parser = load(_epoch_path(self._folder(run), epoch), "cpu")
+                # A language model: every layer x decoder; a grammar: its MBR tree (Viterbi's
+                # full-tensor pass is too slow to try on every epoch).
+                parser = parser.with_grid("all", "all") if parser.models[0].layered else parser
                 per_sentence = parser.member_trees(held)
                 for k, member in enumerate(parser.members):
-                    candidates.append(Candidate(int(seed_text), epoch, member.layer, member.decoder))
+                    candidates.append(Candidate(run, epoch, member.layer, member.decoder))
                     columns.append([row[k] for row in per_sentence])
-                self.say(f"fit: choose: seed {seed_text} epoch {epoch} parsed ({len(parser.members)} members)")
+                self.say(f"fit: choose: {run} epoch {epoch} parsed ({len(parser.members)} member(s))")
         try:
             choice = choose(candidates, [list(row) for row in zip(*columns)])
         except ValueError as err:
@@ -317,13 +332,13 @@ class _Fit:
         from ..members import Member
 
         choice = self.state["choose"]["choice"]
-        seeds = sorted({m["seed"] for m in choice["members"]})
-        paths = [_epoch_path(self._seed_dir(s), choice["epochs"][str(s)]) for s in seeds]
-        members = [Member(seeds.index(m["seed"]), m["layer"], m["decoder"]) for m in choice["members"]]
+        runs = list(dict.fromkeys(m["run"] for m in choice["members"]))
+        paths = [_epoch_path(self._folder(run), choice["epochs"][run]) for run in runs]
+        members = [Member(runs.index(m["run"]), m["layer"], m["decoder"]) for m in choice["members"]]
         parser = load(paths, "cpu").with_members(members, [choice["voter"]] if choice["voter"] else [],
                                                  choice["ties"])
         meta = {"fit": {"text": self.text, "settings": self.state["settings"], "choice": choice,
-                        "rule": "onparse.fitting.choice (gold-free: agreement across seeds on held-out text)"}}
+                        "rule": "onparse.fitting.choice (gold-free: agreement across runs on held-out text)"}}
         parser.save_bundle(self.out, weights=self.settings.weights, metadata=meta)
         self.say(f"fit: wrote {self.out}")
         return {"out": self.out, "models": paths}
@@ -348,7 +363,7 @@ class _Fit:
 
 def describe(choice: Choice) -> str:
     """One line: the chosen epochs, members, voter and ties."""
-    epochs = ", ".join(f"seed {s} epoch {e}" for s, e in sorted(choice.epochs.items()))
+    epochs = ", ".join(f"{run} epoch {e}" for run, e in choice.epochs.items())
     voter = f"a {choice.voter}-branching voter, ties {choice.ties}" if choice.voter else "no voter, ties first"
     return f"{epochs}; {len(choice.members)} member(s); {voter}"
 
