@@ -1,0 +1,127 @@
+"""Rule v10, 58: score one `onparse fit` against gold, after the fact (fit itself read none).
+
+    python research/score_fit.py --language english runs/fit-english.pt
+    python research/score_fit.py --language alpino runs/fit-alpino.pt [--run-dir DIR]
+
+For the fit's run folder (``BUNDLE``'s ``.fit`` beside it, or ``--run-dir``), every candidate of
+``choice.json`` alone and the fit's bundle are scored on the language's **dev** part (sentence
+F1, ON-LSTM convention); the dev-gold oracle is the highest (ties to the earlier, the bundle
+last).  Then, on the **test** part (all lengths and <= 10 words): the bundle, the oracle and
+right-branching.  Also the Spearman rank correlation over the candidates between the gold-free
+score fit chose by and dev F1.  One JSON line is appended to ``--records``
+(``research/fit-v10.jsonl``) and printed.
+"""
+import argparse
+import json
+import os
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+RECORDS = os.path.join(HERE, "fit-v10.jsonl")
+#: Per language: its dev part, its test part and the test part's sentences of <= 10 words.
+GOLD = {"english": ("wsj-sample-dev", "wsj-sample-test", "wsj10-sample-test")}
+for _name in ("alpino", "cess_esp", "floresta"):
+    GOLD[_name] = (f"{_name}-dev", f"{_name}-test", f"{_name}10-test")
+
+
+def ranks(values):
+    """1-based ranks, ties given their average rank."""
+    order = sorted(range(len(values)), key=lambda i: values[i])
+    out = [0.0] * len(values)
+    i = 0
+    while i < len(order):
+        j = i
+        while j + 1 < len(order) and values[order[j + 1]] == values[order[i]]:
+            j += 1
+        for k in range(i, j + 1):
+            out[order[k]] = (i + j) / 2 + 1
+        i = j + 1
+    return out
+
+
+def spearman(a, b):
+    """Spearman's rank correlation of two equally long lists (None when either is constant)."""
+    ra, rb = ranks(a), ranks(b)
+    n = len(ra)
+    ma, mb = sum(ra) / n, sum(rb) / n
+    cov = sum((x - ma) * (y - mb) for x, y in zip(ra, rb))
+    va = sum((x - ma) ** 2 for x in ra) ** 0.5
+    vb = sum((y - mb) ** 2 for y in rb) ** 0.5
+    return None if va == 0 or vb == 0 else cov / (va * vb)
+
+
+def f1(trees, gold):
+    from onparse import evaluate
+
+    return round(evaluate(trees, gold).sentence_f1.f1, 5)
+
+
+def candidate_trees(run_dir, choice, tokens):
+    """Per candidate of ``choice`` (in its order) its trees of ``tokens``."""
+    from onparse import load
+
+    out = {}
+    wanted = {}
+    for c in choice["scores"]:
+        wanted.setdefault((c["run"], c["epoch"]), []).append((c["layer"], c["decoder"]))
+    for (run, epoch), members in wanted.items():
+        parser = load(os.path.join(run_dir, run, f"epoch-{epoch:03d}.pt"), "cpu")
+        parser = parser.with_grid("all", "all") if parser.models[0].layered else parser
+        rows = parser.member_trees(tokens)
+        for k, m in enumerate(parser.members):
+            if (m.layer, m.decoder) in members:
+                out[(run, epoch, m.layer, m.decoder)] = [row[k] for row in rows]
+    return [out[(c["run"], c["epoch"], c["layer"], c["decoder"])] for c in choice["scores"]]
+
+
+def score(bundle, run_dir, language):
+    from onparse import baseline_trees, load, load_gold
+
+    with open(os.path.join(run_dir, "choice.json"), encoding="utf-8") as handle:
+        choice = json.load(handle)
+    dev_name, test_name, short_name = GOLD[language]
+    dev, test, short = load_gold(dev_name), load_gold(test_name), load_gold(short_name)
+    dev_tokens = [list(s.words) for s in dev]
+    fitted = load(bundle, "cpu")
+    dev_f1 = [f1(trees, dev) for trees in candidate_trees(run_dir, choice, dev_tokens)]
+    bundle_dev = f1(fitted.trees(dev_tokens), dev)
+    options = dev_f1 + [bundle_dev]
+    best = max(range(len(options)), key=lambda i: (options[i], -i))
+    oracle = "bundle" if best == len(dev_f1) else choice["scores"][best]
+
+    def test_scores(trees_of):
+        return {"all": f1(trees_of(test), test), "10": f1(trees_of(short), short)}
+
+    def tokens(gold):
+        return [list(s.words) for s in gold]
+
+    if oracle == "bundle":
+        oracle_test = test_scores(lambda g: fitted.trees(tokens(g)))
+    else:
+        def oracle_trees(g):
+            return candidate_trees(run_dir, {"scores": [oracle]}, tokens(g))[0]
+        oracle_test = test_scores(oracle_trees)
+    return {"language": language, "bundle": bundle, "choice": {k: choice[k] for k in ("epochs", "members", "voter", "ties")},
+            "dev": {"bundle": bundle_dev, "oracle": options[best], "candidates": dev_f1},
+            "oracle": oracle, "spearman": spearman([c["agreement"] for c in choice["scores"]], dev_f1),
+            "test": {"fit": test_scores(lambda g: fitted.trees(tokens(g))), "oracle": oracle_test,
+                     "right": test_scores(lambda g: baseline_trees(tokens(g), "right"))}}
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("bundle")
+    parser.add_argument("--language", choices=sorted(GOLD), required=True)
+    parser.add_argument("--run-dir", default=None)
+    parser.add_argument("--records", default=RECORDS)
+    args = parser.parse_args()
+    run_dir = args.run_dir or os.path.splitext(args.bundle)[0] + ".fit"
+    record = score(args.bundle, run_dir, args.language)
+    line = json.dumps(record)
+    with open(args.records, "a", encoding="utf-8") as handle:
+        handle.write(line + "\n")
+    print(line)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,50 @@
+"""``research/score_fit.py`` (rule v10, 58): a tiny fit scored against a made-up gold set; every
+figure is computed again here through the public API, and the rank correlation by hand."""
+import json
+
+import pytest
+from click.testing import CliRunner
+
+from lab import GOLD_TREES, load_script, write_corpus
+
+
+def test_spearman_by_hand():
+    script = load_script("score_fit")
+    assert script.ranks([3.0, 1.0, 3.0, 2.0]) == [3.5, 1.0, 3.5, 2.0]
+    assert script.spearman([1, 2, 3], [10, 20, 30]) == pytest.approx(1.0)
+    assert script.spearman([1, 2, 3], [3, 2, 1]) == pytest.approx(-1.0)
+    assert script.spearman([1, 1, 1], [1, 2, 3]) is None
+
+
+def test_scores_a_tiny_fit(tmp_path, monkeypatch):
+    from onparse import baseline_trees, evaluate, load, load_gold
+    from onparse.cli import main
+
+    text = write_corpus(tmp_path / "text.txt", n_sentences=400, seed=3)
+    bundle = tmp_path / "fit.pt"
+    out = CliRunner().invoke(main, ["fit", text, "--out", str(bundle), "--seeds", "2", "--preset", "tiny",
+                                    "--epochs", "1", "--threads", "2", "--limit", "20", "-q"])
+    assert out.exit_code == 0, out.output
+    gold = tmp_path / "gold.txt"
+    gold.write_text(GOLD_TREES)
+    script = load_script("score_fit")
+    monkeypatch.setitem(script.GOLD, "english", (str(gold), str(gold), str(gold)))
+    records = tmp_path / "fit.jsonl"
+    monkeypatch.setattr("sys.argv", ["score_fit.py", str(bundle), "--language", "english", "--records", str(records)])
+    script.main()
+    record = json.loads(records.read_text().splitlines()[0])
+    choice = json.loads((tmp_path / "fit.fit" / "choice.json").read_text())
+    assert len(record["dev"]["candidates"]) == len(choice["scores"]) == 2 * 2 * 2
+    g = load_gold(str(gold))
+    tokens = [list(s.words) for s in g]
+    fitted = load(str(bundle))
+    assert record["dev"]["bundle"] == round(evaluate(fitted.trees(tokens), g).sentence_f1.f1, 5)
+    assert record["test"]["fit"]["all"] == record["dev"]["bundle"]          # the same gold file here
+    assert record["dev"]["oracle"] == max(record["dev"]["candidates"] + [record["dev"]["bundle"]])
+    assert record["test"]["right"]["all"] == round(evaluate(baseline_trees(tokens, "right"), g).sentence_f1.f1, 5)
+    first = choice["scores"][0]
+    one = load(str(tmp_path / "fit.fit" / first["run"] / f"epoch-{first['epoch']:03d}.pt"))
+    from onparse import Member
+
+    one = one.with_members([Member(0, first["layer"], first["decoder"])])
+    assert record["dev"]["candidates"][0] == round(evaluate(one.trees(tokens), g).sentence_f1.f1, 5)
