@@ -278,6 +278,67 @@ def test_the_training_state_layout_and_its_round_trip(corpus, tmp_path):
     assert_same_values(TrainingState.from_dict(training).to_dict(), training)
 
 
+def test_the_loop_state_round_trips_through_last_pt(corpus):
+    # capture -> TrainingState.to_dict -> torch.save/load -> from_dict -> restore gives back the loop
+    # state, the raw weights and every RNG, without a training run.
+    import io
+
+    import numpy as np
+
+    from onparse.lm.model import ONLSTMLanguageModel
+    from onparse.lm.training.distributed import Dist
+    from onparse.lm.training.state import (LoopState, Schedule, TrainingState, capture, rank_state, restore,
+                                           to_cpu)
+
+    config, cpu = tiny(), torch.device("cpu")
+
+    def build(seed):
+        torch.manual_seed(seed)
+        model = ONLSTMLanguageModel(config.model_config(20))
+        return model, torch.optim.SGD(model.parameters(), lr=config.lr, weight_decay=config.weight_decay)
+
+    model, optimizer = build(0)
+    schedule = Schedule(epoch=2, position=7, step=50, val_history=[4.0, 3.5], best_loss=3.5, best_epoch=2,
+                        averaging_since=2, epoch_time=1.5)
+    loop = LoopState(random.Random(3), schedule, ParameterAverager(model),
+                     [(torch.randn(4, layer.hidden_size), torch.randn(4, layer.hidden_size)) for layer in model.layers],
+                     12.5, 40)
+    for _ in range(2):                              # the raw weights move away from their average
+        with torch.no_grad():
+            for p in model.parameters():
+                p.add_(torch.randn_like(p))
+        loop.averager.update()
+    loop.jitter.random()
+    random.seed(5), np.random.seed(6), torch.manual_seed(7)
+    state = capture(loop, model, optimizer, [rank_state(loop, cpu).to_dict()], config=config,
+                    corpus=make_spec(corpus), preset="tiny", init_from=None, fingerprint="f")
+    buffer = io.BytesIO()
+    torch.save({"state_dict": to_cpu(loop.averager.state_dict(model)), "training": state.to_dict()}, buffer)
+    draws = (loop.jitter.random(), random.random(), np.random.rand(), torch.rand(3))
+    buffer.seek(0)
+    blob = torch.load(buffer, weights_only=True)
+
+    again, again_optimizer = build(1)
+    random.seed(9), np.random.seed(9), torch.manual_seed(9)
+    back = restore(blob, TrainingState.from_dict(blob["training"]), again, again_optimizer, Dist(), cpu,
+                   path="last.pt", warn=pytest.fail)
+    assert back.schedule == schedule and (back.epoch_loss_sum, back.epoch_tokens) == (12.5, 40)
+    assert back.averager.count == 2
+    assert_same_tensors(back.averager.avg, loop.averager.avg)
+    assert_same_tensors(again.state_dict(), model.state_dict())
+    assert all(torch.equal(a, b) for layer, saved in zip(back.hidden, loop.hidden) for a, b in zip(layer, saved))
+    again_draws = (back.jitter.random(), random.random(), np.random.rand(), torch.rand(3))
+    assert again_draws[:3] == draws[:3] and torch.equal(again_draws[3], draws[3])
+
+    # Resumed by another number of processes: a warning, this rank's part starts afresh.
+    warnings = []
+    other = restore(blob, TrainingState.from_dict(blob["training"]), again, again_optimizer,
+                    Dist(rank=1, world_size=2), cpu, path="last.pt", warn=warnings.append)
+    assert len(warnings) == 1 and "not bit-identical" in warnings[0]
+    assert other.hidden is None and (other.epoch_loss_sum, other.epoch_tokens) == (0.0, 0)
+    assert other.schedule == schedule and other.averager.count == 2
+
+
 def test_the_loop_sets_every_attribute_in_init(corpus, tmp_path, monkeypatch):
     import onparse.lm.training.train as train_module
 

@@ -4,15 +4,16 @@ each on its own device, joined in a process group (``nccl`` on CUDA, ``gloo`` on
 With one process the collectives below return their input: the training loop calls them
 unconditionally.
 """
+import datetime
 import os
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, List, Tuple
+from typing import List, Tuple
+
+import torch
+import torch.distributed as dist
 
 from ...devices import resolve_device
 from ...errors import OnparseError
-
-if TYPE_CHECKING:  # annotations only: torch is imported when a function runs
-    import torch
 
 
 @dataclass(frozen=True)
@@ -47,13 +48,10 @@ def _env_int(name: str, default: int) -> int:
         raise OnparseError(f"environment variable {name}={value!r} is not an integer") from None
 
 
-def setup(device_name: str) -> Tuple[Dist, "torch.device"]:
+def setup(device_name: str) -> Tuple[Dist, torch.device]:
     """Pick the device (:func:`onparse.devices.resolve_device`; ``cuda`` without an index is
     GPU ``LOCAL_RANK`` under torchrun, else torch's current one) and, under torchrun, join the
     process group.  Call :func:`teardown` with the result when done."""
-    import torch
-    import torch.distributed as dist
-
     world = _env_int("WORLD_SIZE", 1)
     local_rank = _env_int("LOCAL_RANK", 0)
     device = resolve_device(device_name)
@@ -72,8 +70,6 @@ def setup(device_name: str) -> Tuple[Dist, "torch.device"]:
         raise OnparseError(f"WORLD_SIZE={world} asks for a distributed run, but {', '.join(missing)} "
                            f"{'is' if len(missing) == 1 else 'are'} not set: start the run with torchrun, or "
                            "unset WORLD_SIZE for a single process")
-    import datetime
-
     try:
         dist.init_process_group("nccl" if device.type == "cuda" else "gloo",
                                 timeout=datetime.timedelta(seconds=JOIN_TIMEOUT_S))
@@ -89,8 +85,6 @@ def setup(device_name: str) -> Tuple[Dist, "torch.device"]:
 def teardown(ctx: Dist) -> None:
     """Leave the process group if :func:`setup` joined it."""
     if ctx.owns_group:
-        import torch.distributed as dist
-
         dist.destroy_process_group()
 
 
@@ -98,9 +92,6 @@ def all_reduce(values: List[float], ctx: Dist, device, op: str = "sum") -> List[
     """``values`` summed (``op="sum"``) or maximised (``"max"``) over the processes, in float64."""
     if not ctx.active:
         return list(values)
-    import torch
-    import torch.distributed as dist
-
     t = torch.tensor(values, dtype=torch.float64, device=device)
     dist.all_reduce(t, op=dist.ReduceOp.SUM if op == "sum" else dist.ReduceOp.MAX)
     return t.tolist()
@@ -110,8 +101,6 @@ def all_gather(obj, ctx: Dist) -> list:
     """Every process's ``obj``, in rank order (picklable objects)."""
     if not ctx.active:
         return [obj]
-    import torch.distributed as dist
-
     out = [None] * ctx.world_size
     dist.all_gather_object(out, obj)
     return out

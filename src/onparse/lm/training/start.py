@@ -1,13 +1,19 @@
 """What a run starts from: the corpus as ids of its vocabulary, split over the processes, and
-the weights of ``--init-from``."""
+the model, from the seed or the weights of ``--init-from``."""
 from __future__ import annotations
 
 import os
+import random
 from typing import Any, NamedTuple, Optional, Tuple
+
+import numpy as np
+import torch
+from torch.nn.parallel import DistributedDataParallel
 
 from ...files.checkpoint import load_checkpoint
 from ...text.corpora import batchify, encode_stream, shard_streams
 from ...errors import OnparseError
+from ..model import ONLSTMLanguageModel
 from ..perplexity import fit_streams
 from ...text.vocab import Vocabulary
 from .config import TrainConfig
@@ -67,3 +73,22 @@ def load_init(model, init: dict, path: str) -> None:
     except (RuntimeError, KeyError) as err:
         raise OnparseError(f"--init-from {path}: weights do not fit this model "
                            f"({str(err).splitlines()[0][:120]})") from None
+
+
+def build_model(cfg: TrainConfig, vocab_size: int, ctx: Dist, device, init: Optional[dict], init_path: Optional[str]):
+    """The model, from the seed (every RNG is seeded here) or ``init``'s weights, and what the
+    loop calls forward: the model itself, or under DDP its wrapper.  The same initial weights on
+    every rank; from here on, each rank its own dropout masks."""
+    torch.manual_seed(cfg.seed)
+    random.seed(cfg.seed)
+    np.random.seed(cfg.seed % 2**32)
+    model = ONLSTMLanguageModel(cfg.model_config(vocab_size)).to(device)
+    if init is not None:
+        load_init(model, init, init_path)
+    if ctx.rank:
+        torch.manual_seed(cfg.seed + ctx.rank)
+    if not ctx.active:
+        return model, model
+    # The decoder (tied embedding + bias) runs outside the wrapped forward, in the loss; every
+    # parameter still gets a gradient each step, which is all DDP needs.
+    return model, DistributedDataParallel(model, device_ids=[device.index] if device.type == "cuda" else None)

@@ -22,6 +22,11 @@ layout (plain values and tensors only, for ``torch.load(weights_only=True)``)::
 
 ``ranks`` holds one entry per process (its torch and CUDA RNG states, its recurrent state in the
 middle of an epoch, and its share of the epoch's cross-entropy so far).
+
+What the loop changes as it trains is one plain value, :class:`LoopState`, beside the model, the
+optimiser and the process's RNGs; :func:`restore` makes it from a saved :class:`TrainingState`
+(putting the weights, the optimiser's state and the RNGs back), and :func:`capture` with
+:func:`rank_state` turns it back into one.  Neither knows the loop that holds it.
 """
 import hashlib
 import os
@@ -36,7 +41,9 @@ from ...files.checkpoint import load_checkpoint
 from ...text.corpora import CorpusSpec
 from ...errors import OnparseError
 from ...files.run_folder import LAST
+from ...files.safeio import perplexity_of
 from .config import TrainConfig
+from .distributed import Dist
 from .recipe import ParameterAverager
 
 #: What a damaged "training" dict raises on the way in (a missing key, a wrong type ...).
@@ -56,6 +63,10 @@ class Schedule:
     averaging_since: Optional[int] = None    # the epoch after which averaged SGD began
     epoch_time: float = 0.0              # training seconds spent in the current epoch
 
+    @property
+    def best_ppl(self) -> Optional[float]:
+        return None if self.best_loss is None else perplexity_of(self.best_loss)
+
 
 @dataclass
 class RankState:
@@ -74,6 +85,21 @@ class RankState:
     @classmethod
     def from_dict(cls, d: Dict[str, Any]) -> "RankState":
         return cls(d["torch"], d.get("cuda"), d.get("hidden"), d.get("epoch_loss_sum", 0.0), d.get("epoch_tokens", 0))
+
+
+@dataclass
+class LoopState:
+    """What the training loop changes as it goes, in one value: built fresh at the start of a run
+    (``LoopState(random.Random(seed))``) or by :func:`restore` from ``last.pt``, and saved by
+    :func:`capture` and :func:`rank_state`.  The model's weights, the optimiser's state and the
+    process's RNGs (torch, CUDA, ``random``, numpy) are the rest of what a resume needs."""
+
+    jitter: random.Random                # draws the window lengths
+    schedule: Schedule = field(default_factory=Schedule)
+    averager: Optional[ParameterAverager] = None   # from the switch to averaged SGD on
+    hidden: Optional[list] = None        # this rank's recurrent state, carried across windows
+    epoch_loss_sum: float = 0.0          # this rank's summed cross-entropy over the epoch so far
+    epoch_tokens: int = 0                # and its number of target tokens
 
 
 @dataclass
@@ -164,52 +190,68 @@ def check_resume(state: TrainingState, config: TrainConfig, spec: CorpusSpec, pr
                            "--max-time, --max-steps and --device)")
 
 
-def restore(run, blob: Dict[str, Any], state: TrainingState) -> None:
-    """Put a saved state back into ``run`` (a :class:`onparse.lm.training.train._Run` just built
-    for the resume): weights, optimiser, averager, schedule, RNGs and this rank's recurrent
-    state.  OnparseError when the training text changed or the state does not fit."""
-    if state.fingerprint != run.fingerprint:
-        raise OnparseError(f"the training text of {run.spec.source} changed since the run started; "
-                           "cannot resume")
+def check_text(state: TrainingState, fingerprint: str, source: str) -> None:
+    """The one thing :func:`check_resume` cannot check before the text is read: the training ids
+    must be the saved run's (``fingerprint`` of the text as read now)."""
+    if state.fingerprint != fingerprint:
+        raise OnparseError(f"the training text of {source} changed since the run started; cannot resume")
+
+
+def restore(blob: Dict[str, Any], state: TrainingState, model, optimizer, ctx: Dist, device, *,
+            path: str, warn) -> LoopState:
+    """The loop state saved in ``blob`` (``last.pt``, whose training state is ``state``); puts
+    the weights back into ``model``, the optimiser's state into ``optimizer``, and the RNGs of
+    this process (rank ``ctx.rank``).  ``warn`` says that a run saved by another number of
+    processes does not continue bit-identically.  OnparseError (naming ``path``) when the state
+    does not fit the model; a damaged state raises one of :data:`DAMAGE`."""
     try:
-        run.model.load_state_dict(state.raw_state_dict or blob["state_dict"])
-        run.optimizer.load_state_dict(state.optimizer)
+        model.load_state_dict(state.raw_state_dict or blob["state_dict"])
+        optimizer.load_state_dict(state.optimizer)
     except (RuntimeError, ValueError, KeyError) as err:
-        raise OnparseError(f"{run.last_path}: training state does not fit this model ({str(err).splitlines()[0]})")
+        raise OnparseError(f"{path}: training state does not fit this model ({str(err).splitlines()[0]})")
+    loop = LoopState(random.Random(), state.schedule)
     if state.averaged_steps is not None:
-        run.averager = ParameterAverager(run.model)
-        run.averager.load(blob["state_dict"], state.averaged_steps)
-    run.schedule = state.schedule
-    run.jitter.setstate(state.jitter)
+        loop.averager = ParameterAverager(model)
+        loop.averager.load(blob["state_dict"], state.averaged_steps)
+    loop.jitter.setstate(state.jitter)
     random.setstate(state.python)
     np.random.set_state(state.numpy)
-    mine = state.ranks[run.ctx.rank] if len(state.ranks) == run.ctx.world_size else None
-    if mine is None:
-        run.log.say(f"warning: the run was saved by {len(state.ranks)} processes, resumed by "
-                    f"{run.ctx.world_size}: the continuation is not bit-identical")
-        torch.manual_seed(run.cfg.seed + 7919 * run.ctx.rank + run.schedule.step)
-    else:
-        torch.set_rng_state(mine.torch)
-        if mine.cuda is not None and run.device.type == "cuda":
-            torch.cuda.set_rng_state(mine.cuda, run.device)
-        if mine.hidden is not None and run.schedule.position > 0:
-            run.hidden = [(h.to(run.device), c.to(run.device)) for h, c in mine.hidden]
-        run.epoch_loss_sum, run.epoch_tokens = mine.epoch_loss_sum, mine.epoch_tokens
-    if run.schedule.position > 0 and run.hidden is None:
-        run.hidden = run.model.init_state(run.train_data.shape[1])
-    run.init_from = state.init_from
+    if len(state.ranks) != ctx.world_size:
+        warn(f"warning: the run was saved by {len(state.ranks)} processes, resumed by "
+             f"{ctx.world_size}: the continuation is not bit-identical")
+        torch.manual_seed(state.config.seed + 7919 * ctx.rank + loop.schedule.step)
+        return loop
+    mine = state.ranks[ctx.rank]
+    torch.set_rng_state(mine.torch)
+    if mine.cuda is not None and device.type == "cuda":
+        torch.cuda.set_rng_state(mine.cuda, device)
+    if mine.hidden is not None and loop.schedule.position > 0:
+        loop.hidden = [(h.to(device), c.to(device)) for h, c in mine.hidden]
+    loop.epoch_loss_sum, loop.epoch_tokens = mine.epoch_loss_sum, mine.epoch_tokens
+    return loop
 
 
-def capture(run, ranks: List[Dict[str, Any]]) -> TrainingState:
-    """The state of ``run`` to save in ``last.pt`` (the inverse of :func:`restore`); ``ranks``:
-    every process's :class:`RankState` dict, gathered."""
+def rank_state(loop: LoopState, device) -> RankState:
+    """This process's part of the state to save (its RNGs; in the middle of an epoch its
+    recurrent state): what :func:`capture` gathers from every rank."""
+    hidden = loop.hidden if loop.schedule.position else None
+    return RankState(torch.get_rng_state(), torch.cuda.get_rng_state(device) if device.type == "cuda" else None,
+                     to_cpu(hidden) if hidden is not None else None,       # [[h, c] per layer], on the CPU
+                     loop.epoch_loss_sum, loop.epoch_tokens)
+
+
+def capture(loop: LoopState, model, optimizer, ranks: List[Dict[str, Any]], *, config: TrainConfig,
+            corpus: CorpusSpec, preset: Optional[str], init_from: Optional[Dict[str, Any]],
+            fingerprint: str) -> TrainingState:
+    """The state to save in ``last.pt`` (the inverse of :func:`restore`): ``loop``, the raw weights
+    of ``model`` while averaging, the state of ``optimizer`` and the RNGs of this process;
+    ``ranks``: every process's :func:`rank_state` dict, gathered; the rest names the run."""
     return TrainingState(
-        config=run.cfg, corpus=run.spec, preset=run.preset, init_from=run.init_from,
-        fingerprint=run.fingerprint, optimizer=to_cpu(run.optimizer.state_dict()),
-        raw_state_dict=to_cpu(run.model.state_dict()) if run.averager else None, schedule=run.schedule,
-        averaged_steps=run.averager.count if run.averager else None, jitter=run.jitter.getstate(),
-        python=random.getstate(), numpy=np.random.get_state(), ranks=[RankState.from_dict(r) for r in ranks],
-        world_size=run.ctx.world_size)
+        config=config, corpus=corpus, preset=preset, init_from=init_from, fingerprint=fingerprint,
+        optimizer=to_cpu(optimizer.state_dict()), raw_state_dict=to_cpu(model.state_dict()) if loop.averager else None,
+        schedule=loop.schedule, averaged_steps=loop.averager.count if loop.averager else None,
+        jitter=loop.jitter.getstate(), python=random.getstate(), numpy=np.random.get_state(),
+        ranks=[RankState.from_dict(r) for r in ranks], world_size=len(ranks))
 
 
 def unreadable(path: str, err: BaseException) -> OnparseError:
