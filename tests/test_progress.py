@@ -56,3 +56,19 @@ def test_a_portion_moves_its_progress_as_finer_work_is_done():
     part.finish()
     assert told == [1, 2, 2, 1, 2, 2] and sum(told) == 10
     Portion(None, 4, 0).finish()                 # nothing to tell: no error
+
+
+def test_a_line_comes_even_when_no_update_does(monkeypatch, capsys):
+    """41.17: one long batch (no update for minutes) still shows a line a minute: the timer
+    prints it; close() stops the timer, so nothing is printed after the work."""
+    import time
+
+    monkeypatch.setattr(progress, "PLAIN_EVERY", 0.2)
+    monkeypatch.setattr(progress, "_shared", {"line": None, "closed": None})
+    with Progress("slow", 10, "lines") as bar:
+        bar.update(3)
+        time.sleep(0.5)                          # no update: two timer periods pass
+    printed = capsys.readouterr().err.splitlines()
+    assert printed and all(line.startswith("slow: 3 of 10 lines (30%)") for line in printed)
+    time.sleep(0.5)
+    assert capsys.readouterr().err == ""         # closed: the timer is gone

@@ -8,11 +8,13 @@ The plain lines keep one clock for consecutive work: a :class:`Progress` that st
 line, so that several short steps of one long job (the models of a bundle measured one after
 another) still print a line a minute.  The work reports with ``update(n)`` as it goes (the
 commands report every batch, not every window of lines), and the line is printed at the first
-update after the minute.
+update after the minute; when no update comes for a minute (one long batch, a slow read), a
+timer thread prints it, so that a line a minute holds even then.
 """
 from __future__ import annotations
 
 import sys
+import threading
 import time
 from typing import Callable, Optional
 
@@ -45,6 +47,8 @@ class Progress:
         self.done = 0
         self.bar = None
         self.plain = False
+        self._lock = threading.Lock()
+        self._timer: Optional[threading.Timer] = None
         stream = sys.stderr
         if quiet or stream is None:
             return
@@ -58,14 +62,32 @@ class Progress:
             line, closed = _shared["line"], _shared["closed"]
             if line is not None and closed is not None and self.started - closed < PLAIN_EVERY:
                 self.last = line                 # the same job goes on: its clock too
+            self._arm()
 
     def update(self, n: int) -> None:
         self.done += n
         if self.bar is not None:
             self.bar.update(n)
-        elif self.plain and now() - self.last >= PLAIN_EVERY:
-            self.last = now()
-            self._line()
+        elif self.plain:
+            self._due()
+
+    def _due(self) -> None:
+        """Print the plain line when a minute has passed since the last one (either thread)."""
+        with self._lock:
+            if self.plain and now() - self.last >= PLAIN_EVERY:
+                self.last = now()
+                self._line()
+
+    def _arm(self) -> None:
+        # A daemon timer: it never keeps the process alive, and close() cancels it.
+        self._timer = threading.Timer(PLAIN_EVERY, self._beat)
+        self._timer.daemon = True
+        self._timer.start()
+
+    def _beat(self) -> None:
+        self._due()
+        if self.plain and self._timer is not None:
+            self._arm()
 
     def _line(self) -> None:
         elapsed = now() - self.started
@@ -84,6 +106,9 @@ class Progress:
         if self.bar is not None:
             self.bar.close()
             self.bar = None
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
         if self.plain:
             _shared["line"], _shared["closed"] = self.last, now()
 
