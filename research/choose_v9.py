@@ -1,0 +1,170 @@
+"""Rule v9 of research/PROTOCOL.md (47-53): neural PCFGs beside the shipped language models,
+chosen on the sample's dev half; the test half scored once.
+
+    python research/choose_v9.py            # dev: every candidate of rule 50; writes
+                                            # research/dev-trials-v9.tsv, research/dev-choice-v9.json
+    python research/choose_v9.py --test     # the choice and the grammar-alone figure on the test
+                                            # half, once, right and left beside; research/test-v9.json
+
+Grammar members: every (seed, epoch) of research/grammar-dev.jsonl (rule 49), each read from
+runs/grammar-small-sS/epoch-NNN.pt by its MBR tree.
+"""
+import argparse
+import json
+import os
+import sys
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+sys.path.insert(0, HERE)
+import choose_members as v5  # noqa: E402  (golds, scores_of, write_trials: shared with rules v5-v8)
+
+RECORDS = os.path.join(HERE, "grammar-dev.jsonl")
+SNAPSHOT = os.path.join(ROOT, "runs", "grammar-small-s{seed}", "epoch-{epoch:03d}.pt")
+TRIALS = os.path.join(HERE, "dev-trials-v9.tsv")
+CHOICE = os.path.join(HERE, "dev-choice-v9.json")
+TEST = os.path.join(HERE, "test-v9.json")
+#: Rule 50's voter and tie variants of (b) and (c), in the tie-breaking order of rule 51.
+VARIANTS = ((), "first"), ((), "right"), (("right",), "first"), (("right",), "right")
+
+
+def ranked_members(records):
+    """Rule 49: (seed, epoch) of every scored grammar member, best all-lengths dev F1 first; ties
+    to the lower seed, then the lower epoch."""
+    rows = [(r["seed"], r["epoch"], r["dev"]["grammar"]["all"]) for r in records]
+    return [(seed, epoch) for seed, epoch, _ in sorted(rows, key=lambda r: (-r[2], r[0], r[1]))]
+
+
+def best_of_seeds(ranked, k):
+    """The ``k`` best-ranked members of ``k`` different seeds (None when fewer seeds exist)."""
+    out, seen = [], set()
+    for seed, epoch in ranked:
+        if seed not in seen:
+            out.append((seed, epoch))
+            seen.add(seed)
+        if len(out) == k:
+            return out
+    return None
+
+
+def candidates(ranked):
+    """Rule 50, in order: (a) the shipped bundle; (b) the K best grammar members of K seeds, K = 1,
+    2, 3, alone; (c) each (b) added to the shipped bundle's members; (b) and (c) each with the
+    voter/tie variants.  A candidate: ``{"name", "bundle", "grammars", "voters", "ties"}``."""
+    out = [{"name": "shipped bundle", "bundle": True, "grammars": [], "voters": None, "ties": None}]
+    for with_bundle in (False, True):
+        for k in (1, 2, 3):
+            members = best_of_seeds(ranked, k)
+            if members is None:
+                continue
+            for voters, ties in VARIANTS:
+                label = " + ".join(f"g s{s} e{e}" for s, e in members)
+                label = ("shipped LMs + " if with_bundle else "") + label
+                label += (" + right" if voters else "") + f", ties {ties}"
+                out.append({"name": label, "bundle": with_bundle, "grammars": members, "voters": list(voters),
+                            "ties": ties})
+    return out
+
+
+def average(member_rows, tokens, voters, ties):
+    """The voted average of per-sentence member trees (rule 50's (b) and (c))."""
+    from onparse import baseline_trees
+    from onparse.trees.average import average_trees_batch
+
+    voted = [list(row) + [baseline_trees([t], kind)[0] for kind in voters] for row, t in zip(member_rows, tokens)]
+    return list(average_trees_batch(voted, ties))
+
+
+class Trees:
+    """Every candidate's trees of one gold set; member trees computed once."""
+
+    def __init__(self, gold):
+        from onparse import load
+
+        self.tokens = [list(s.words) for s in gold]
+        started = time.time()
+        self.shipped = load()
+        self.lm_rows = self.shipped.member_trees(self.tokens)
+        self.grammars = {}
+        print(f"{gold.name}: the shipped members' trees in {time.time() - started:.0f} s", file=sys.stderr)
+
+    def grammar(self, seed, epoch):
+        from onparse import load
+
+        if (seed, epoch) not in self.grammars:
+            self.grammars[(seed, epoch)] = load(SNAPSHOT.format(seed=seed, epoch=epoch), "cpu").trees(self.tokens)
+        return self.grammars[(seed, epoch)]
+
+    def of(self, candidate):
+        if not candidate["grammars"]:
+            return self.shipped.average(self.lm_rows, self.tokens)
+        rows = [[] for _ in self.tokens]
+        if candidate["bundle"]:
+            rows = [list(r) for r in self.lm_rows]
+        for seed, epoch in candidate["grammars"]:
+            for row, tree in zip(rows, self.grammar(seed, epoch)):
+                row.append(tree)
+        return average(rows, self.tokens, candidate["voters"], candidate["ties"])
+
+
+def read_records(path=RECORDS):
+    with open(path, encoding="utf-8") as handle:
+        return [json.loads(line) for line in handle if line.strip()]
+
+
+def dev():
+    ranked = ranked_members(read_records())
+    gold, short, short_index = v5.golds("wsj-sample-dev", "wsj10-sample-dev")
+    trees = Trees(gold)
+    rows = []
+    for order, candidate in enumerate(candidates(ranked)):
+        scores = v5.scores_of(trees.of(candidate), gold, short, short_index)
+        rows.append({"order": order, **candidate, "grammars": json.dumps(candidate["grammars"]), "dev": scores})
+        print(f"{order + 1:3d} {candidate['name']}: {100 * scores['all']['sentence_f1']:.2f}", file=sys.stderr)
+    v5.write_trials(TRIALS, rows)
+    best = choose(rows)
+    with open(CHOICE, "w") as out:
+        json.dump({"rule": "v9 (research/PROTOCOL.md, rules 47-53)", "chosen": best, "grammar_alone": ranked[0],
+                   "shipped": rows[0]}, out, indent=1)
+    print(f"chosen: {best['name']} (dev {100 * best['dev']['all']['sentence_f1']:.2f})", file=sys.stderr)
+
+
+def choose(rows):
+    """Rule 51: the highest all-lengths dev sentence F1; exact ties to fewer trees, then to the
+    earlier candidate."""
+    def size(row):
+        grammars = json.loads(row["grammars"]) if isinstance(row["grammars"], str) else row["grammars"]
+        return len(grammars) + (3 if row["bundle"] else 0) + len(row["voters"] or ())
+    return min(rows, key=lambda r: (-r["dev"]["all"]["sentence_f1"], size(r), r["order"]))
+
+
+def test():
+    """Rule 53: the choice and the grammar-alone figure on the test half, once."""
+    from onparse import baseline_trees
+
+    if os.path.exists(TEST):
+        sys.exit(f"{TEST} exists: the test half is scored once (rule 53)")
+    with open(CHOICE) as handle:
+        recorded = json.load(handle)
+    chosen = recorded["chosen"]
+    chosen["grammars"] = json.loads(chosen["grammars"])
+    gold, short, short_index = v5.golds("wsj-sample-test", "wsj10-sample-test")
+    trees = Trees(gold)
+    seed, epoch = recorded["grammar_alone"]
+    alone = {"name": f"g s{seed} e{epoch}", "bundle": False, "grammars": [[seed, epoch]], "voters": [],
+             "ties": "first"}
+    out = {"rule": "v9", "candidate": chosen["name"], "sentences": [len(gold), len(short)],
+           "chosen": v5.scores_of(trees.of(chosen), gold, short, short_index),
+           "grammar_alone": v5.scores_of(trees.of(alone), gold, short, short_index)}
+    for kind in ("right", "left"):
+        out[kind] = v5.scores_of(baseline_trees(gold.tokens, kind, 0), gold, short, short_index)
+    with open(TEST, "w") as handle:
+        json.dump(out, handle, indent=1)
+
+
+if __name__ == "__main__":
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--test", action="store_true", help="score the test half, once")
+    args = ap.parse_args()
+    test() if args.test else dev()
