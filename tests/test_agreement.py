@@ -8,6 +8,7 @@ from click.testing import CliRunner
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+import onparse
 from onparse.scores.agreement import agreement_scores, select, tree_agreement
 from onparse.api import load
 from onparse.trees.baselines import balanced, left_branching, random_tree, right_branching
@@ -131,6 +132,28 @@ def test_parser_agreement_is_the_mean_over_the_other_models_members(saved, paths
         load(paths[0], "cpu").agreement(LINES)
     with pytest.raises(OnparseError, match="at least 3 words"):
         parser.agreement(["a cat", "the"])
+
+
+def test_choose_members_reads_only_the_lines_it_needs(paths):
+    """onparse.choose_members: the first ``limit`` lines of at least 3 words, scored as
+    Parser.agreement scores them, the most central kept; the lines after them are not read."""
+    parser = load(paths, "cpu", layers=[2, 3], decoders=["onlstm", "split"])
+    read = []
+
+    def lines():
+        for line in ["a cat", *LINES]:
+            read.append(line)
+            yield line
+
+    chosen = onparse.choose_members(parser, lines(), limit=2, tokenize=False)
+    long_enough = [line for line in LINES if len(line.split()) >= 3][:2]
+    assert chosen.sentences == 2 and read == ["a cat", *long_enough]
+    expected = parser.agreement(long_enough)
+    assert [m for m, _ in chosen.scored] == [m for m, _ in expected]
+    assert [s for _, s in chosen.scored] == pytest.approx([s for _, s in expected])
+    assert chosen.kept == select([s for _, s in chosen.scored])
+    assert onparse.choose_members(parser, LINES, keep=3, limit=None).kept == \
+        select([s for _, s in parser.agreement(LINES)], keep=3)
 
 
 def test_cli_prints_scores_and_writes_a_bundle_of_the_kept_members(paths, tmp_path):

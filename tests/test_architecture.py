@@ -2,7 +2,7 @@
 
 Run as a script (``python tests/test_architecture.py [CHECKOUT]``) it prints the figures of
 this checkout or another one: module count, largest module, longest function, function-level
-imports, import cycles, README lines.
+imports, import cycles, the library modules the CLI imports, README lines.
 """
 from __future__ import annotations
 
@@ -114,6 +114,24 @@ def _library(modules):
     return {m: info for m, info in modules.items() if not m.startswith("onparse.cli")}
 
 
+def _is_cli(module: str) -> bool:
+    return module == "onparse.cli" or module.startswith("onparse.cli.")
+
+
+def cli_imports(modules) -> list:
+    """The library modules that modules of ``onparse.cli`` import, top-level and inside
+    functions, besides the package ``onparse`` itself (its public face, ``__all__``)."""
+    return sorted({t for m, info in modules.items() if _is_cli(m)
+                   for t in info["top"] | set(info["inner"]) if not _is_cli(t) and t != "onparse"})
+
+
+def test_the_cli_imports_few_library_modules():
+    """The command line reads the library through ``onparse.__all__`` and at most ten other
+    modules (issue 40.1: a narrow public boundary)."""
+    imported = cli_imports(scan())
+    assert len(imported) <= 10, f"{len(imported)} library modules: {imported}"
+
+
 def test_no_import_cycle():
     assert cycles(scan()) == []
 
@@ -201,5 +219,6 @@ if __name__ == "__main__":
     print(f"function-level onparse imports: {sum(len(i['inner']) for i in mods.values())} in all, "
           f"{sum(len(i['inner']) for i in lib.values())} outside cli/")
     print(f"import cycles: {cycles(mods)}")
+    print(f"library modules the CLI imports besides onparse: {len(cli_imports(mods))} {cli_imports(mods)}")
     print(f"ContextVar modules: {[m for m, i in mods.items() if 'ContextVar' in i['text']]}")
     print(f"README lines: {len((ROOT / 'README.md').read_text().splitlines())}")

@@ -36,6 +36,14 @@ def trained(tmp_path_factory):
     return corpus, folder / "run", result.output
 
 
+def test_the_grammar_size_options_are_the_ones_the_library_names():
+    """The CLI's grammar size flags (from the presets' keys) are those the library's messages use."""
+    from onparse.cli.training import SIZE_OPTIONS
+    from onparse.grammar.settings import SIZE_OPTIONS as LIBRARY
+
+    assert SIZE_OPTIONS == LIBRARY
+
+
 def test_train_prints_a_summary(trained):
     _, run, output = trained
     assert "stopped: epochs after 1 epoch(s)" in output

@@ -58,6 +58,10 @@ def test_python_users_get_the_same_description(checkpoint, tmp_path):
     assert "members (in tie-breaking order): layer 1 onlstm; layer 2 onlstm" in described
     summary = describe_file(str(bundle), as_dict=True)
     assert summary["voters"] == ["right"] and [m["layer"] for m in summary["members"]] == [1, 2]
+    run = tmp_path / "run"                                    # a run folder: its best.pt, as load() reads it
+    run.mkdir()
+    (run / "best.pt").write_bytes(checkpoint.read_bytes())
+    assert describe_file(str(run)) == describe_file(str(run / "best.pt"), str(run))
 
 
 # -- issue 41.10: info runs the loaders' checks and counts what the built model holds ------------
@@ -131,3 +135,4 @@ def test_a_bundle_describes_its_weights_by_its_own_figures(checkpoint, tmp_path)
     assert "float16 weights): a bundle of 2 models" in text.splitlines()[1] and "recipe: two" in text
     shipped = describe_file(resolve(None), "the bundled model").splitlines()
     assert "a bundle of 3 models" in shipped[1] and not any(line.startswith("weights:") for line in shipped)
+    assert describe_file().splitlines() == shipped            # no path: the bundled model, as load() reads it

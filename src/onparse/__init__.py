@@ -3,8 +3,11 @@ neural PCFGs -- the public face.
 
 Everything a user of the library needs is a name of this package (``__all__``, documented in
 ``docs/api.md``): the front door (:func:`load`, :class:`Parser`), the contract every kind of model
-follows, scoring, gold trees, tree text, the file formats' loaders, training and distillation.
-Modules below it may be reorganised; these names stay.
+follows, scoring and member selection, gold trees, tree text, the file formats' loaders, corpora,
+training of each family (presets, settings, the train function), distillation, the training-log
+figure.  Modules below it may be reorganised; these names stay.  The command line (``onparse.cli``)
+takes its library names from here too, and reads at most ten other modules
+(``tests/test_architecture.py``).
 
 The names are resolved on first use, so ``import onparse`` (and ``onparse --help``) imports
 neither torch nor numpy.
@@ -15,17 +18,28 @@ from .version import __version__
 __all__ = [
     # the front door
     "load", "Parser", "Scores", "ParsingModel", "Member", "MemberError", "OnparseError", "__version__",
-    # choices that load() and Parser take
-    "DECODERS", "TIES", "VOTER_KINDS",
+    # choices that load(), Parser and save_bundle take
+    "DECODERS", "TIES", "VOTER_KINDS", "PUNCT_POLICIES", "WEIGHT_KINDS",
     # scores
-    "evaluate", "SpanMetric", "score_text",
+    "evaluate", "SpanMetric", "score_text", "format_comparison", "write_per_sentence", "choose_members",
     # gold trees and tree text
-    "load_gold", "Gold", "GOLD_NAMES", "to_brackets", "to_ptb", "parse_brackets", "read_trees", "baseline_trees",
+    "load_gold", "Gold", "GOLD_NAMES", "PTB_ROOT_ENV", "is_gold_spec", "tagset", "TAGSETS", "read_gold",
+    "to_brackets", "to_ptb", "parse_brackets", "read_trees", "baseline_trees", "BASELINE_KINDS",
     # files
-    "describe_file", "load_model", "load_student", "load_grammar", "save_bundle",
-    # training, perplexity, distillation
-    "train", "TrainConfig", "RunOptions", "PerplexityResult", "distill", "DistillResult",
+    "describe_file", "load_model", "load_student", "load_grammar", "save_bundle", "holds_model",
+    # corpora, training, perplexity, distillation
+    "corpus_spec", "CORPORA", "CORPUS_FORMATS", "CORPUS_SPLITS",
+    "train", "TrainConfig", "RunOptions", "PRESETS", "train_settings",
+    "train_grammar", "GrammarTraining", "GRAMMAR_PRESETS", "train_grammar_settings",
+    "PerplexityResult", "distill", "DistillResult", "StudentConfig", "DistillSettings",
+    # figures
+    "plot_training_log",
 ]
+
+#: Public names whose attribute in their home module is called otherwise.
+_RENAMED = {"BASELINE_KINDS": "KINDS", "TAGSETS": "NAMES", "tagset": "resolve", "corpus_spec": "make_spec",
+            "CORPORA": "NAMES", "CORPUS_FORMATS": "FORMATS", "CORPUS_SPLITS": "SPLITS",
+            "train_settings": "settings", "train_grammar": "train", "train_grammar_settings": "run_settings"}
 
 
 def __getattr__(name):
@@ -40,37 +54,61 @@ def __getattr__(name):
         from .trees import decode as home
     elif name == "TIES":
         from .trees import average as home
-    elif name in ("VOTER_KINDS", "baseline_trees"):
+    elif name in ("VOTER_KINDS", "baseline_trees", "BASELINE_KINDS"):
         from .trees import baselines as home
-    elif name in ("evaluate", "SpanMetric"):
+    elif name == "PUNCT_POLICIES":
+        from .text import tokens as home
+    elif name == "WEIGHT_KINDS":
+        from .files import weights as home
+    elif name in ("evaluate", "SpanMetric", "format_comparison", "write_per_sentence"):
         from .scores import metrics as home
     elif name == "score_text":
         from .scores import predicted as home
-    elif name in ("load_gold", "Gold", "GOLD_NAMES"):
+    elif name == "choose_members":
+        from .scores import agreement as home
+    elif name in ("load_gold", "Gold", "GOLD_NAMES", "PTB_ROOT_ENV", "is_gold_spec"):
         from .gold import treebank as home
+    elif name in ("tagset", "TAGSETS"):
+        from .gold import tagsets as home
+    elif name == "read_gold":
+        from .gold import gold_trees as home
     elif name in ("to_brackets", "to_ptb", "parse_brackets"):
         from .trees import tree as home
     elif name == "describe_file":
         from .files import describe as home
     elif name == "save_bundle":
         from .files import bundle as home
+    elif name == "holds_model":
+        from .files import checkpoint as home
     elif name == "load_model":
         from .lm import kind as home
     elif name == "load_student":
         from .student import kind as home
     elif name == "load_grammar":
         from .grammar import kind as home
-    elif name in ("train",):
+    elif name in ("corpus_spec", "CORPORA", "CORPUS_FORMATS", "CORPUS_SPLITS"):
+        from .text import corpora as home
+    elif name in ("train", "train_settings"):
         from .lm.training import train as home
-    elif name in ("TrainConfig", "RunOptions"):
+    elif name in ("TrainConfig", "RunOptions", "PRESETS"):
         from .lm.training import config as home
     elif name == "PerplexityResult":
         from .lm import perplexity as home
+    elif name in ("train_grammar", "train_grammar_settings"):
+        from .grammar import train as home
+    elif name == "GrammarTraining":
+        from .grammar import settings as home
+    elif name == "GRAMMAR_PRESETS":
+        from .grammar import config as home
     elif name in ("distill", "DistillResult"):
         from .student import distill as home
+    elif name in ("StudentConfig", "DistillSettings"):
+        from .student import config as home
+    elif name == "plot_training_log":
+        from .pictures import figures as home
     else:
         raise AttributeError(f"module 'onparse' has no attribute {name!r}")
-    return getattr(home, name)
+    return getattr(home, _RENAMED.get(name, name))
 
 
 def __dir__():

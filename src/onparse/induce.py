@@ -41,6 +41,7 @@ from .progress import Portion
 from .pictures.show import GoldTree, SentenceView, make_view
 from .text.sentences import by_line
 from .text.tokens import DEFAULT_PUNCT, normalize_word
+from .trees import average
 from .trees.tree import to_brackets, to_ptb
 
 FORMATS = ("brackets", "ptb", "jsonl")
@@ -233,6 +234,15 @@ class VocabularyCheck:
             advice = (f"{self.unsegmented:,} token(s) look like unsegmented text: split the words with spaces and "
                       "use --pretokenized, and " + advice)
         return "note: " + "; ".join(parts) + "; " + advice
+
+
+def too_long_note(parser) -> Optional[str]:
+    """One line for stderr when some of ``parser``'s sentences were too long to average
+    (:attr:`onparse.api.Parser.too_long`; :mod:`onparse.trees.average`), else None."""
+    if not parser.too_long:
+        return None
+    return (f"note: {parser.too_long:,} sentence(s) of more than {average.MAX_WORDS:,} words were too long to "
+            "average: each got its first member's tree")
 
 
 #: Scripts written without spaces between words.

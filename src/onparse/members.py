@@ -84,6 +84,14 @@ class Member:
         """The same member reading model ``model`` instead (bundles renumber their models)."""
         return Member(model, self.layer, self.decoder, self.reading)
 
+    def fields(self, model: Any) -> Dict[str, Any]:
+        """What a report records of this member, which reads ``model``: its layer and decoder
+        when the model has layers; otherwise its kind (``"student"``), with its decoder only when
+        the kind has several to choose from -- never a layer that is not there."""
+        if model.layered:
+            return {"layer": self.layer, "decoder": self.decoder}
+        return {"kind": model.kind, **({"decoder": self.decoder} if len(model.decoders) > 1 else {})}
+
     def label(self, n_models: int = 1) -> str:
         """Its reading, after ``model 2`` when there are several models:
         ``layer 2 onlstm`` / ``model 1 layer 2 onlstm`` / ``model 2 student``."""
@@ -140,11 +148,3 @@ def first_of(members: Sequence[Member], models: Sequence[Any], *, layered: bool)
     """The first member whose model has (``layered``) or lacks layers; None when there is none."""
     return next((m for m in members if models[m.model].layered == layered), None)
 
-
-def member_fields(member: Member, model: Any) -> Dict[str, Any]:
-    """What a report records of ``member``, which reads ``model``: its layer and decoder when
-    the model has layers; otherwise its kind (``"student"``), with its decoder only when the
-    kind has several to choose from -- never a layer that is not there."""
-    if model.layered:
-        return {"layer": member.layer, "decoder": member.decoder}
-    return {"kind": model.kind, **({"decoder": member.decoder} if len(model.decoders) > 1 else {})}

@@ -69,8 +69,7 @@ os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
 import click  # noqa: E402
 
-from ..version import __version__  # noqa: E402
-from ..errors import OnparseError  # noqa: E402
+from .. import OnparseError, __version__  # noqa: E402
 
 
 class _Group(click.Group):

@@ -68,8 +68,7 @@ def members_options(func):
     ``layer``, ``decoder`` (None: the model's own members: a bundle's, or layer 2 with the
     paper's decoder), ``voter`` (a tuple; empty: the bundle's own voters) and ``ties`` (None: the
     bundle's own rule)."""
-    from ..trees.average import TIES
-    from ..trees.baselines import VOTER_KINDS
+    from .. import TIES, VOTER_KINDS
 
     func = click.option("--ties", type=click.Choice(TIES), default=None,
                         help="How the average breaks ties between trees sharing as many spans: first "
@@ -98,12 +97,11 @@ def decoder_list(text: str):
 
 def load_parser(model_paths, device, layer=None, decoder=None, batch_size=None, voter=(), ties=None,
                 no_verify=False):
-    """An :class:`onparse.api.Parser` over ``model_paths`` (empty: the bundled model) on
+    """An :class:`onparse.Parser` over ``model_paths`` (empty: the bundled model) on
     ``device``; ``layer`` / ``decoder``: the option strings (None: the models' own members);
     ``voter`` / ``ties``: the ``--voter`` values (empty: the models' own) and ``--ties`` (None: the
     models' own).  Errors are one-line OnparseErrors (files) or usage errors (option values)."""
-    from ..api import load
-    from ..members import MemberError
+    from .. import MemberError, load
 
     parser = load(list(model_paths) or None, device, batch_size=batch_size, voters=tuple(voter) or None,
                   ties=ties, verify=not no_verify)
@@ -117,12 +115,12 @@ def load_parser(model_paths, device, layer=None, decoder=None, batch_size=None, 
 
 def report_too_long(parser) -> None:
     """One stderr line when some sentences were too long to average (their tree is their first
-    member's, :mod:`onparse.trees.average`)."""
-    from ..trees.average import MAX_WORDS
+    member's): :func:`onparse.induce.too_long_note`."""
+    from ..induce import too_long_note
 
-    if parser.too_long:
-        click.echo(f"note: {parser.too_long:,} sentence(s) of more than {MAX_WORDS:,} words were too long to "
-                   "average: each got its first member's tree", err=True)
+    note = too_long_note(parser)
+    if note:
+        click.echo(note, err=True)
 
 
 def device_option(func):
@@ -160,9 +158,9 @@ def pretokenized_option(func):
 
 def punct_option(func):
     """``--punct vocab|drop``: which punctuation tokens are dropped; arrives as ``punct``."""
-    from ..text.tokens import DEFAULT_PUNCT, PUNCT_POLICIES
+    from .. import PUNCT_POLICIES
 
-    return click.option("--punct", type=click.Choice(PUNCT_POLICIES), default=DEFAULT_PUNCT, show_default=True,
+    return click.option("--punct", type=click.Choice(PUNCT_POLICIES), default=PUNCT_POLICIES[0], show_default=True,
                         help="vocab: drop punctuation (tokens without a letter or digit) unless the model's "
                              "vocabulary holds it as a word (such as % or &); drop: drop all of it.")(func)
 
@@ -268,7 +266,7 @@ def force_option(func):
 def refuse_model(target, option: str, force: bool) -> None:
     """A usage error when the output ``target`` of ``option`` holds an onparse model and
     ``force`` is not given."""
-    from ..files.checkpoint import holds_model
+    from .. import holds_model
 
     if target not in (None, "-") and not force and holds_model(target):
         raise click.BadParameter(f"{target} holds an onparse model; writing there would destroy it "

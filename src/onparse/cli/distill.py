@@ -1,6 +1,6 @@
-"""``onparse distill``: a thin shell over :meth:`onparse.api.Parser.distill`
-(:mod:`onparse.student.distill`).  Defaults live in :class:`onparse.student.distill.DistillSettings` and
-:class:`onparse.student.model.StudentConfig`; here they are only shown."""
+"""``onparse distill``: a thin shell over :meth:`onparse.Parser.distill` (:func:`onparse.distill`).
+Defaults live in :class:`onparse.DistillSettings` and :class:`onparse.StudentConfig`; here they
+are only shown."""
 import click
 
 from ..files.safeio import dumps
@@ -9,9 +9,9 @@ from .common import (INT_MAX, SEED_RANGE, device_option, force_option, line_limi
                      refuse_model, refuse_overwrite, sentence_splitter, sentences_options, threads_option,
                      check_writable)
 
-#: Student sizes with an option (help and default: :class:`onparse.student.config.StudentConfig`).
+#: Student sizes with an option (help and default: :class:`onparse.StudentConfig`).
 SIZES = ("embedding_size", "hidden_size", "n_layers", "mlp_size")
-#: Training settings with an option (:class:`onparse.student.config.DistillSettings`).
+#: Training settings with an option (:class:`onparse.DistillSettings`).
 SETTINGS = ("epochs", "batch_size", "max_words", "valid_every", "save_every", "lr", "max_unknown", "seed")
 
 
@@ -43,13 +43,13 @@ def _options(command, config_class, names, prefix=""):
 
 
 def _sized(command):
-    from ..student.config import DistillSettings
+    from .. import DistillSettings
 
     return _options(command, DistillSettings, SETTINGS)
 
 
 def _student_sizes(command):
-    from ..student.config import StudentConfig
+    from .. import StudentConfig
 
     return _options(command, StudentConfig, SIZES, prefix="Student: ")
 
@@ -97,9 +97,9 @@ def distill_command(text, model_paths, no_verify, layer, decoder, voter, ties, s
     onparse distill news.txt -m bundle.pt --out student.pt --resume --epochs 5
     onparse induce corpus.txt -m student.pt > trees.txt
     """
+    from .. import DistillSettings
     from ..devices import torch_threads
     from ..student.distill import default_run_dir, run_file_clash, written_by_run
-    from ..student.config import DistillSettings
 
     if resume and overwrite:
         raise click.UsageError("--resume continues a run and --overwrite replaces it: give one of them")

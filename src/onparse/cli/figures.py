@@ -10,9 +10,8 @@ import sys
 
 import click
 
-from ..errors import OnparseError
+from .. import PTB_ROOT_ENV, OnparseError
 from ..pictures.show import SCALES
-from ..gold.treebank import PTB_ROOT_ENV
 from .common import (device_option, force_option, line_limit_option, load_parser, members_options, model_name,
                      model_option, pretokenized_option, punct_option, refuse_model, refuse_overwrite,
                      sentence_splitter, sentences_options, threads_option)
@@ -108,7 +107,7 @@ def show_command(sentence, model_paths, no_verify, layer, decoder, voter, ties, 
     onparse show the cat sat --model lm.pt --gold "((the cat) sat)" --decode split
     cat sentences.txt | onparse show - --model lm.pt --svg figs/sentence.svg
     """
-    from ..gold.gold_trees import read_gold
+    from .. import read_gold
     from ..induce import read_lines, views_from_lines
     from ..pictures.show import render_view
 
@@ -133,7 +132,7 @@ def show_command(sentence, model_paths, no_verify, layer, decoder, voter, ties, 
     elif sentence:
         lines = [" ".join(sentence)]
     elif golds:
-        lines = [" ".join(_leaves(g.tree)) for g in golds]
+        lines = [" ".join(g.words) for g in golds]
     else:
         raise click.UsageError("nothing to show: give a SENTENCE, - for standard input, or --gold")
     if golds is not None and not from_stdin and len(golds) != len(lines):
@@ -186,12 +185,6 @@ def _terminal_width():
     return None
 
 
-def _leaves(tree):
-    from ..trees.tree import leaves
-
-    return leaves(tree)
-
-
 @click.command("plot-log")
 @click.argument("log", type=click.Path(exists=True))
 @click.option("--out", "-o", "out", type=click.Path(dir_okay=False), default=None,
@@ -210,16 +203,15 @@ def plot_log_command(log, out, force, max_line_bytes):
     onparse plot-log runs/small --out curves.png
     onparse plot-log runs/small/metrics.jsonl --out curves.svg
     """
-    from ..pictures.figures import check_output_path, plot_log, require_matplotlib
-    from ..files.training_log import log_path, read_log
+    from .. import plot_training_log
+    from ..pictures.figures import check_output_path, require_matplotlib, training_curves_path
 
     require_matplotlib()
-    if out is None:
-        out = os.path.join(os.path.dirname(os.path.abspath(log_path(log))), "training-curves.png")
+    out = training_curves_path(log) if out is None else out
     check_output_path(out)
     refuse_model(out, "--out", force)
     with _writing(out):
-        click.echo(plot_log(read_log(log, max_line_bytes), out))
+        click.echo(plot_training_log(log, out, max_line_bytes))
 
 
 # --- hooks for `onparse eval --plots DIR` (the command lives in cli/scoring.py) ---------------

@@ -6,7 +6,7 @@ bundle holding one) is a one-line error, exit 1.
 """
 import click
 
-from ..errors import OnparseError
+from .. import OnparseError
 from ..files.safeio import dumps
 from .common import INT_MAX, SEED_RANGE, device_option, load_parser, model_name, model_option, threads_option
 

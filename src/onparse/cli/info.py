@@ -1,8 +1,8 @@
-"""``onparse info``: what a model is (the bundled one by default): :mod:`onparse.files.describe`."""
+"""``onparse info``: what a model is (the bundled one by default): :func:`onparse.describe_file`."""
 import click
 
 from ..files.safeio import dumps
-from .common import model_name, model_option
+from .common import model_option
 
 
 @click.command("info")
@@ -18,13 +18,11 @@ def info_command(model_paths, no_verify, as_json):
     onparse info
     onparse info --model runs/small/best.pt --json
     """
-    from ..files.describe import describe_file
-    from ..files.pretrained import resolve
+    from .. import describe_file
 
     if len(model_paths) > 1:
         raise click.UsageError("onparse info describes one model file at a time")
-    described = describe_file(resolve(model_paths[0] if model_paths else None), model_name(model_paths),
-                              as_dict=as_json, verify=not no_verify)
+    described = describe_file(model_paths[0] if model_paths else None, as_dict=as_json, verify=not no_verify)
     # default=str: metadata may hold values JSON has no type for (tensors, from other tools).
     click.echo(dumps(described, indent=2, default=str) if as_json else described)
 

@@ -1,11 +1,10 @@
 """``onparse agreement``: score members by how much their trees agree on unlabelled text, keep
-the most central ones, and optionally write them as a bundle (:mod:`onparse.scores.agreement`)."""
+the most central ones, and optionally write them as a bundle (:func:`onparse.choose_members`)."""
 import sys
 
 import click
 
-from ..files.weights import WEIGHT_KINDS
-from ..errors import OnparseError
+from .. import WEIGHT_KINDS, OnparseError
 from .common import (INT_MAX, check_writable, device_option, force_option, line_limit_option, load_parser,
                      members_options, model_option, pretokenized_option, quiet_option, refuse_model,
                      refuse_overwrite, renamed, renamed_option, threads_option)
@@ -45,7 +44,7 @@ def agreement_command(file, model_paths, no_verify, layer, decoder, voter, ties,
     onparse agreement valid.txt -m s1/best.pt -m s2/best.pt --layer 2,3 --decode all
     onparse agreement valid.txt -m s1/best.pt -m s2/best.pt --layer 2,3 --out mine.pt
     """
-    from ..scores.agreement import MIN_WORDS, select
+    from .. import choose_members
     from ..induce import read_lines
 
     bundle_path = renamed(bundle_path, bundle_old, "--bundle", "--out")
@@ -55,25 +54,17 @@ def agreement_command(file, model_paths, no_verify, layer, decoder, voter, ties,
     parser = load_parser(model_paths, device, layer, decoder, voter=voter, ties=ties, no_verify=no_verify)
     if keep is not None and keep > len(parser.members):
         raise click.BadParameter(f"cannot keep {keep} of {len(parser.members)} members", param_hint="--keep")
-    prep = parser.preprocessor(tokenize=not pretokenized)
-    sentences = []
-    for line in read_lines(file, max_line_bytes=max_line_bytes):
-        tokens = prep(line).tokens
-        if len(tokens) >= MIN_WORDS:
-            sentences.append(tokens)
-            if len(sentences) == limit:
-                break
-    scored = parser.agreement(sentences, quiet=quiet)
-    kept = select([s for _, s in scored], keep)
+    scored, kept, n_sentences = choose_members(parser, read_lines(file, max_line_bytes=max_line_bytes), keep=keep,
+                                               limit=limit, tokenize=not pretokenized, quiet=quiet)
     rank = {index: r + 1 for r, index in enumerate(kept)}
     n_models = len(parser.models)
     click.echo("member\tagreement\tkept")
     for index, (member, score) in enumerate(scored):
         click.echo(f"{member.label(n_models)}\t{score:.4f}\t{rank.get(index, '-')}")
-    click.echo(f"kept {len(kept)} of {len(scored)} members, measured on {len(sentences):,} sentences", err=True)
+    click.echo(f"kept {len(kept)} of {len(scored)} members, measured on {n_sentences:,} sentences", err=True)
     if bundle_path:
         meta = {"members_rule": f"the {len(kept)} of {len(scored)} members of highest agreement on {file} "
-                                f"({len(sentences):,} sentences; onparse agreement)",
+                                f"({n_sentences:,} sentences; onparse agreement)",
                 "agreement": [{**m.to_dict(), "agreement": s} for m, s in scored]}
         chosen = parser.with_members([scored[i][0] for i in kept])
         try:

@@ -189,8 +189,8 @@ def distances_command(file, model_paths, no_verify, pretokenized, punct, batch_s
     onparse distances corpus.txt --layer all
     echo "the cat sat down" | onparse distances - --model lm.pt --format jsonl
     """
+    from .. import MemberError
     from ..induce import distance_columns, distance_lines
-    from ..members import MemberError
 
     parser = load_parser(model_paths, device, batch_size=batch_size, no_verify=no_verify)
     layers = None if layer is None else layer_list(layer)

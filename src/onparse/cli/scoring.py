@@ -1,5 +1,5 @@
 """``onparse eval``, ``onparse baseline`` and ``onparse gold-text``: thin shells over
-:mod:`onparse.scores.metrics`, :mod:`onparse.gold.treebank` and :mod:`onparse.trees.baselines`."""
+:func:`onparse.evaluate`, :func:`onparse.load_gold` and :func:`onparse.baseline_trees`."""
 from __future__ import annotations
 
 import functools
@@ -10,10 +10,8 @@ from typing import Optional, Tuple
 
 import click
 
-from ..trees.baselines import KINDS as BASELINE_KINDS
-from ..errors import OnparseError
+from .. import BASELINE_KINDS, GOLD_NAMES, PTB_ROOT_ENV, OnparseError, is_gold_spec
 from ..files.safeio import atomic_output, dumps, read_text
-from ..gold.treebank import GOLD_NAMES, PTB_ROOT_ENV, is_gold_spec
 from .common import (SEED_RANGE, check_writable, device_option, force_option, line_limit_option, load_parser,
                      members_options, model_name, model_option, quiet_option, refuse_model, refuse_overwrite,
                      report_too_long, threads_option)
@@ -50,16 +48,15 @@ class GoldChoice:
     empty_tags: Tuple[str, ...] = ()
 
     def load(self, max_line_bytes: int):
-        """The gold set (:func:`onparse.gold.treebank.load_gold`); its notes (preset chosen, trees
-        set aside) go to stderr."""
-        from ..gold import tagsets
-        from ..gold.treebank import load_gold
+        """The gold set (:func:`onparse.load_gold`, its tag set :func:`onparse.tagset`); its notes
+        (preset chosen, trees set aside) go to stderr."""
+        from .. import load_gold, tagset
 
         try:
-            tagset = tagsets.resolve(self.tagset, self.punct_tags, self.empty_tags)
+            chosen = tagset(self.tagset, self.punct_tags, self.empty_tags)
         except ValueError as err:
             raise click.UsageError(str(err))
-        gold_set = load_gold(self.spec, self.ptb_root, tagset, max_line_bytes)
+        gold_set = load_gold(self.spec, self.ptb_root, chosen, max_line_bytes)
         for note in gold_set.notes:
             click.echo(note, err=True)
         return gold_set
@@ -72,7 +69,7 @@ def _tags(text: Optional[str]) -> Tuple[str, ...]:
 def gold_option(func):
     """``--gold``, ``--ptb-root`` and the tag-set options, shared by every command that scores
     against gold; they arrive together as ``gold``, a :class:`GoldChoice`."""
-    from ..gold.tagsets import NAMES
+    from .. import TAGSETS
 
     @functools.wraps(func)
     def command(*args, gold, ptb_root, tagset, punct_tags, empty_tags, **kwargs):
@@ -83,7 +80,7 @@ def gold_option(func):
     command = click.option("--punct-tags", default=None, metavar="TAG[,TAG]",
                            help="Read a gold file's leaves with your own list of punctuation tags (X* matches a "
                                 "prefix) instead of a preset.")(command)
-    command = click.option("--tagset", type=click.Choice(("auto",) + NAMES), default="auto", show_default=True,
+    command = click.option("--tagset", type=click.Choice(("auto",) + TAGSETS), default="auto", show_default=True,
                            help="Which leaves of a gold file are words: a preset, or auto (detected from the "
                                 "tags; the choice is printed).  Named gold sets use their own.")(command)
     command = click.option(
@@ -125,14 +122,14 @@ def report_options(func):
 
 def emit_report(result, as_json: bool, per_sentence: Optional[str], about: Optional[dict] = None,
                 quiet: bool = False, symbols: bool = False) -> None:
-    """Print an :class:`onparse.scores.metrics.SpanMetric` (table or JSON; nothing when ``quiet``) and
+    """Print an :class:`onparse.SpanMetric` (table or JSON; nothing when ``quiet``) and
     write per-sentence records.
 
     ``about``: what was scored (``{"model": ..., "layer": 2, "decoder": "onlstm"}``, or ``"kind":
     "student"`` for a model without layers), added to the JSON object and printed as a first line
     above the table (``model student.pt, a student``).  ``symbols`` (``--labels``): the
     table ends with the induced symbols against gold, or stderr says there are none."""
-    from ..scores.metrics import write_per_sentence
+    from .. import write_per_sentence
 
     about = about or {}
     if quiet:
@@ -250,7 +247,7 @@ def eval_command(ctx, gold, as_json, per_sentence, plots, model_paths, no_verify
     check_per_sentence(per_sentence, [("prediction file", pred), ("gold file", gold.spec)], force)
     gold_set = gold.load(max_line_bytes)
     if pred is not None:
-        from ..scores.predicted import score_text
+        from .. import score_text
 
         source, text = read_input(pred, max_line_bytes)
         result = score_text(text, gold_set, source=source)
@@ -266,8 +263,8 @@ def _with_symbols(parser, gold_set, result):
     """``result`` (a member alone's) scored again with the labels its kind gives its trees'
     spans (:func:`onparse.induce.tree_labels`); ``result`` itself when the kind has none.
     Cost: the labels (a grammar: about one more parse), then the scoring, O(words)."""
+    from .. import evaluate
     from ..induce import tree_labels
-    from ..scores.metrics import evaluate
 
     trees = [s.pred_tree for s in result.sentences]
     named = tree_labels(parser, [list(words) for words in gold_set.words], trees)
@@ -290,9 +287,7 @@ def _eval_model(gold_set, parser, name, as_json, per_sentence, plots, beside=(),
     """``onparse eval`` without PRED: induce trees for the gold sentences and score them, with
     the ``beside`` baselines scored on the same sentences; a member alone whose kind names its
     spans is scored with its labels too when they are shown (``show_symbols``, ``as_json``)."""
-    from ..members import member_fields
-    from ..trees.baselines import baseline_trees
-    from ..scores.metrics import evaluate, format_comparison
+    from .. import baseline_trees, evaluate, format_comparison
 
     scores = parser.score(gold_set, quiet=quiet)
     report_too_long(parser)
@@ -313,13 +308,13 @@ def _eval_model(gold_set, parser, name, as_json, per_sentence, plots, beside=(),
         (member, result), = scores.members
         if show_symbols or as_json:
             result = _with_symbols(parser, gold_set, result)
-        emit_report(result, as_json, per_sentence, {"model": name, **member_fields(member, parser.models[member.model])},
+        emit_report(result, as_json, per_sentence, {"model": name, **member.fields(parser.models[member.model])},
                     symbols=show_symbols)
         write_eval_plots(plots, result, gold_set, f"{name} ({member.label()})")
         return
     if as_json:
         def about(m):
-            return {"model": m.model, **member_fields(m, parser.models[m.model])}
+            return {"model": m.model, **m.fields(parser.models[m.model])}
 
         records = [{"model": name, "member": about(member), **r.to_dict()} for member, r in scores.members]
         if scores.average is not None:
@@ -366,9 +361,7 @@ def baseline_command(gold, kind, seed, score, fmt, as_json, per_sentence, force,
     onparse baseline --gold wsj10 --kind right > right.txt
     onparse baseline --gold wsj --kind random --seed 3 --score --json
     """
-    from ..trees.baselines import baseline_trees
-    from ..scores.metrics import evaluate
-    from ..trees.tree import to_brackets, to_ptb
+    from .. import baseline_trees, evaluate, to_brackets, to_ptb
 
     if (as_json or per_sentence) and not score:
         raise click.UsageError("--json and --per-sentence go with --score")
@@ -407,11 +400,8 @@ def gold_text_command(gold, normalized, max_line_bytes):
     onparse induce wsj10.txt | onparse eval --gold wsj10 -
     onparse gold-text --gold alpino10-test --normalized
     """
-    from ..text.tokens import gold_text_line
-
     gold_set = gold.load(max_line_bytes)
-    rows = gold_set.tokens if normalized else gold_set.words
-    sys.stdout.write("".join(gold_text_line(words) + "\n" for words in rows))
+    sys.stdout.write("".join(line + "\n" for line in gold_set.text_lines(normalized)))
     sys.stdout.flush()
 
 

@@ -1,19 +1,16 @@
-"""``onparse train`` and ``onparse perplexity``: thin shells over :func:`onparse.lm.training.train.train`
-and :meth:`onparse.api.Parser.perplexity`."""
+"""``onparse train`` and ``onparse perplexity``: thin shells over :func:`onparse.train`,
+:func:`onparse.train_grammar` and :meth:`onparse.Parser.perplexity`."""
 import re
 from dataclasses import fields
 
 import click
 
-from ..text import corpora
+from .. import CORPORA, CORPUS_FORMATS, CORPUS_SPLITS, GRAMMAR_PRESETS, PRESETS, GrammarTraining, TrainConfig
 from ..files.safeio import dumps, format_ppl
-from ..grammar.config import GRAMMAR_PRESETS
-from ..grammar.settings import SIZE_OPTIONS, GrammarTraining
-from ..lm.training.config import PRESETS, TrainConfig
 from .common import (INT_MAX, SEED_RANGE, device_option, model_option, no_verify_option, quiet_option, renamed,
                      renamed_option, threads_option)
 
-# Kept free of torch imports (corpora and training.config import none): `onparse --help` must stay fast.
+# Kept free of torch imports (the homes of the names above import none): `onparse --help` must stay fast.
 _DURATION = re.compile(r"^(?:(\d+(?:\.\d*)?)h)?(?:(\d+(?:\.\d*)?)m)?(?:(\d+(?:\.\d*)?)s?)?$")
 
 
@@ -43,6 +40,8 @@ class _Duration(click.ParamType):
             self.fail(str(err), param, ctx)
 
 
+#: The grammar's sizes (the keys of its presets) and their options: ``--nonterminals`` ...
+SIZE_OPTIONS = {name: "--" + name.removeprefix("n_").replace("_", "-") for name in GRAMMAR_PRESETS["small"]}
 #: The options of each family alone (the others are shared): refused for the other family.
 _LM_ONLY = tuple(f.name for f in fields(TrainConfig) if f.name not in {g.name for g in fields(GrammarTraining)})
 _GRAMMAR_ONLY = tuple(f.name for f in fields(GrammarTraining) if f.name not in {g.name for g in fields(TrainConfig)}) \
@@ -90,7 +89,7 @@ def _config_options(command):
                    "grammar: the sizes tiny (tests), small (30 nonterminals, 60 preterminals, rank 64: about "
                    "7 minutes an epoch of news on one thread), medium (128/256/256, about 26), large "
                    "(250/500/500, about 50)")
-@click.option("--corpus", default=corpora.DEFAULT, show_default=True, metavar="NAME|PATH",
+@click.option("--corpus", default=CORPORA[0], show_default=True, metavar="NAME|PATH",
               help="A built-in name: news (conll2000 + Brown's press sections + abc, none of the evaluation "
                    "sample's sentences), "
                    "conll2000 or conll2000+press (news' in-domain parts alone, sample removed too), "
@@ -101,12 +100,12 @@ def _config_options(command):
               help="Validation file (default: a held-out 5% of the corpus, and another 5% for test)")
 @click.option("--test", "test", type=click.Path(dir_okay=False), default=None,
               help="Test file, with --valid (e.g. ptb.test.txt)")
-@click.option("--input-format", "fmt", type=click.Choice(corpora.FORMATS), default=None,
+@click.option("--input-format", "fmt", type=click.Choice(CORPUS_FORMATS), default=None,
               help="Format of a corpus file (the text read; --format is always an output format); auto: ptb "
                    "for files named ptb.*.txt (tokens used verbatim), else text (raw text: tokenised, punctuation "
                    "dropped, lowercased, digits to N); tokens: like text but split on whitespace only "
                    "(pre-tokenised text)  [default: auto]")
-@renamed_option("--format", "--input-format", "fmt_old", type=click.Choice(corpora.FORMATS))
+@renamed_option("--format", "--input-format", "fmt_old", type=click.Choice(CORPUS_FORMATS))
 @click.option("--out", "-o", default=None, metavar="DIR",
               help="Output folder for best.pt, last.pt and metrics.jsonl [default: runs/PRESET; a grammar: "
                    "runs/grammar-PRESET]")
@@ -155,7 +154,7 @@ def train_command(ctx, family, preset, corpus, valid, test, fmt, fmt_old, out, d
     Every hyperparameter option defaults to the preset's value.  Ctrl-C stops after saving
     (exit 130); --resume continues from where the run stopped.
     """
-    from ..lm.training.train import RunOptions, settings, train
+    from .. import RunOptions, corpus_spec, train, train_settings
 
     fmt = renamed(fmt, fmt_old, "--format", "--input-format", "auto")
     if out is not None and not out.strip():
@@ -185,10 +184,10 @@ def train_command(ctx, family, preset, corpus, valid, test, fmt, fmt_old, out, d
         result = _train_grammar(given, preset, corpus, fmt, valid, test, options, hyper)
         return _report(ctx, result, out, as_json)
     try:
-        spec = corpora.make_spec(corpus, fmt, valid, test) if given("corpus", "valid", "test", "fmt") or not resume else None
-        config, spec, preset_name = settings(preset if given("preset") or not resume else None, spec,
-                                             {k: v for k, v in hyper.items() if v is not None},
-                                             resume_from=out if resume else None, verify=not no_verify)
+        spec = corpus_spec(corpus, fmt, valid, test) if given("corpus", "valid", "test", "fmt") or not resume else None
+        config, spec, preset_name = train_settings(preset if given("preset") or not resume else None, spec,
+                                                   {k: v for k, v in hyper.items() if v is not None},
+                                                   resume_from=out if resume else None, verify=not no_verify)
     except ValueError as err:
         raise click.UsageError(str(err))
     result = train(config, spec, options, preset_name)
@@ -196,21 +195,21 @@ def train_command(ctx, family, preset, corpus, valid, test, fmt, fmt_old, out, d
 
 
 def _train_grammar(given, preset, corpus, fmt, valid, test, options, hyper):
-    """``onparse train --family grammar``: :func:`onparse.grammar.train.train` with the sizes and
+    """``onparse train --family grammar``: :func:`onparse.train_grammar` with the sizes and
     settings given (on a resume, the run's own, of which only --epochs may change)."""
-    from ..grammar.train import run_settings, train
+    from .. import corpus_spec, train_grammar, train_grammar_settings
 
     sizes = {k: hyper[k] for k in SIZE_OPTIONS if hyper.get(k) is not None}
     overrides = {k: v for k, v in hyper.items() if v is not None and k not in SIZE_OPTIONS}
     try:
-        spec = corpora.make_spec(corpus, fmt, valid, test) if given("corpus", "valid", "test", "fmt") or not options.resume \
+        spec = corpus_spec(corpus, fmt, valid, test) if given("corpus", "valid", "test", "fmt") or not options.resume \
             else None
-        sizes, settings, spec, preset = run_settings(preset if given("preset") or not options.resume else None, spec,
-                                                     sizes, overrides, resume_from=options.out if options.resume else None,
-                                                     verify=options.verify)
+        sizes, settings, spec, preset = train_grammar_settings(
+            preset if given("preset") or not options.resume else None, spec, sizes, overrides,
+            resume_from=options.out if options.resume else None, verify=options.verify)
     except ValueError as err:
         raise click.UsageError(str(err))
-    return train(sizes, settings, spec, options, preset)
+    return train_grammar(sizes, settings, spec, options, preset)
 
 
 def _report(ctx, result, out, as_json) -> None:
@@ -238,13 +237,13 @@ def _report(ctx, result, out, as_json) -> None:
 @model_option(help_text="Model checkpoint written by `onparse train`, or a bundle (each of its models is measured) "
                         "[default: the model bundled with onparse; see `onparse info`].")
 @click.option("--corpus", default=None, metavar="NAME|PATH",
-              help=f"{', '.join(corpora.NAMES)} or a file [default: the corpus the model was trained on]")
-@click.option("--split", type=click.Choice(corpora.SPLITS), default=None,
+              help=f"{', '.join(CORPORA)} or a file [default: the corpus the model was trained on]")
+@click.option("--split", type=click.Choice(CORPUS_SPLITS), default=None,
               help="Which part of the corpus [default: test for a corpus name or the training corpus, "
                    "all for a file]")
-@click.option("--input-format", "fmt", type=click.Choice(corpora.FORMATS), default=None,
+@click.option("--input-format", "fmt", type=click.Choice(CORPUS_FORMATS), default=None,
               help="Format of a corpus file (see onparse train --help)  [default: auto]")
-@renamed_option("--format", "--input-format", "fmt_old", type=click.Choice(corpora.FORMATS))
+@renamed_option("--format", "--input-format", "fmt_old", type=click.Choice(CORPUS_FORMATS))
 @click.option("--batch-size", type=click.IntRange(1, INT_MAX), default=None,
               help="Parallel streams; a grammar: sentences a batch [default: the run's --eval-batch-size, "
                    "else 10; a grammar: the run's --batch-size, else 8]")
@@ -267,7 +266,7 @@ def perplexity_command(model_paths, no_verify, corpus, split, fmt, fmt_old, batc
     onparse perplexity -m runs/small/best.pt --corpus brown
     onparse perplexity -m runs/ptb/best.pt --corpus ptb.test.txt
     """
-    from ..api import load
+    from .. import load
     from ..devices import torch_threads
 
     fmt = renamed(fmt, fmt_old, "--format", "--input-format", "auto")

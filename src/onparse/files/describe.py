@@ -11,19 +11,24 @@ from typing import Any, Dict, Optional, Union
 
 from ..trees.average import TIE_MEANINGS
 from .bundle import bundle_members, bundle_voting, is_bundle, kind_of, load_model_file, models_of
+from .pretrained import DEFAULT_NAME, resolve
 from .record import SCORE_KEYS, field_of, printable
 from .safeio import format_ppl
 
 
-def describe_file(path: str, name: Optional[str] = None, *, as_dict: bool = False,
+def describe_file(path: Optional[str] = None, name: Optional[str] = None, *, as_dict: bool = False,
                   verify: bool = True) -> Union[str, Dict[str, Any]]:
-    """The description of the model file or bundle at ``path`` (``name``: how it is called in
-    the text, default the path): printable text, or with ``as_dict`` the config, metadata,
-    members and models as plain values (``onparse info --json``).  OnparseError for a file that
-    ``onparse.load`` would refuse; ``verify=False`` skips the weights' checksums.
+    """The description of the model file or bundle at ``path`` (None: the bundled model; a run
+    folder: its ``best.pt``, else ``last.pt``, as ``onparse.load`` reads them; ``name``: how it is
+    called in the text, default the path as given): printable text, or with ``as_dict`` the
+    config, metadata, members and models as plain values (``onparse info --json``).
+    OnparseError for a file that ``onparse.load`` would refuse; ``verify=False`` skips the
+    weights' checksums.
     Cost: reading the file and building its models on the CPU (a second for the bundled model)."""
+    if name is None:
+        name = DEFAULT_NAME if path is None else os.fspath(path)
+    path = resolve(None if path is None else os.fspath(path))
     blob = load_model_file(path, verify=verify)
-    name = path if name is None else name
     counts = [sum(p.numel() for p in m.model.parameters()) for m in models_of(blob, path)]
     if is_bundle(blob):
         if as_dict:

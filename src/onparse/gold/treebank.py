@@ -43,7 +43,7 @@ from ..errors import OnparseError
 from ..text.data import require
 from .multilingual import TREEBANKS, read_treebank, split_of
 from ..files.safeio import MAX_LINE_BYTES, read_text
-from ..text.tokens import normalize_word
+from ..text.tokens import gold_text_line, normalize_word
 from ..trees.tree import Span, Tree, guess_labelled, is_labelled, iter_sexprs, leaves, sexpr_to_tree, spans_to_tree, tree_spans
 from ..trees.tree import depth as tree_depth
 
@@ -138,6 +138,11 @@ class Gold:
     def words(self) -> List[Tuple[str, ...]]:
         """Surface words of every sentence (original case), for running a model."""
         return [s.words for s in self.sentences]
+
+    def text_lines(self, normalized: bool = False) -> List[str]:
+        """Each sentence as a line of raw text that ``onparse induce`` reads back into the same
+        words (:func:`onparse.text.tokens.gold_text_line`); ``normalized``: the scored tokens."""
+        return [gold_text_line(words) for words in (self.tokens if normalized else self.words)]
 
 
 # --------------------------------------------------------------------------------------

@@ -13,8 +13,9 @@ The format follows the file's extension (``.png``, ``.svg``, ``.pdf``).
 - :func:`onparse.pictures.sentence_figure.plot_sentence` -- ``onparse show --png/--svg``;
 - :func:`plot_eval` / :func:`plot_eval_with_baselines` -- ``onparse eval --plots DIR``:
   sentence F1 by sentence length and recall per gold label, the model against baselines;
-- :func:`plot_log` -- ``onparse plot-log``: training and validation loss, validation
-  perplexity per epoch, of a log read by :func:`onparse.files.training_log.read_log`.
+- :func:`plot_training_log` -- ``onparse plot-log``: training and validation loss, validation
+  perplexity per epoch, of a run's log (:func:`plot_log` draws one read by
+  :func:`onparse.files.training_log.read_log`).
 """
 from __future__ import annotations
 
@@ -27,8 +28,8 @@ from typing import Callable, Iterable, List, Mapping, Optional, Sequence, Tuple
 from ..trees.baselines import baseline_trees
 from ..errors import OnparseError
 from ..scores.metrics import evaluate
-from ..files.safeio import atomic_output, format_ppl
-from ..files.training_log import TrainingLog
+from ..files.safeio import MAX_LINE_BYTES, atomic_output, format_ppl
+from ..files.training_log import TrainingLog, log_path, read_log
 
 MISSING_MATPLOTLIB = "matplotlib is needed for plots: pip install 'onparse[plot]'"
 #: File formats a figure can be saved in (by extension).
@@ -417,3 +418,21 @@ def plot_log(log: TrainingLog, path: str, caption: Optional[str] = None, fmt: Op
         ax_ppl.legend(frameon=False)
         _caption(fig, caption)
         return save_figure(fig, path, fmt)
+
+
+def training_curves_path(log: str) -> str:
+    """Where :func:`plot_training_log` puts a run's curves by default: ``training-curves.png``
+    beside its log (``log``: the ``metrics.jsonl`` of a run, or its folder)."""
+    return os.path.join(os.path.dirname(os.path.abspath(log_path(log))), "training-curves.png")
+
+
+def plot_training_log(log: str, out: Optional[str] = None, max_line_bytes: int = MAX_LINE_BYTES) -> str:
+    """Draw the training curves of a run (:func:`plot_log`) into ``out`` (default:
+    :func:`training_curves_path`) and return its path; ``log``: the ``metrics.jsonl`` that
+    ``onparse train`` writes, or the run folder holding it.  OnparseError without matplotlib,
+    for an unreadable log or a file name with no figure format.  Cost: reading the log, then
+    drawing (about a second)."""
+    require_matplotlib()
+    out = training_curves_path(log) if out is None else out
+    check_output_path(out)
+    return plot_log(read_log(log, max_line_bytes), out)

@@ -68,6 +68,11 @@ class GoldTree:
     labels: Mapping[Span, str]
     source: str = ""
 
+    @property
+    def words(self) -> List[str]:
+        """The sentence's words, in order."""
+        return leaves(self.tree)
+
 
 @dataclass(frozen=True)
 class SentenceView:

@@ -16,7 +16,8 @@ to one group, each is compared with every other member instead.
 
 **Selection.** :func:`select` keeps the ``ceil(K / 2)`` members of highest score (ties: the
 earlier member), ordered by score, highest first -- so the most central member comes first and
-breaks the ties of the average (:mod:`onparse.trees.average`).
+breaks the ties of the average (:mod:`onparse.trees.average`).  :func:`choose_members` reads
+the sentences, scores the members and selects them in one call (``onparse agreement``).
 
 >>> a = (("the", "cat"), ("sat", "down"))
 >>> b = ((("the", "cat"), "sat"), "down")
@@ -30,7 +31,7 @@ breaks the ties of the average (:mod:`onparse.trees.average`).
 from __future__ import annotations
 
 import math
-from typing import Hashable, List, Optional, Sequence
+from typing import Any, Hashable, Iterable, List, NamedTuple, Optional, Sequence, Tuple
 
 from ..trees.tree import Tree, leaves, tree_spans
 
@@ -97,3 +98,32 @@ def select(scores: Sequence[float], keep: Optional[int] = None) -> List[int]:
     if not 1 <= keep <= len(scores):
         raise ValueError(f"cannot keep {keep} of {len(scores)} members")
     return sorted(range(len(scores)), key=lambda i: (-scores[i], i))[:keep]
+
+
+class MemberChoice(NamedTuple):
+    """What :func:`choose_members` measured: every member and its score (member order), the
+    indices of the kept ones, most central first, and how many sentences were read."""
+
+    scored: List[Tuple[Any, float]]
+    kept: List[int]
+    sentences: int
+
+
+def choose_members(parser, lines: Iterable[str], *, keep: Optional[int] = None, limit: Optional[int] = 2000,
+                   tokenize: bool = True, quiet: bool = True) -> MemberChoice:
+    """Score each member of ``parser`` (an :class:`onparse.api.Parser`) by its agreement
+    (:meth:`onparse.api.Parser.agreement`) on the first ``limit`` (None: all) of ``lines``, raw
+    text, that hold at least :data:`MIN_WORDS` tokens as the parser reads them (``tokenize=False``:
+    split on whitespace), and keep the ``keep`` most central (:func:`select`).  Lines after those
+    are not read, so ``lines`` may stream a large file.  ``quiet=False``: progress on stderr.
+    Cost: the member trees of the sentences read, then O(K^2 n) per sentence."""
+    prep = parser.preprocessor(tokenize=tokenize)
+    sentences: List[List[str]] = []
+    for line in lines:
+        tokens = prep(line).tokens
+        if len(tokens) >= MIN_WORDS:
+            sentences.append(tokens)
+            if len(sentences) == limit:
+                break
+    scored = parser.agreement(sentences, quiet=quiet)
+    return MemberChoice(scored, select([score for _, score in scored], keep), len(sentences))

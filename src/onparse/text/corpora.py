@@ -60,14 +60,16 @@ from ..gold.treebank import load_gold
 
 Sentence = List[str]
 
-#: Built-in corpus names accepted by ``--corpus``.
+#: Built-in corpus names accepted by ``--corpus``, the default first.
 NAMES = ("news", "conll2000", "conll2000+press", "wsj", "brown", "wsj+brown", "alpino", "cess_esp",
          "floresta")
 #: Corpora whose three splits come from a treebank's own held-out rule.
 TREEBANK_NAMES = ("alpino", "cess_esp", "floresta")
 #: The corpus ``onparse train`` reads when none is named.
-DEFAULT = "news"
+DEFAULT = NAMES[0]
+#: How a corpus file is read (:func:`resolve_format`), the default first.
 FORMATS = ("auto", "text", "tokens", "ptb")
+#: The parts of a corpus (:meth:`Corpus.split`).
 SPLITS = ("train", "valid", "test", "all")
 
 _BROWN_SUFFIX = re.compile(r"(-(HL|TL|NC))+$")

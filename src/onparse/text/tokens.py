@@ -194,10 +194,10 @@ def tokenize(text: str) -> List[str]:
 # Raw text -> the words a model reads
 # --------------------------------------------------------------------------------------
 
-#: How the raw-text preprocessor treats punctuation tokens (see :class:`Preprocessor`).
+#: How the raw-text preprocessor treats punctuation tokens (see :class:`Preprocessor`), the default first.
 PUNCT_POLICIES = ("vocab", "drop")
 #: The policy every reader of raw text uses unless told otherwise.
-DEFAULT_PUNCT = "vocab"
+DEFAULT_PUNCT = PUNCT_POLICIES[0]
 
 
 #: Split off a word's edge, these say nothing about whether a line is raw text: treebank tokens
