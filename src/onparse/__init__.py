@@ -32,6 +32,8 @@ __all__ = [
     "train", "TrainConfig", "RunOptions", "PRESETS", "train_settings",
     "train_grammar", "GrammarTraining", "GRAMMAR_PRESETS", "train_grammar_settings",
     "PerplexityResult", "distill", "DistillResult", "StudentConfig", "DistillSettings",
+    # raw text to a parser with no gold tree
+    "fit", "FitSettings", "FitResult",
     # figures
     "plot_training_log",
 ]
@@ -104,6 +106,8 @@ def __getattr__(name):
         from .student import distill as home
     elif name in ("StudentConfig", "DistillSettings"):
         from .student import config as home
+    elif name in ("fit", "FitSettings", "FitResult"):
+        from .fitting import pipeline as home
     elif name == "plot_training_log":
         from .pictures import figures as home
     else:

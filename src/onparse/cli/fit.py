@@ -55,9 +55,7 @@ def fit_command(text, out, run_dir, resume, seeds, preset, grammars, grammar_pre
     onparse fit my-text.txt --out mine.pt --resume
     onparse induce new-text.txt -m mine.pt
     """
-    from ..fitting.pipeline import FitSettings, fit
-    from ..grammar.config import GRAMMAR_PRESETS
-    from ..lm.training.config import PRESETS
+    from .. import GRAMMAR_PRESETS, PRESETS, FitSettings, fit
 
     if preset not in PRESETS:
         raise click.BadParameter(f"unknown preset {preset!r}; known: {', '.join(PRESETS)}", param_hint="--preset")
