@@ -72,6 +72,27 @@ def test_eval_file_and_stdin_agree(right_wsj10, run, tmp_path):
     assert "gold wsj10: 555 sentences" in table and "58.6" in table
 
 
+def test_eval_out_writes_the_report_whole(right_wsj10, run, tmp_path):
+    """41.14: eval's report goes to -o/--out as it would to stdout; nothing is written when it
+    fails, and an input or a model is never overwritten."""
+    pred = tmp_path / "right.txt"
+    pred.write_text(right_wsj10)
+    printed = run("eval", "--gold", "wsj10", str(pred), "--json").stdout
+    out = tmp_path / "scores.json"
+    written = run("eval", "--gold", "wsj10", str(pred), "--json", "-o", str(out))
+    assert written.exit_code == 0 and written.stdout == ""
+    assert out.read_text() == printed
+    table = run("eval", "--gold", "wsj10", str(pred), "--out", str(tmp_path / "table.txt"))
+    assert table.exit_code == 0 and (tmp_path / "table.txt").read_text() == run("eval", "--gold", "wsj10", str(pred)).stdout
+    bad = tmp_path / "bad.txt"
+    bad.write_text("(a b\n")
+    failed = CliRunner().invoke(main, ["eval", "--gold", "wsj10", str(bad), "-o", str(tmp_path / "none.json")])
+    assert failed.exit_code == 1 and not (tmp_path / "none.json").exists()
+    same = CliRunner().invoke(main, ["eval", "--gold", "wsj10", str(pred), "-o", str(pred)])
+    assert same.exit_code == 2 and "is the prediction file" in same.output
+    assert pred.read_text() == right_wsj10
+
+
 def test_eval_per_sentence(right_wsj10, run, tmp_path):
     from onparse.gold.gold_trees import read_gold
 

@@ -2,7 +2,9 @@
 :func:`onparse.evaluate`, :func:`onparse.load_gold` and :func:`onparse.baseline_trees`."""
 from __future__ import annotations
 
+import contextlib
 import functools
+import io
 import os
 import sys
 from dataclasses import dataclass
@@ -196,13 +198,15 @@ def read_input(path: str, max_line_bytes: int):
               help="For labelled trees (a grammar member alone, or its --format ptb trees with NT-12 labels): "
                    "end the report with how each induced symbol lines up with the gold labels (its most "
                    "frequent gold label, purity, counts).  --json always has them as \"symbols\".")
+@click.option("--out", "-o", "out", type=click.Path(dir_okay=False), default=None, metavar="FILE",
+              help="Write the report (text, or --json) to FILE, whole, instead of standard output.")
 @force_option
 @quiet_option
 @line_limit_option
 @click.argument("pred", type=click.Path(exists=True, dir_okay=False, allow_dash=True), required=False)
 @click.pass_context
 def eval_command(ctx, gold, as_json, per_sentence, plots, model_paths, no_verify, layer, decoder, voter, ties,
-                 device, beside, show_symbols, force, quiet, max_line_bytes, pred):
+                 device, beside, show_symbols, out, force, quiet, max_line_bytes, pred):
     """Score trees against gold trees: the trees in PRED, or the trees a model induces.
 
     PRED is a file (or - for standard input) with one bracketed tree per line, in gold
@@ -232,6 +236,7 @@ def eval_command(ctx, gold, as_json, per_sentence, plots, model_paths, no_verify
     onparse eval --gold wsj-sample-dev -m s1/best.pt -m s2/best.pt --layer 2,3 --voter right --ties right
     onparse eval --gold wsj-sample-test --beside right     # the bundled model beside right-branching
     onparse eval --gold wsj10 -m grammar.pt --labels        # its symbols against the gold labels
+    onparse eval --gold wsj10 trees.txt --json -o scores.json
     """
     params = {"layer": "layer", "decode": "decoder", "voter": "voter", "ties": "ties", "device": "device",
               "threads": "threads", "beside": "beside"}
@@ -245,18 +250,39 @@ def eval_command(ctx, gold, as_json, per_sentence, plots, model_paths, no_verify
                                "(without PRED, onparse eval parses the gold sentences with the bundled model)")
     check_plots(plots)  # a missing matplotlib fails before any work
     check_per_sentence(per_sentence, [("prediction file", pred), ("gold file", gold.spec)], force)
+    if out is not None:
+        check_writable(out, "--out")
+        inputs = [("prediction file", pred), ("gold file", gold.spec), ("per-sentence file", per_sentence)]
+        refuse_overwrite(out, "--out", [(what, path) for what, path in inputs + [("model", p) for p in model_paths]
+                                        if path and os.path.isfile(path)])
+        refuse_model(out, "--out", force)
     gold_set = gold.load(max_line_bytes)
-    if pred is not None:
-        from .. import score_text
+    with report_to(out):
+        if pred is not None:
+            from .. import score_text
 
-        source, text = read_input(pred, max_line_bytes)
-        result = score_text(text, gold_set, source=source)
-        emit_report(result, as_json, per_sentence, symbols=show_symbols)
-        write_eval_plots(plots, result, gold_set, source)
+            source, text = read_input(pred, max_line_bytes)
+            result = score_text(text, gold_set, source=source)
+            emit_report(result, as_json, per_sentence, symbols=show_symbols)
+            write_eval_plots(plots, result, gold_set, source)
+            return
+        parser = load_parser(model_paths, device, layer, decoder, voter=voter, ties=ties, no_verify=no_verify)
+        _eval_model(gold_set, parser, model_name(model_paths), as_json, per_sentence, plots, beside, quiet,
+                    show_symbols)
+
+
+@contextlib.contextmanager
+def report_to(out: Optional[str]):
+    """What the block prints on stdout goes to the file ``out`` instead, written whole when the
+    block succeeds (nothing is written when it fails); None or ``-``: stdout as usual."""
+    if out in (None, "-"):
+        yield
         return
-    parser = load_parser(model_paths, device, layer, decoder, voter=voter, ties=ties, no_verify=no_verify)
-    _eval_model(gold_set, parser, model_name(model_paths), as_json, per_sentence, plots, beside, quiet,
-                show_symbols)
+    report = io.StringIO()
+    with contextlib.redirect_stdout(report):
+        yield
+    with atomic_output(out) as tmp, open(tmp, "w", encoding="utf-8") as handle:
+        handle.write(report.getvalue())
 
 
 def _with_symbols(parser, gold_set, result):
