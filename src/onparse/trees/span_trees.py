@@ -17,6 +17,16 @@ are kept per width (``[B, N + 1 - w]``: the spans of width ``w`` starting at ``i
 autograd sees no in-place writes; :func:`cyk`, which needs no gradient, keeps them in two square
 tables instead, so that each width is a few tensor operations (a 2,000-word sentence in seconds).
 
+**Why not one chart routine for every dynamic program** (issue 40.3; torch-struct runs one
+over semirings).  onparse has three charts and they differ where it counts: this one scores
+spans with floats and needs autograd (inside) or a tie-stable argmax (CYK); the averaging program
+(:mod:`onparse.trees.average`) counts shared spans in exact integers with NumPy, so that ties are
+exact and ``onparse eval``/``induce`` of tree files never import torch; the grammar's inside
+(:mod:`onparse.grammar.inside`) runs over rank-space symbol vectors, not span scalars, and its MBR
+tree is this module's :func:`cyk` over its span marginals.  One generic routine would need a
+semiring, a dtype and a cell type per caller, for three callers.  What they share is the tie
+rule: the shortest left part, stated here for CYK and as the ``right`` rule of the average.
+
 Shapes: ``scores`` is ``[B, N + 1, N + 1]`` (``scores[b, i, j]`` for ``i < j``; the rest is
 ignored) and ``lengths`` ``[B]``, each in ``1..N``; a one-word sentence's only tree is its word,
 of score 0.
