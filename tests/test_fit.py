@@ -149,3 +149,18 @@ def test_fit_errors_are_one_line(tmp_path, case):
     assert out.exit_code == 1, out.output
     assert expect in out.output and "Traceback" not in out.output
     assert len(out.output.strip().splitlines()) <= 3
+
+
+def test_the_training_eta_counts_timed_epochs_and_waves_to_come(tmp_path):
+    from onparse.fitting.pipeline import FitSettings, _Fit
+
+    fit = _Fit("text.txt", str(tmp_path / "p.pt"), FitSettings(seeds=3, epochs=4), str(tmp_path), None, print)
+    for run, epochs in (("lm-1", 1), ("lm-2", 2)):
+        (tmp_path / run).mkdir()
+        (tmp_path / run / "metrics.jsonl").write_text("".join(
+            json.dumps({"event": "epoch", "epoch": e, "epoch_time_s": 100.0}) + "\n" for e in range(1, epochs + 1)))
+    plan = {"runs": ["lm-1", "lm-2", "lm-3"], "parallel": 2}
+    # 100 s an epoch: lm-1 has 3 epochs to go (the longest now), then lm-3's 4 in the next wave.
+    assert fit._training_eta(["lm-1", "lm-2"], plan) == "; training ends in about 11m40s"
+    assert fit._training_eta(["lm-3"], {"runs": ["lm-1", "lm-2", "lm-3"], "parallel": 2}) == \
+        "; training ends in about 6m40s"

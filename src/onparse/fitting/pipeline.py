@@ -196,10 +196,7 @@ class _Fit:
         cores = self.settings.cores or _usable_cores()
         parallel = max(1, min(len(runs), cores))
         waves = math.ceil(len(runs) / parallel)
-        train_time = None
-        if self.settings.max_time is not None:
-            share = 1 - CHOOSE_SHARE - (STUDENT_SHARE if self.student else 0.0)
-            train_time = self.settings.max_time * share / waves
+        train_time = self._seconds_per_run(waves)
         digest = hashlib.sha256("\n".join(" ".join(s) for s in held).encode()).hexdigest()
         plan = {"corpus": spec.source, "sentences": n, "train_sentences": len(corpus.train),
                 "held_out": len(held), "held_out_sha256": digest, "runs": runs, "parallel": parallel,
@@ -208,6 +205,14 @@ class _Fit:
                  f"by); {len(runs)} run(s) ({', '.join(runs)}), {parallel} side by side"
                  + (f", about {format_duration(train_time)} each" if train_time else ""))
         return plan
+
+    def _seconds_per_run(self, waves: int) -> Optional[float]:
+        """Each run's share of ``--max-time`` (None: no limit).  Computed from the settings of this
+        invocation, so a fit resumed with another ``--max-time`` plans by the new one."""
+        if self.settings.max_time is None:
+            return None
+        share = 1 - CHOOSE_SHARE - (STUDENT_SHARE if self.student else 0.0)
+        return self.settings.max_time * share / waves
 
     def runs(self) -> List[str]:
         """The training runs: ``lm-1`` .. ``lm-S``, then ``grammar-1`` .. ``grammar-G``."""
@@ -249,7 +254,7 @@ class _Fit:
         return command
 
     def _run_wave(self, wave: List[str], plan: Dict[str, Any], used: Dict[str, float]) -> None:
-        budget = plan["seconds_per_run"]
+        budget = self._seconds_per_run(plan["waves"])
         running = {}
         for run in wave:
             left = None if budget is None else budget - used.get(run, 0.0)
@@ -276,7 +281,8 @@ class _Fit:
                 if time.monotonic() - last_line >= PLAIN_EVERY and running:
                     last_line = time.monotonic()
                     self.say("fit: train: " + ", ".join(
-                        f"{run} epoch {len(_epochs_of(self._folder(run)))}" for run in running) + self._left())
+                        f"{run} epoch {len(_epochs_of(self._folder(run)))}" for run in running)
+                        + (self._left() or self._training_eta(list(running), plan)))
         except BaseException:
             # Stopped (Ctrl-C, a signal): each run saves its state on SIGINT and resumes exactly.
             for proc, _, _ in running.values():
@@ -290,6 +296,19 @@ class _Fit:
                 used[run] = round(used.get(run, 0.0) + time.monotonic() - began, 1)
             self.save()
             raise
+
+    def _training_eta(self, running: List[str], plan: Dict[str, Any]) -> str:
+        """Without ``--max-time``: the training time left, from the epochs the runs have timed
+        (their ``metrics.jsonl``), the epochs planned and the waves still to come."""
+        times = [t for run in plan["runs"] for t in _epoch_seconds(self._folder(run))]
+        planned = self.settings.epochs or _preset_epochs(self.settings.preset)
+        if not times or planned is None:
+            return ""
+        per_epoch = sum(times) / len(times)
+        now = max(planned - len(_epoch_seconds(self._folder(run))) for run in running)
+        later = plan["runs"][plan["runs"].index(running[-1]) + 1:]
+        left = per_epoch * (now + planned * math.ceil(len(later) / plan["parallel"]))
+        return f"; training ends in about {format_duration(left)}"
 
     # -- 3. choose -------------------------------------------------------------------------------
     def _choose(self) -> Dict[str, Any]:
@@ -383,6 +402,29 @@ def _epochs_of(folder: str) -> List[int]:
         return []
     return sorted(int(name[6:9]) for name in os.listdir(folder)
                   if name.startswith("epoch-") and name.endswith(".pt") and name[6:9].isdigit())
+
+
+def _epoch_seconds(folder: str) -> List[float]:
+    """The training seconds of each epoch a run has logged."""
+    log = os.path.join(folder, "metrics.jsonl")
+    if not os.path.exists(log):
+        return []
+    out = []
+    with open(log, encoding="utf-8") as handle:
+        for line in handle:
+            try:
+                event = json.loads(line)
+            except ValueError:
+                continue
+            if event.get("event") == "epoch" and isinstance(event.get("epoch_time_s"), (int, float)):
+                out.append(float(event["epoch_time_s"]))
+    return out
+
+
+def _preset_epochs(preset: str) -> Optional[int]:
+    from ..lm.training.config import PRESETS
+
+    return PRESETS[preset].epochs if preset in PRESETS else None
 
 
 def _has_last(folder: str) -> bool:
