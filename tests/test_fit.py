@@ -121,6 +121,20 @@ def test_fit_end_to_end_stopped_and_resumed_without_gold(tmp_path, no_gold):
     assert state["train_seconds"].keys() == {"lm-1", "grammar-1"}
     text_report = run("fit", text, "--out", out, *TINY, "--resume")
     assert text_report.exit_code == 0 and "chosen epochs: lm-1 epoch" in text_report.stdout
+    # The Python twin resumes the same fit with a student: only the student stage runs, learning
+    # the bundle's trees of the training part (never the held-out sentences).
+    from onparse import DistillSettings, FitSettings, fit, load_student
+
+    settings = FitSettings(seeds=1, preset="tiny", grammars=1, grammar_preset="tiny", epochs=2, cores=1, limit=20)
+    student = tmp_path / "student.pt"
+    said = []
+    result = fit(str(text), str(out), settings, resume=True, student=str(student), say=said.append,
+                 student_options={"sizes": {"embedding_size": 8, "hidden_size": 8, "mlp_size": 8},
+                                  "settings": DistillSettings(epochs=1, valid_every=10)})
+    assert result.student == str(student) and load_student(str(student)).metadata["text"]["sentences"] == 360
+    assert [line for line in said if line.startswith("fit: ") and "(" in line and " of " in line] == [
+        "fit: student (5 of 5)"]
+    assert result.choice == choice and json.loads((run_dir / "fit.json").read_text())["student"]
 
 
 @pytest.mark.parametrize("case", ["small", "treebank", "unreadable", "nothing", "settings"])

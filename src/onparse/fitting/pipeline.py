@@ -32,6 +32,7 @@ import time
 from dataclasses import asdict, dataclass, field
 from typing import Any, Callable, Dict, List, Optional
 
+from ..devices import torch_threads, usable_cores
 from ..errors import OnparseError
 from ..files.run_folder import FolderLock, make_folder
 from ..files.safeio import atomic_output, dumps, format_duration
@@ -96,10 +97,11 @@ def default_run_dir(out: str) -> str:
 
 def fit(text: str, out: str, settings: FitSettings = FitSettings(), *, run_dir: Optional[str] = None,
         resume: bool = False, student: Optional[str] = None, stop_after: Optional[str] = None,
-        say: Callable[[str], None] = lambda _: None) -> FitResult:
+        student_options: Optional[Dict[str, Any]] = None, say: Callable[[str], None] = lambda _: None) -> FitResult:
     """Run (or with ``resume`` continue) the pipeline of the module docstring and write the
     bundle to ``out``.  ``say`` receives progress lines (stderr in the CLI); ``stop_after``: stop
-    once that stage is done (``--stop-after``).  OnparseError (one line) for text that is too
+    once that stage is done (``--stop-after``); ``student``: also distil a student there, with
+    ``student_options`` (:func:`onparse.distill`'s ``sizes``, ``settings`` ...).  OnparseError (one line) for text that is too
     small, unreadable or a treebank's gold, a run folder holding another fit, or a failed stage.
     Cost: ``settings.max_time``, or the seeds' epochs of training (most of it), then one parse of
     the held-out sentences per kept epoch."""
@@ -116,6 +118,7 @@ def fit(text: str, out: str, settings: FitSettings = FitSettings(), *, run_dir: 
     lock = FolderLock(run_dir, "--run-dir").acquire(warn=say)
     try:
         run = _Fit(text, out, settings, run_dir, student, say)
+        run.student_options = dict(student_options or {})
         for stage in STAGES:
             if stage == "student" and student is None:
                 break
@@ -136,6 +139,7 @@ class _Fit:
         self.text, self.out, self.settings, self.run_dir, self.student, self.say = \
             text, out, settings, run_dir, student, say
         self.path = os.path.join(run_dir, STATE)
+        self.student_options: Dict[str, Any] = {}
         self.started = time.monotonic()
         self.state: Dict[str, Any] = {}
         if os.path.exists(self.path):
@@ -165,7 +169,8 @@ class _Fit:
         self.say(f"fit: {stage} ({STAGES.index(stage) + 1} of {len(STAGES) - (self.student is None)})"
                  f"{self._left()}")
         began = time.monotonic()
-        record = getattr(self, f"_{stage}")()
+        with torch_threads(self.settings.cores):       # choosing and the student run here
+            record = getattr(self, f"_{stage}")()
         seconds = self.state.setdefault("seconds", {})
         seconds[stage] = round(seconds.get(stage, 0.0) + time.monotonic() - began, 1)
         self.state[stage] = record
@@ -193,7 +198,7 @@ class _Fit:
             raise OnparseError(f"{self.text} leaves {len(held)} held-out sentences of 3 words or more; "
                                "fit needs more text")
         runs = self.runs()
-        cores = self.settings.cores or _usable_cores()
+        cores = self.settings.cores or usable_cores()
         parallel = max(1, min(len(runs), cores))
         waves = math.ceil(len(runs) / parallel)
         train_time = self._seconds_per_run(waves)
@@ -375,7 +380,7 @@ class _Fit:
                 handle.writelines(" ".join(s) + "\n" for s in corpus.train)
         folder = os.path.join(self.run_dir, "student")
         load(self.out, "cpu").distill(text, self.student, run_dir=folder, resume=_has_last(folder),
-                                      tokenize=False, quiet=True)
+                                      tokenize=False, quiet=True, **self.student_options)
         self.say(f"fit: wrote the student {self.student}")
         return {"student": self.student}
 
@@ -385,12 +390,6 @@ def describe(choice: Choice) -> str:
     epochs = ", ".join(f"{run} epoch {e}" for run, e in choice.epochs.items())
     voter = f"a {choice.voter}-branching voter, ties {choice.ties}" if choice.voter else "no voter, ties first"
     return f"{epochs}; {len(choice.members)} member(s); {voter}"
-
-
-def _usable_cores() -> int:
-    from ..devices import usable_cores
-
-    return usable_cores()
 
 
 def _epoch_path(folder: str, epoch: int) -> str:
