@@ -37,11 +37,15 @@ def trained(tmp_path_factory):
 
 
 def test_the_grammar_size_options_are_the_ones_the_library_names():
-    """The CLI's grammar size flags (from the presets' keys) are those the library's messages use."""
-    from onparse.cli.training import SIZE_OPTIONS
-    from onparse.grammar.settings import SIZE_OPTIONS as LIBRARY
+    """One home for the grammar size flags (onparse.GRAMMAR_SIZE_OPTIONS, from the presets' keys):
+    the command line offers exactly them, and a resume that changes one names it."""
+    import onparse
 
-    assert SIZE_OPTIONS == LIBRARY
+    assert onparse.GRAMMAR_SIZE_OPTIONS == {"n_nonterminals": "--nonterminals", "n_preterminals": "--preterminals",
+                                            "rank": "--rank", "symbol_size": "--symbol-size", "mlp_size": "--mlp-size"}
+    train = main.commands["train"]
+    flags = {opt for p in train.params for opt in p.opts}
+    assert set(onparse.GRAMMAR_SIZE_OPTIONS.values()) <= flags
 
 
 def test_train_prints_a_summary(trained):

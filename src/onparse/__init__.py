@@ -30,7 +30,7 @@ __all__ = [
     # corpora, training, perplexity, distillation
     "corpus_spec", "CORPORA", "CORPUS_FORMATS", "CORPUS_SPLITS",
     "train", "TrainConfig", "RunOptions", "PRESETS", "train_settings",
-    "train_grammar", "GrammarTraining", "GRAMMAR_PRESETS", "train_grammar_settings",
+    "train_grammar", "GrammarTraining", "GRAMMAR_PRESETS", "GRAMMAR_SIZE_OPTIONS", "train_grammar_settings",
     "PerplexityResult", "distill", "DistillResult", "StudentConfig", "DistillSettings",
     # raw text to a parser with no gold tree
     "fit", "FitSettings", "FitResult",
@@ -41,7 +41,8 @@ __all__ = [
 #: Public names whose attribute in their home module is called otherwise.
 _RENAMED = {"BASELINE_KINDS": "KINDS", "TAGSETS": "NAMES", "tagset": "resolve", "corpus_spec": "make_spec",
             "CORPORA": "NAMES", "CORPUS_FORMATS": "FORMATS", "CORPUS_SPLITS": "SPLITS",
-            "train_settings": "settings", "train_grammar": "train", "train_grammar_settings": "run_settings"}
+            "train_settings": "settings", "train_grammar": "train", "train_grammar_settings": "run_settings",
+            "GRAMMAR_SIZE_OPTIONS": "SIZE_OPTIONS"}
 
 
 def __getattr__(name):
@@ -100,7 +101,7 @@ def __getattr__(name):
         from .grammar import train as home
     elif name == "GrammarTraining":
         from .grammar import settings as home
-    elif name == "GRAMMAR_PRESETS":
+    elif name in ("GRAMMAR_PRESETS", "GRAMMAR_SIZE_OPTIONS"):
         from .grammar import config as home
     elif name in ("distill", "DistillResult"):
         from .student import distill as home

@@ -5,7 +5,8 @@ from dataclasses import fields
 
 import click
 
-from .. import CORPORA, CORPUS_FORMATS, CORPUS_SPLITS, GRAMMAR_PRESETS, PRESETS, GrammarTraining, TrainConfig
+from .. import (CORPORA, CORPUS_FORMATS, CORPUS_SPLITS, GRAMMAR_PRESETS, GRAMMAR_SIZE_OPTIONS, PRESETS, GrammarTraining,
+                TrainConfig)
 from ..files.safeio import dumps, format_ppl
 from .common import (INT_MAX, SEED_RANGE, device_option, model_option, no_verify_option, quiet_option, renamed,
                      renamed_option, threads_option)
@@ -41,7 +42,7 @@ class _Duration(click.ParamType):
 
 
 #: The grammar's sizes (the keys of its presets) and their options: ``--nonterminals`` ...
-SIZE_OPTIONS = {name: "--" + name.removeprefix("n_").replace("_", "-") for name in GRAMMAR_PRESETS["small"]}
+SIZE_OPTIONS = GRAMMAR_SIZE_OPTIONS
 #: The options of each family alone (the others are shared): refused for the other family.
 _LM_ONLY = tuple(f.name for f in fields(TrainConfig) if f.name not in {g.name for g in fields(GrammarTraining)})
 _GRAMMAR_ONLY = tuple(f.name for f in fields(GrammarTraining) if f.name not in {g.name for g in fields(TrainConfig)}) \

@@ -30,6 +30,10 @@ GRAMMAR_PRESETS: Dict[str, Dict[str, int]] = {
     "medium": dict(n_nonterminals=128, n_preterminals=256, rank=256, symbol_size=256, mlp_size=256),
     "large": dict(n_nonterminals=250, n_preterminals=500, rank=500, symbol_size=256, mlp_size=256),
 }
+#: The sizes a preset sets and the flag of each (``onparse train --family grammar --nonterminals
+#: ...``, and the messages that name them): the field's name less ``n_``, dashed.
+SIZE_OPTIONS: Dict[str, str] = {name: "--" + name.removeprefix("n_").replace("_", "-")
+                                for name in GRAMMAR_PRESETS["small"]}
 
 
 @dataclass(frozen=True)

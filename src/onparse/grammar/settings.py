@@ -69,7 +69,3 @@ class GrammarTraining(DictConfig):
         return {**self.to_dict(), "epochs": 0} == {**other.to_dict(), "epochs": 0}
 
 
-#: The size options of ``onparse train --family grammar`` (GrammarConfig fields) and their flags (the
-#: command line derives the same flags from the presets' keys; tests/test_cli_training.py checks it).
-SIZE_OPTIONS = {"n_nonterminals": "--nonterminals", "n_preterminals": "--preterminals", "rank": "--rank",
-                "symbol_size": "--symbol-size", "mlp_size": "--mlp-size"}

@@ -53,7 +53,8 @@ from .config import GRAMMAR_PRESETS, GrammarConfig
 from .file import check_grammar, save_grammar
 from .model import NeuralPCFG
 from .parse import log_likelihood
-from .settings import SIZE_OPTIONS, GrammarTraining
+from .config import SIZE_OPTIONS
+from .settings import GrammarTraining
 
 
 @dataclass
