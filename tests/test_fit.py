@@ -137,6 +137,21 @@ def test_fit_end_to_end_stopped_and_resumed_without_gold(tmp_path, no_gold):
     assert result.choice == choice and json.loads((run_dir / "fit.json").read_text())["student"]
 
 
+def test_fit_never_replaces_a_model_without_force(tmp_path):
+    from conftest import save_tiny_checkpoint
+
+    model = save_tiny_checkpoint(tmp_path / "m.pt", ["the", "cat"])[2]
+    text = write_corpus(tmp_path / "text.txt", n_sentences=400, seed=1)
+    before = open(model, "rb").read()
+    out = run("fit", text, "--out", model, *TINY, "--stop-after", "plan")
+    assert out.exit_code == 2 and "holds an onparse model" in out.output
+    student = run("fit", text, "--out", tmp_path / "new.pt", "--student", model, *TINY)
+    assert student.exit_code == 2 and "--student" in student.output
+    assert open(model, "rb").read() == before
+    none = run("fit", text, "--out", tmp_path / "p.pt", "--seeds", "0")
+    assert none.exit_code == 2 and "nothing to train" in none.output
+
+
 @pytest.mark.parametrize("case", ["small", "treebank", "unreadable", "nothing", "settings"])
 def test_fit_errors_are_one_line(tmp_path, case):
     text = tmp_path / "text.txt"

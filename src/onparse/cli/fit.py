@@ -3,7 +3,7 @@
 import click
 
 from ..files.safeio import dumps
-from .common import INT_MAX, quiet_option
+from .common import INT_MAX, check_writable, force_option, quiet_option, refuse_model
 from .training import _Duration
 
 
@@ -38,9 +38,10 @@ from .training import _Duration
 @click.option("--stop-after", type=click.Choice(["plan", "train", "choose", "bundle"]), default=None,
               help="Stop once this stage is done (continue later with --resume).")
 @click.option("--json", "as_json", is_flag=True, help="Print the report as one JSON object.")
+@force_option
 @quiet_option
-def fit_command(text, out, run_dir, resume, seeds, preset, grammars, grammar_preset, epochs, max_time, threads, limit, weights, student,
-                stop_after, as_json, quiet):
+def fit_command(text, out, run_dir, resume, seeds, preset, grammars, grammar_preset, epochs, max_time, threads, limit,
+                weights, student, stop_after, as_json, force, quiet):
     """Turn raw text into a parser with no gold tree: train several ON-LSTM seeds on TEXT (a
     file of raw lines, or a plain-text corpus name such as news), choose epochs, layers,
     decoders, members, a voter and the tie rule by how much the seeds' trees agree on a
@@ -64,6 +65,12 @@ def fit_command(text, out, run_dir, resume, seeds, preset, grammars, grammar_pre
                                  param_hint="--grammar-preset")
     if seeds + grammars == 0:
         raise click.UsageError("nothing to train: give --seeds or --grammars of at least 1")
+    check_writable(out, "--out")
+    if student is not None:
+        check_writable(student, "--student")
+    if not resume:                   # a resumed fit replaces its own bundle and student
+        refuse_model(out, "--out", force)
+        refuse_model(student, "--student", force)
     if student is not None and stop_after is not None:
         raise click.UsageError("--stop-after stops before the student; give --student when you resume")
     say = (lambda _: None) if quiet else (lambda line: click.echo(line, err=True))
