@@ -101,7 +101,7 @@ def test_the_span_mlp_never_holds_more_than_max_cells(monkeypatch):
     words = [f"w{k}" for k in range(20)]
     vocab = Vocabulary.build([words])
     tokens = [words[k % 20] for k in range(80)]
-    (tree,) = student_trees(model, vocab, [tokens])
+    (tree,) = student_trees(model, vocab, [tokens], 64)
     assert _is_binary_over(tree, tokens)
     assert seen and max(seen) <= 200                     # 2 rows of at most 80 spans at a time
     assert sum(seen) < 81 * 81                           # the upper triangle only
@@ -116,10 +116,10 @@ def test_sentences_over_the_cap_are_parsed_in_pieces_and_counted(monkeypatch):
     words = [f"w{k}" for k in range(25)]
     vocab = Vocabulary.build([words])
     long, short = words[:23], words[:6]
-    exact = student_trees(model, vocab, [long, short])
+    exact = student_trees(model, vocab, [long, short], 64)
     assert exact.too_long == []
     monkeypatch.setattr(average_module, "MAX_WORDS", 7)
-    pieces = student_trees(model, vocab, [short, [], long, short])
+    pieces = student_trees(model, vocab, [short, [], long, short], 64)
     assert pieces.too_long == [2]
     assert pieces[1] is None and pieces[0] == pieces[3] == exact[1]      # short sentences: CYK as before
     assert _is_binary_over(pieces[2], long)

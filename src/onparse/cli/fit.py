@@ -3,7 +3,7 @@
 import click
 
 from ..files.safeio import dumps
-from .common import INT_MAX, check_writable, force_option, quiet_option, refuse_model
+from .common import INT_MAX, THREADS_RANGE, check_writable, force_option, quiet_option, refuse_model
 from .training import _Duration
 
 
@@ -26,7 +26,7 @@ from .training import _Duration
 @click.option("--max-time", type=_Duration(), default=None,
               help="Time for the whole fit (3600, 90m, 2h): seeds and epochs are planned within it; about 10% is "
                    "kept for choosing (and 25% for --student).")
-@click.option("--threads", type=click.IntRange(1, 4096), default=None,
+@click.option("--threads", type=THREADS_RANGE, default=None,
               help="CPU cores to use in all: seeds train side by side at one thread each up to this "
                    "[default: every usable core].")
 @click.option("--limit", type=click.IntRange(10, INT_MAX), default=1000, show_default=True,

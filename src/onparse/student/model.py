@@ -160,9 +160,10 @@ class StudentTrees(list):
     too_long: List[int]
 
 
-def student_trees(model: SpanStudent, vocab, token_lists: Sequence[Sequence[str]], batch_size: int = 64,
+def student_trees(model: SpanStudent, vocab, token_lists: Sequence[Sequence[str]], batch_size: int,
                   progress=None) -> StudentTrees:
-    """The student's tree of every token list (nested tuples; None for an empty one), in order.
+    """The student's tree of every token list (nested tuples; None for an empty one), in order,
+    ``batch_size`` sentences at a time (the caller's: :data:`onparse.devices.BATCH_SIZE` by device).
     ``progress(k)`` is called with the sentences of each batch done.  Cost: O(n^2) span scores
     and O(n^3) CYK per sentence, batched by length; a sentence longer than
     :data:`onparse.trees.average.MAX_WORDS` is parsed in pieces of at most that many words and listed
