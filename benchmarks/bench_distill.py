@@ -43,7 +43,7 @@ def sentences(args):
     if args.text:
         with open(args.text, encoding="utf-8") as handle:
             return [line.split() for line in handle if line.split()][:args.limit]
-    from onparse.gold.treebank import load_gold
+    from onparse import load_gold
 
     return [list(s.words) for s in load_gold("wsj-sample-dev")][:args.limit]
 
@@ -95,7 +95,7 @@ def run_induce(file, model, threads, device):
 def end_to_end(args):
     """The same lines three ways per contender: a new ``onparse induce`` process (start-up
     included), its start-up alone (an empty file), and ``Parser.trees`` in this process."""
-    from onparse.api import load
+    from onparse import load
 
     lines = news_lines(args.lines)
     with tempfile.TemporaryDirectory() as folder:
@@ -150,7 +150,7 @@ def main():
         torch.set_num_threads(args.threads)
     if args.end_to_end:
         return end_to_end(args)
-    from onparse.api import load
+    from onparse import load
 
     tokens = sentences(args)
     ensemble, student = load(args.teacher, args.device), load(args.student, args.device)

@@ -22,11 +22,11 @@ if "NLTK_DATA" not in os.environ and (ROOT.parent / "shared" / "nltk_data").is_d
     os.environ["NLTK_DATA"] = str(ROOT.parent / "shared" / "nltk_data")
 
 from naive import differences, naive_scores, scores_of  # noqa: E402
-from onparse.trees.baselines import baseline_trees  # noqa: E402
-from onparse.scores.metrics import evaluate  # noqa: E402
-from onparse.scores.predicted import score_text  # noqa: E402
-from onparse.gold.treebank import load_gold  # noqa: E402
-from onparse.trees.tree import to_brackets  # noqa: E402
+from onparse import baseline_trees  # noqa: E402
+from onparse import evaluate  # noqa: E402
+from onparse import score_text  # noqa: E402
+from onparse import load_gold  # noqa: E402
+from onparse import to_brackets  # noqa: E402
 
 
 # ------------------------------------------------------------------ timing

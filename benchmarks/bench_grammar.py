@@ -213,7 +213,7 @@ def trainer(preset: str, vocab, seed: int):
     ``onparse.grammar.train._Run.__init__`` sets it up, without a corpus or a folder)."""
     from onparse.grammar.config import GrammarConfig
     from onparse.grammar.model import NeuralPCFG
-    from onparse.grammar.settings import GrammarTraining
+    from onparse import GrammarTraining
     from onparse.grammar.train import Position, _Run
 
     run = _Run.__new__(_Run)
@@ -230,7 +230,7 @@ def trainer(preset: str, vocab, seed: int):
 def epoch_batches(lengths, batch_size: int, count: int, vocab, rng: random.Random):
     """``count`` batches spread evenly over one epoch's batches ordered by length, the epoch
     made as the trainer makes it: sentences of 2-40 words sorted by length, cut into batches."""
-    from onparse.grammar.settings import GrammarTraining
+    from onparse import GrammarTraining
 
     kept = sorted(n for n in lengths if 2 <= n <= GrammarTraining().max_words)
     cut = [kept[i:i + batch_size] for i in range(0, len(kept), batch_size)]
@@ -280,7 +280,7 @@ def parsers(mode, args, vocab, folder: Path):
     from onparse.grammar.file import save_grammar
     from onparse.grammar.model import NeuralPCFG
     from onparse.lm.model import ModelConfig, ONLSTMLanguageModel
-    from onparse.student.config import StudentConfig
+    from onparse import StudentConfig
     from onparse.student.file import save_student
     from onparse.student.model import SpanStudent
 

@@ -133,11 +133,11 @@ def bench_config(name, args, ref, peak):
     from types import SimpleNamespace
 
     from onparse import Parser
-    from onparse.members import Member
+    from onparse import Member
     from onparse.lm.distances import sentence_distances
     from onparse.induce import WINDOW, induce_lines
     from onparse.lm.model import ModelConfig, ONLSTMLanguageModel
-    from onparse.trees.tree import parse_brackets
+    from onparse import parse_brackets
 
     c = CONFIGS[name]
     n = args.sentences or c["sentences"]

@@ -29,7 +29,7 @@ DEFAULT_LOG = os.path.join(HERE, "default-model-metrics.jsonl")
 
 def train_tiny(folder: str, sentences: int, epochs: int, max_time: str) -> str:
     """Train the tiny preset on the first ``sentences`` gold sentences; returns the run folder."""
-    from onparse.gold.treebank import load_gold
+    from onparse import load_gold
 
     corpus = os.path.join(folder, "corpus.txt")
     gold = load_gold("wsj")
@@ -70,7 +70,7 @@ def main(argv=None) -> int:
     from onparse.gold.gold_trees import read_gold
     from onparse.induce import views_from_lines
     from onparse.pictures.show import render_view
-    from onparse.gold.treebank import load_gold
+    from onparse import load_gold
     from onparse.trees.tree import leaves
 
     started = time.monotonic()

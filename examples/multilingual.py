@@ -25,11 +25,11 @@ def main(argv=None) -> int:
     ap.add_argument("models", nargs="+", help="best.pt of each language's run (its corpus names the treebank)")
     ap.add_argument("--out", default=os.path.join(HERE, "multilingual.md"))
     args = ap.parse_args(argv)
-    from onparse.api import load
-    from onparse.trees.baselines import baseline_trees
-    from onparse.scores.metrics import evaluate
+    from onparse import load
+    from onparse import baseline_trees
+    from onparse import evaluate
     from onparse.text.tokens import gold_text_line
-    from onparse.gold.treebank import load_gold
+    from onparse import load_gold
 
     rows = ["| language | dev sentences | trees | all lengths: sent. F1 | all: Kim F1 | "
             "<= 10 words: sent. F1 | <= 10: Kim F1 |", "|---|---|---|---|---|---|---|"]

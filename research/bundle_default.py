@@ -47,7 +47,7 @@ RULE_V2 = ("of every seed x layers 2 and 3 x decoders onlstm and split, the half
 
 
 def members_for(n_seeds: int):
-    from onparse.members import Member
+    from onparse import Member
 
     return [Member(m, layer, decoder) for m in range(n_seeds) for layer in LAYERS for decoder in DECODERS]
 
@@ -65,7 +65,7 @@ def members_by_agreement(path: str, sentences):
 
 
 def load_parser(path: str):
-    from onparse.api import load
+    from onparse import load
 
     return load(path, "cpu")
 
@@ -76,7 +76,7 @@ def validation_trees(path: str, sentences):
 
 def score_rows(path: str) -> list:
     """One record per gold set: the average's scores, then each member's (fractions)."""
-    from onparse.api import load
+    from onparse import load
 
     parser = load(path, "cpu")
     rows = []
@@ -103,7 +103,7 @@ def main(argv=None) -> int:
     ap.add_argument("--rule", choices=("v1", "v2"), default="v2",
                     help="PROTOCOL.md's member rule: v1 (every candidate) or v2 (agreement; default)")
     args = ap.parse_args(argv)
-    from onparse.files.bundle import save_bundle
+    from onparse import save_bundle
     from onparse.files.checkpoint import load_checkpoint
     from onparse.text.corpora import load_corpus, make_spec
     import onparse

@@ -48,7 +48,7 @@ def name_of(layers, decoders, voters, ties) -> str:
 
 def scores_of(trees, gold, short_gold, short_index) -> dict:
     """Sentence F1 (both conventions) and corpus F1, all lengths and at most 10 words."""
-    from onparse.scores.metrics import evaluate
+    from onparse import evaluate
 
     out = {}
     for key, g, t in (("all", gold, trees), ("10", short_gold, [trees[i] for i in short_index])):
@@ -60,7 +60,7 @@ def scores_of(trees, gold, short_gold, short_index) -> dict:
 def golds(name, short_name):
     """``(gold, short_gold, short_index)``: a gold set, its part of at most 10 words (a gold set of
     its own), and where those sentences are in the whole (checked to be the same sentences)."""
-    from onparse.gold.treebank import load_gold
+    from onparse import load_gold
 
     gold, short_gold = load_gold(name), load_gold(short_name)
     short_index = [i for i, s in enumerate(gold) if len(s) <= 10]
@@ -83,7 +83,7 @@ def write_trials(path, rows, columns=()) -> None:
 
 def every_member(n_models, layers, decoders):
     """Every model x layer x decoder, in that order: the members the candidates are drawn from."""
-    from onparse.members import Member
+    from onparse import Member
 
     return [Member(m, layer, d) for m in range(n_models) for layer in layers for d in decoders]
 
@@ -105,7 +105,7 @@ def chosen(rows, lm_only=False):
 
 
 def choose(models, bundle_path):
-    from onparse.api import load
+    from onparse import load
 
     parser = load(models, "cpu")
     gold, short_gold, short_index = golds("wsj-sample-dev", "wsj10-sample-dev")
@@ -141,7 +141,7 @@ def choose(models, bundle_path):
 
 
 def write_bundle(models, path, best, lm):
-    from onparse.members import Member
+    from onparse import Member
     from onparse.files.bundle import load_model_file, save_bundle
 
     blobs, meta = [], None
@@ -166,11 +166,11 @@ def write_bundle(models, path, best, lm):
 
 def test(bundle_path):
     """Score the shipped bundle, its LM-only candidate and right-branching on the test half."""
-    from onparse.api import load
-    from onparse.trees.baselines import baseline_trees
-    from onparse.members import Member
-    from onparse.scores.metrics import evaluate
-    from onparse.gold.treebank import load_gold
+    from onparse import load
+    from onparse import baseline_trees
+    from onparse import Member
+    from onparse import evaluate
+    from onparse import load_gold
 
     parser = load(bundle_path, "cpu")
     dev = parser.metadata["dev"]

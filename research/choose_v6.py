@@ -58,8 +58,8 @@ def name_of(members, voters, ties) -> str:
 
 
 def choose(bundle_path):
-    from onparse.api import load
-    from onparse.members import Member
+    from onparse import load
+    from onparse import Member
 
     ranked = ranked_members()
     cands = candidates(ranked)
@@ -93,8 +93,8 @@ def choose(bundle_path):
 
 
 def write_bundle(paths, path, best, lm):
-    from onparse.members import Member
-    from onparse.files.bundle import save_bundle
+    from onparse import Member
+    from onparse import save_bundle
     from onparse.files.checkpoint import load_checkpoint
 
     blobs = [load_checkpoint(p) for p in paths]

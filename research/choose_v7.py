@@ -62,8 +62,8 @@ def name_of(members, voters, ties) -> str:
 
 def evaluate_candidates(lang, cands, gold_name, short_name):
     """Every candidate's scores on a gold set and its short part (three conventions each)."""
-    from onparse.api import load
-    from onparse.members import Member
+    from onparse import load
+    from onparse import Member
 
     largest = max(cands, key=lambda c: len(c[0]))[0]
     paths = [RUN.format(lang=lang, seed=seed, epoch=epoch) for _, seed, epoch, _, _ in largest]
@@ -112,7 +112,7 @@ def choose():
 def test():
     """Rule 40: the chosen and LM-only candidates of each language on its test parts, once, with
     right- and left-branching beside them."""
-    from onparse.trees.baselines import baseline_trees
+    from onparse import baseline_trees
 
     if os.path.exists(TEST):
         sys.exit(f"{TEST} exists: the test parts are scored once")

@@ -41,7 +41,7 @@ class Trees:
     """Every candidate's trees of one gold set; the teacher's member trees computed once."""
 
     def __init__(self, gold):
-        from onparse.api import load
+        from onparse import load
 
         self.gold = gold
         self.tokens = [list(s.words) for s in gold]
@@ -52,7 +52,7 @@ class Trees:
         print(f"{gold.name}: the teacher's member trees in {time.time() - started:.0f} s", file=sys.stderr)
 
     def of(self, kind, seed, epoch):
-        from onparse.api import load
+        from onparse import load
 
         if kind == "teacher":
             return self.teacher.average(self.members, self.tokens)
@@ -89,7 +89,7 @@ def dev():
 
 def test():
     """Rule 46: the chosen candidate and the teacher on the test half, once."""
-    from onparse.trees.baselines import baseline_trees
+    from onparse import baseline_trees
 
     if os.path.exists(TEST):
         sys.exit(f"{TEST} exists: the test half is scored once (rule 46)")

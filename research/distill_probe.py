@@ -52,7 +52,7 @@ def encode(sentences, vocab):
 
 
 def dev_scores(model, vocab, gold, short_index):
-    from onparse.scores.metrics import evaluate
+    from onparse import evaluate
     from onparse.trees.tree import spans_to_tree
 
     tokens = [list(s.words) for s in gold]
@@ -79,9 +79,9 @@ def main():
     args = ap.parse_args()
     import torch
 
-    from onparse.api import load
+    from onparse import load
     from onparse.student.model import SpanStudent, StudentConfig
-    from onparse.gold.treebank import load_gold
+    from onparse import load_gold
     from onparse.text.vocab import Vocabulary
 
     torch.set_num_threads(args.threads)

@@ -42,8 +42,8 @@ def previous_scores(path: str) -> dict:
 
 
 def score_snapshot(path: str, golds) -> dict:
-    from onparse.api import load
-    from onparse.members import Member
+    from onparse import load
+    from onparse import Member
 
     parser = load(path, "cpu").with_members([Member(0, layer, d) for layer, d in MEMBERS])
     out = {}
@@ -62,7 +62,7 @@ def main(argv=None) -> int:
                     help="keep the scores of epoch snapshots already in --out's .json (a snapshot's file never "
                          "changes), scoring only the new ones")
     args = ap.parse_args(argv)
-    from onparse.gold.treebank import load_gold
+    from onparse import load_gold
 
     golds = {name: load_gold(name) for name in GOLDS}
     json_path = args.out.replace(".md", ".json")

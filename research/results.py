@@ -55,9 +55,9 @@ def summarise(result) -> dict:
 
 def score_bundle(path: str, golds) -> dict:
     """The bundle's average, each member, and each seed's own 4-member average, per gold set."""
-    from onparse.api import load
+    from onparse import load
     from onparse.trees.average import average_trees_batch
-    from onparse.scores.metrics import evaluate
+    from onparse import evaluate
 
     parser = load(path, "cpu")
     # Every candidate member is scored, also those the bundle's rule left out.
@@ -81,8 +81,8 @@ def score_bundle(path: str, golds) -> dict:
 
 
 def score_baselines(golds) -> dict:
-    from onparse.trees.baselines import baseline_trees
-    from onparse.scores.metrics import evaluate
+    from onparse import baseline_trees
+    from onparse import evaluate
 
     out = {}
     for kind in ("right", "left", "balanced", "random"):
@@ -246,7 +246,7 @@ def main(argv=None) -> int:
     ap.add_argument("--block", choices=sorted(BLOCKS), default="results",
                     help="which README block to rewrite: the headline (results) or the three conventions (seeds)")
     args = ap.parse_args(argv)
-    from onparse.gold.treebank import load_gold
+    from onparse import load_gold
 
     golds = {name: load_gold(name) for name, _ in GOLDS}
     # As typed (``make results`` passes only --default), so the tables say how to remake them.

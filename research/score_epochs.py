@@ -58,7 +58,7 @@ def score(path: str, gold, short_index, decoders="all") -> dict:
     and 3 (paper decoder) of a language model, a grammar's MBR tree, with one right-branching
     voter and ties ``right``."""
     from onparse import load
-    from onparse.scores.metrics import evaluate
+    from onparse import evaluate
 
     parser = load(path, "cpu")
     members = parser.models[0].grid(0, "all", decoders)
@@ -108,7 +108,7 @@ def main():
         return
     if "test" in args.gold:
         ap.error("only a dev set may be scored here")
-    from onparse.gold.treebank import load_gold
+    from onparse import load_gold
 
     gold = load_gold(args.gold)
     short_index = [i for i, s in enumerate(gold) if len(s) <= 10]
