@@ -79,7 +79,10 @@ class Progress:
                 self._line()
 
     def _arm(self) -> None:
-        # A daemon timer: it never keeps the process alive, and close() cancels it.
+        # A daemon timer: it never keeps the process alive, and close() cancels it.  No interval
+        # (PLAIN_EVERY 0: a line at every update) needs no timer.
+        if PLAIN_EVERY <= 0:
+            return
         self._timer = threading.Timer(PLAIN_EVERY, self._beat)
         self._timer.daemon = True
         self._timer.start()
