@@ -108,35 +108,14 @@ def show_command(sentence, model_paths, no_verify, layer, decoder, voter, ties, 
     cat sentences.txt | onparse show - --model lm.pt --svg figs/sentence.svg
     """
     from .. import read_gold
-    from ..induce import read_lines, views_from_lines
+    from ..induce import views_from_lines
     from ..pictures.show import render_view
 
-    figures = [(path, fmt, option) for path, fmt, option in
-               ((out_path, None, "--out"), (png_path, "png", "--png"), (svg_path, "svg", "--svg")) if path]
-    if out_path:
-        from ..pictures.figures import check_output_path
-
-        check_output_path(out_path)       # an extension no figure has: an error before any work
-    if figures:
-        from ..pictures.figures import require_matplotlib
-
-        require_matplotlib()  # before the model is loaded: fail fast
     inputs = _inputs(model_paths, gold_spec)
-    for path, _, option in figures:
-        refuse_overwrite(path, option, inputs)
-        refuse_model(path, option, force)
+    figures = _figure_targets(out_path, png_path, svg_path, inputs, force)
     golds = read_gold(gold_spec, ptb_root, max_line_bytes) if gold_spec else None
     from_stdin = list(sentence) == ["-"]
-    if from_stdin:
-        lines = read_lines("-", max_line_bytes=max_line_bytes)
-    elif sentence:
-        lines = [" ".join(sentence)]
-    elif golds:
-        lines = [" ".join(g.words) for g in golds]
-    else:
-        raise click.UsageError("nothing to show: give a SENTENCE, - for standard input, or --gold")
-    if golds is not None and not from_stdin and len(golds) != len(lines):
-        raise OnparseError(f"--gold gave {len(golds)} trees for {len(lines)} sentence(s)")
+    lines = _lines_to_show(sentence, golds, from_stdin, max_line_bytes)
     if golds is not None and (split_sentences or punkt):
         raise click.UsageError("--split-sentences splits raw text; gold trees are already one sentence each")
     several = from_stdin or len(lines) > 1 or split_sentences or punkt is not None
@@ -174,6 +153,42 @@ def show_command(sentence, model_paths, no_verify, layer, decoder, voter, ties, 
             click.echo(f"wrote {target}", err=True)
     if paragraphs is not None:
         paragraphs.tell(lambda note: click.echo(note, err=True))
+
+
+def _figure_targets(out_path, png_path, svg_path, inputs, force):
+    """``(path, format, option)`` of each figure asked for, checked before any work: a known
+    extension, matplotlib installed, no input or model overwritten."""
+    figures = [(path, fmt, option) for path, fmt, option in
+               ((out_path, None, "--out"), (png_path, "png", "--png"), (svg_path, "svg", "--svg")) if path]
+    if out_path:
+        from ..pictures.figures import check_output_path
+
+        check_output_path(out_path)       # an extension no figure has: an error before any work
+    if figures:
+        from ..pictures.figures import require_matplotlib
+
+        require_matplotlib()  # before the model is loaded: fail fast
+    for path, _, option in figures:
+        refuse_overwrite(path, option, inputs)
+        refuse_model(path, option, force)
+    return figures
+
+
+def _lines_to_show(sentence, golds, from_stdin: bool, max_line_bytes: int):
+    """The lines ``show`` draws: standard input's, the SENTENCE's words, or the gold trees' words."""
+    from ..induce import read_lines
+
+    if from_stdin:
+        lines = read_lines("-", max_line_bytes=max_line_bytes)
+    elif sentence:
+        lines = [" ".join(sentence)]
+    elif golds:
+        lines = [" ".join(g.words) for g in golds]
+    else:
+        raise click.UsageError("nothing to show: give a SENTENCE, - for standard input, or --gold")
+    if golds is not None and not from_stdin and len(golds) != len(lines):
+        raise OnparseError(f"--gold gave {len(golds)} trees for {len(lines)} sentence(s)")
+    return lines
 
 
 def _terminal_width():

@@ -108,8 +108,6 @@ def plot_sentence(view, path: str, caption: Optional[str] = None, fmt: Optional[
     width = panel_w * (2 if view.gold is not None else 1) + 0.6
     tree_h = min(0.32 * tree_rows + 0.9, 5.0)
     fig_h = tree_h + 1.05 * layers + (0.5 if rotation else 0.25) + (0.25 if caption else 0)
-    from matplotlib.ticker import MaxNLocator
-
     with _style():
         fig = _new_figure(width, fig_h)
         columns = 2 if view.gold is not None else 1
@@ -119,30 +117,7 @@ def plot_sentence(view, path: str, caption: Optional[str] = None, fmt: Optional[
                   show_words=True)
         ax_tree.set_ylim(-0.4 if not rotation else -1.5, tree_rows + 0.3)
         tree_title = ax_tree.set_title(f"induced tree (layer {view.layer}, decoder {view.decoder})", loc="left")
-        bars_title = None
-        first = None
-        for k in range(1, layers + 1):
-            ax = fig.add_subplot(grid[k, 0], sharex=first) if first else fig.add_subplot(grid[k, 0])
-            first = first or ax
-            decoded = k == view.layer
-            values = view.distances[k - 1]
-            ax.bar(range(n), values, width=0.6, color=_DECODED if decoded else _OTHER_LAYER)
-            ax.set_ylim(*_bar_limits(values, scale))
-            ax.yaxis.set_major_locator(MaxNLocator(3))
-            ax.set_ylabel(f"layer {k}" + ("\n(decoded)" if decoded else ""), rotation=0, ha="right",
-                          va="center", fontweight="bold" if decoded else "normal")
-            ax.grid(axis="y", color="#e5e5e5", lw=0.6)
-            ax.set_axisbelow(True)
-            ax.set_xlim(-0.6, n - 0.4)
-            ax.set_xticks(range(n))
-            if k == 1:
-                note = " (each panel zoomed to its layer's range)" if scale == "layer" else ""
-                bars_title = ax.set_title("master-forget distance $d_f$" + note, loc="left", fontsize=10)
-            if k < layers:
-                ax.tick_params(axis="x", labelbottom=False)
-            else:
-                ax.set_xticklabels(words, rotation=rotation, ha="right" if rotation else "center",
-                                   rotation_mode="anchor")
+        first, bars_title = _bar_panels(fig, grid, view, rotation, scale)
         fits = []
         if view.gold is not None:
             ax_gold = fig.add_subplot(grid[0, 1])
@@ -168,6 +143,39 @@ def plot_sentence(view, path: str, caption: Optional[str] = None, fmt: Optional[
         fits.append((_caption(fig, caption), _around_centre(fig)))
         fit_texts(fig, fits)
         return figures.save_figure(fig, path, fmt)     # through the module: tests watch what is saved
+
+
+def _bar_panels(fig, grid, view, rotation: float, scale: str):
+    """One bar panel per layer under the tree (rows 1.. of column 0 of ``grid``): d_f of each word,
+    the decoded layer highlighted, the words under the last.  Returns the first panel and its
+    title."""
+    from matplotlib.ticker import MaxNLocator
+
+    words, n, layers = list(view.words), len(view.words), view.n_layers
+    first = bars_title = None
+    for k in range(1, layers + 1):
+        ax = fig.add_subplot(grid[k, 0], sharex=first) if first else fig.add_subplot(grid[k, 0])
+        first = first or ax
+        decoded = k == view.layer
+        values = view.distances[k - 1]
+        ax.bar(range(n), values, width=0.6, color=_DECODED if decoded else _OTHER_LAYER)
+        ax.set_ylim(*_bar_limits(values, scale))
+        ax.yaxis.set_major_locator(MaxNLocator(3))
+        ax.set_ylabel(f"layer {k}" + ("\n(decoded)" if decoded else ""), rotation=0, ha="right",
+                      va="center", fontweight="bold" if decoded else "normal")
+        ax.grid(axis="y", color="#e5e5e5", lw=0.6)
+        ax.set_axisbelow(True)
+        ax.set_xlim(-0.6, n - 0.4)
+        ax.set_xticks(range(n))
+        if k == 1:
+            note = " (each panel zoomed to its layer's range)" if scale == "layer" else ""
+            bars_title = ax.set_title("master-forget distance $d_f$" + note, loc="left", fontsize=10)
+        if k < layers:
+            ax.tick_params(axis="x", labelbottom=False)
+        else:
+            ax.set_xticklabels(words, rotation=rotation, ha="right" if rotation else "center",
+                               rotation_mode="anchor")
+    return first, bars_title
 
 
 def _bar_limits(values: Sequence[float], scale: str) -> Tuple[float, float]:
