@@ -193,3 +193,15 @@ def test_the_training_eta_counts_timed_epochs_and_waves_to_come(tmp_path):
     assert fit._training_eta(["lm-1", "lm-2"], plan) == "; training ends in about 11m40s"
     assert fit._training_eta(["lm-3"], {"runs": ["lm-1", "lm-2", "lm-3"], "parallel": 2}) == \
         "; training ends in about 6m40s"
+
+
+def test_an_interrupted_fit_says_how_to_go_on(tmp_path, monkeypatch):
+    import onparse.fitting.pipeline as pipeline
+
+    def stop(*args, **kwargs):
+        raise KeyboardInterrupt
+    monkeypatch.setattr(pipeline, "fit", stop)
+    text = write_corpus(tmp_path / "text.txt", n_sentences=400, seed=1)
+    out = run("fit", text, "--out", tmp_path / "p.pt", *TINY)
+    assert out.exit_code == 130
+    assert f"interrupted: continue with  onparse fit {text} --out {tmp_path / 'p.pt'} --resume" in out.output

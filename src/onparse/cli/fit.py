@@ -76,8 +76,14 @@ def fit_command(text, out, run_dir, resume, seeds, preset, grammars, grammar_pre
     say = (lambda _: None) if quiet else (lambda line: click.echo(line, err=True))
     settings = FitSettings(seeds=seeds, preset=preset, grammars=grammars, grammar_preset=grammar_preset, epochs=epochs, max_time=max_time, cores=threads,
                            limit=limit, weights=weights)
-    result = fit(text, out, settings, run_dir=run_dir, resume=resume, student=student, stop_after=stop_after,
-                 say=say)
+    try:
+        result = fit(text, out, settings, run_dir=run_dir, resume=resume, student=student, stop_after=stop_after,
+                     say=say)
+    except KeyboardInterrupt:
+        # Each training run saved its state on the way out (fit passed Ctrl-C on): say how to go on.
+        click.echo(f"interrupted: continue with  onparse fit {text} --out {out} --resume"
+                   + (f" --run-dir {run_dir}" if run_dir else ""), err=True)
+        raise click.exceptions.Exit(130)
     if as_json:
         click.echo(dumps(result.to_dict()))
         return
