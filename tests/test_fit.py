@@ -152,7 +152,7 @@ def test_fit_never_replaces_a_model_without_force(tmp_path):
     assert none.exit_code == 2 and "nothing to train" in none.output
 
 
-@pytest.mark.parametrize("case", ["small", "treebank", "unreadable", "nothing", "settings"])
+@pytest.mark.parametrize("case", ["small", "treebank", "unreadable", "nothing", "settings", "damaged"])
 def test_fit_errors_are_one_line(tmp_path, case):
     text = tmp_path / "text.txt"
     args = ["fit", text, "--out", tmp_path / "p.pt", *TINY]
@@ -169,11 +169,17 @@ def test_fit_errors_are_one_line(tmp_path, case):
         write_corpus(text, n_sentences=400, seed=1)
         args.append("--resume")
         expect = "nothing to resume"
-    else:
+    elif case == "settings":
         write_corpus(text, n_sentences=400, seed=1)
         assert run(*args, "--stop-after", "plan").exit_code == 0
         args = [a if a != "2" else "3" for a in args] + ["--resume"]     # --epochs 3
         expect = "a fit with other settings (epochs)"
+    else:
+        write_corpus(text, n_sentences=400, seed=1)
+        (tmp_path / "p.fit").mkdir()
+        (tmp_path / "p.fit" / "fit.json").write_text('{"plan": ')
+        args.append("--resume")
+        expect = "fit.json is damaged"
     out = run(*args)
     assert out.exit_code == 1, out.output
     assert expect in out.output and "Traceback" not in out.output

@@ -143,8 +143,13 @@ class _Fit:
         self.started = time.monotonic()
         self.state: Dict[str, Any] = {}
         if os.path.exists(self.path):
-            with open(self.path, encoding="utf-8") as handle:
-                self.state = json.load(handle)
+            try:
+                with open(self.path, encoding="utf-8") as handle:
+                    self.state = json.load(handle)
+                if not isinstance(self.state, dict):
+                    raise ValueError("not a JSON object")
+            except (OSError, ValueError) as err:
+                raise OnparseError(f"{self.path} is damaged ({err}): start the fit anew in another --run-dir") from None
             self._check_same_fit()
         else:
             self.state = {"format": "onparse-fit", "text": text, "settings": asdict(settings), "seconds": {}}
@@ -180,6 +185,8 @@ class _Fit:
         if self.settings.max_time is None:
             return ""
         spent = sum(self.state.get("seconds", {}).values())
+        if "train" not in self.state and "plan" in self.state:     # training under way: its runs' time so far
+            spent += sum(self.state.get("train_seconds", {}).values()) / self.state["plan"]["parallel"]
         return f"; about {format_duration(max(0.0, self.settings.max_time - spent))} of the budget left"
 
     # -- 1. plan ---------------------------------------------------------------------------------
