@@ -32,10 +32,13 @@ import time
 from dataclasses import asdict, dataclass, field
 from typing import Any, Callable, Dict, List, Optional
 
+from ..api import load
 from ..devices import torch_threads, usable_cores
 from ..errors import OnparseError
 from ..files.run_folder import FolderLock, make_folder
 from ..files.safeio import atomic_output, dumps, format_duration
+from ..lm.training.config import PRESETS
+from ..members import Member
 from ..progress import PLAIN_EVERY
 from ..text.corpora import TREEBANK_NAMES, load_corpus, make_spec
 from .choice import Candidate, Choice, choose
@@ -324,8 +327,6 @@ class _Fit:
 
     # -- 3. choose -------------------------------------------------------------------------------
     def _choose(self) -> Dict[str, Any]:
-        from ..api import load
-
         held = self._held_out()
         candidates: List[Candidate] = []
         columns: List[List[Any]] = []
@@ -359,9 +360,6 @@ class _Fit:
 
     # -- 4. bundle -------------------------------------------------------------------------------
     def _bundle(self) -> Dict[str, Any]:
-        from ..api import load
-        from ..members import Member
-
         choice = self.state["choose"]["choice"]
         runs = list(dict.fromkeys(m["run"] for m in choice["members"]))
         paths = [_epoch_path(self._folder(run), choice["epochs"][run]) for run in runs]
@@ -376,8 +374,6 @@ class _Fit:
 
     # -- 5. student ------------------------------------------------------------------------------
     def _student(self) -> Dict[str, Any]:
-        from ..api import load
-
         # The training part of TEXT as the language models read it (one sentence a line, their
         # tokens): the student learns from what its teachers learnt from, never the held-out part.
         text = os.path.join(self.run_dir, "student-text.txt")
@@ -410,8 +406,8 @@ def _epochs_of(folder: str) -> List[int]:
                   if name.startswith("epoch-") and name.endswith(".pt") and name[6:9].isdigit())
 
 
-def _epoch_seconds(folder: str) -> List[float]:
-    """The training seconds of each epoch a run has logged."""
+def _events(folder: str) -> List[Dict[str, Any]]:
+    """The events a run has logged in its ``metrics.jsonl`` (a line cut short by a kill is skipped)."""
     log = os.path.join(folder, "metrics.jsonl")
     if not os.path.exists(log):
         return []
@@ -422,14 +418,18 @@ def _epoch_seconds(folder: str) -> List[float]:
                 event = json.loads(line)
             except ValueError:
                 continue
-            if event.get("event") == "epoch" and isinstance(event.get("epoch_time_s"), (int, float)):
-                out.append(float(event["epoch_time_s"]))
+            if isinstance(event, dict):
+                out.append(event)
     return out
 
 
-def _preset_epochs(preset: str) -> Optional[int]:
-    from ..lm.training.config import PRESETS
+def _epoch_seconds(folder: str) -> List[float]:
+    """The training seconds of each epoch a run has logged."""
+    return [float(e["epoch_time_s"]) for e in _events(folder)
+            if e.get("event") == "epoch" and isinstance(e.get("epoch_time_s"), (int, float))]
 
+
+def _preset_epochs(preset: str) -> Optional[int]:
     return PRESETS[preset].epochs if preset in PRESETS else None
 
 
@@ -439,16 +439,5 @@ def _has_last(folder: str) -> bool:
 
 def _finished(folder: str) -> bool:
     """Whether the run in ``folder`` stopped for good (its epochs done, or it diverged)."""
-    log = os.path.join(folder, "metrics.jsonl")
-    if not os.path.exists(log):
-        return False
-    last = None
-    with open(log, encoding="utf-8") as handle:
-        for line in handle:
-            try:
-                event = json.loads(line)
-            except ValueError:
-                continue
-            if event.get("event") in ("stop", "diverged"):
-                last = event
-    return last is not None and (last["event"] == "diverged" or last.get("reason") == "epochs")
+    stops = [e for e in _events(folder) if e.get("event") in ("stop", "diverged")]
+    return bool(stops) and (stops[-1]["event"] == "diverged" or stops[-1].get("reason") == "epochs")
