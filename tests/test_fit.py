@@ -211,3 +211,15 @@ def test_an_interrupted_fit_says_how_to_go_on(tmp_path, monkeypatch):
     out = run("fit", text, "--out", tmp_path / "p.pt", *TINY)
     assert out.exit_code == 130
     assert f"interrupted: continue with  onparse fit {text} --out {tmp_path / 'p.pt'} --resume" in out.output
+
+
+def test_the_budget_left_counts_the_stage_under_way(tmp_path):
+    import time
+
+    from onparse.fitting.pipeline import FitSettings, _Fit
+
+    fit = _Fit("text.txt", str(tmp_path / "p.pt"), FitSettings(max_time=600), str(tmp_path), None, print)
+    fit.state["seconds"] = {"plan": 60.0}
+    assert fit._left() == "; about 9m00s of the budget left"
+    fit.stage_began = time.monotonic() - 120.2          # training for two minutes so far
+    assert fit._left() == "; about 7m00s of the budget left"

@@ -143,7 +143,7 @@ class _Fit:
             text, out, settings, run_dir, student, say
         self.path = os.path.join(run_dir, STATE)
         self.student_options: Dict[str, Any] = {}
-        self.started = time.monotonic()
+        self.stage_began: Optional[float] = None
         self.state: Dict[str, Any] = {}
         if os.path.exists(self.path):
             try:
@@ -176,20 +176,26 @@ class _Fit:
             return
         self.say(f"fit: {stage} ({STAGES.index(stage) + 1} of {len(STAGES) - (self.student is None)})"
                  f"{self._left()}")
-        began = time.monotonic()
-        with torch_threads(self.settings.cores):       # choosing and the student run here
-            record = getattr(self, f"_{stage}")()
+        self.stage_began = time.monotonic()
         seconds = self.state.setdefault("seconds", {})
-        seconds[stage] = round(seconds.get(stage, 0.0) + time.monotonic() - began, 1)
+        try:
+            with torch_threads(self.settings.cores):       # choosing and the student run here
+                record = getattr(self, f"_{stage}")()
+        finally:
+            # Time spent counts against --max-time whether the stage ends or is stopped.
+            seconds[stage] = round(seconds.get(stage, 0.0) + time.monotonic() - self.stage_began, 1)
+            self.stage_began = None
+            self.save()
         self.state[stage] = record
         self.save()
 
     def _left(self) -> str:
+        """The budget left, counting every stage's time so far, this one's included."""
         if self.settings.max_time is None:
             return ""
         spent = sum(self.state.get("seconds", {}).values())
-        if "train" not in self.state and "plan" in self.state:     # training under way: its runs' time so far
-            spent += sum(self.state.get("train_seconds", {}).values()) / self.state["plan"]["parallel"]
+        if self.stage_began is not None:
+            spent += time.monotonic() - self.stage_began
         return f"; about {format_duration(max(0.0, self.settings.max_time - spent))} of the budget left"
 
     # -- 1. plan ---------------------------------------------------------------------------------
