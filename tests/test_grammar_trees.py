@@ -195,7 +195,8 @@ def test_eval_of_a_grammar_alone_reports_its_symbols(grammar_path, grammar, tmp_
 
 
 # -- show --------------------------------------------------------------------------------------
-def test_show_draws_the_symbols(grammar_path, grammar):
+def test_show_draws_the_symbols(grammar_path, grammar, monkeypatch):
+    monkeypatch.setenv("COLUMNS", "200")      # wide: a narrow terminal wraps the header line
     sentence = SENTENCES[0]
     result = cli("show", "-m", grammar_path, *sentence)
     assert result.exit_code == 0, result.output
