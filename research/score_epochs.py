@@ -19,6 +19,7 @@ import json
 import os
 import re
 import sys
+import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 RECORDS = os.path.join(HERE, "campaign-dev.jsonl")
@@ -52,7 +53,7 @@ def key(member) -> str:
     return member.reading.replace("layer ", "L", 1)
 
 
-def score(path: str, gold, short_index, decoders="all") -> dict:
+def score(path: str, gold, short_index, decoders="all", device="cpu") -> dict:
     """Dev sentence F1 (all lengths, <= 10 words) of every member the model gives (a language
     model: every layer x decoder; a grammar: each decoder) and of its voted average: layers 2
     and 3 (paper decoder) of a language model, a grammar's MBR tree, with one right-branching
@@ -60,7 +61,7 @@ def score(path: str, gold, short_index, decoders="all") -> dict:
     from onparse import load
     from onparse import evaluate
 
-    parser = load(path, "cpu")
+    parser = load(path, device)
     members = parser.models[0].grid(0, "all", decoders)
     parser = parser.with_members(members)
     tokens = [list(s.words) for s in gold]
@@ -102,6 +103,10 @@ def main():
     ap.add_argument("--decoders", default="all",
                     help="decoders to score, comma-separated (rule v9 scores grammars by mbr only) [default: all]")
     ap.add_argument("--records", default=RECORDS, help="the JSON-lines file of scores [default: campaign-dev.jsonl]")
+    ap.add_argument("--device", default="cpu", help="where the models parse (cpu, cuda) [default: cpu]")
+    ap.add_argument("--until", metavar="FILE",
+                    help="keep scoring new epochs as the runs write them (every 10 s) until FILE exists, then "
+                         "score what is left once more and stop (runs still training)")
     args = ap.parse_args()
     if args.table:
         print(table(args.records))
@@ -112,9 +117,25 @@ def main():
 
     gold = load_gold(args.gold)
     short_index = [i for i, s in enumerate(gold) if len(s) <= 10]
-    seen = done(args.records)
-    for run in args.runs:
-        log = run_log(run)
+    while True:
+        finished = args.until is not None and os.path.exists(args.until)
+        score_new(args.runs, gold, short_index, args.records, args.decoders, args.device)
+        if args.until is None or finished:
+            return
+        time.sleep(10)
+
+
+def score_new(runs, gold, short_index, records, decoders, device="cpu"):
+    """One record for every kept epoch of ``runs`` not yet in ``records``; a run with no
+    finished epoch yet is passed over (it may still be training)."""
+    from onparse import OnparseError
+
+    seen = done(records)
+    for run in runs:
+        try:
+            log = run_log(run)
+        except OnparseError:
+            continue
         name = os.path.basename(os.path.normpath(run))
         for path in sorted(glob.glob(os.path.join(run, "epoch-*.pt"))):
             epoch = int(re.search(r"epoch-(\d+)\.pt$", path).group(1))
@@ -122,13 +143,12 @@ def main():
                 continue
             record = {"run": name, **log["recipe"], "epoch": epoch, **log["epochs"][epoch],
                       "dev": score(path, gold, short_index,
-                                   "all" if args.decoders == "all" else args.decoders.split(","))}
-            with open(args.records, "a", encoding="utf-8") as out:
+                                   "all" if decoders == "all" else decoders.split(","), device)}
+            with open(records, "a", encoding="utf-8") as out:
                 out.write(json.dumps(record) + "\n")
             best = max(record["dev"].items(), key=lambda kv: kv[1]["all"])
             print(f"{name} epoch {epoch}: valid ppl {record['valid_ppl']:.1f}, dev best {best[0]} "
                   f"{100 * best[1]['all']:.1f}", file=sys.stderr)
-
 
 if __name__ == "__main__":
     main()

@@ -111,3 +111,50 @@ def test_graph_cache_keeps_within_its_limits():
     assert list(cache.graphs) == [2, 3] and cache.captures == 4
     assert torch.equal(cache.run(3, lambda t: t * 3, (x + 1,)), (x + 1) * 3)   # replayed, new input
     assert cache.captures == 4
+
+
+# --- grammars (onparse.grammar) -------------------------------------------------------------------
+
+def test_grammar_inside_and_marginals_on_cuda_equal_cpu():
+    """log Z and the span marginals of one random grammar, float64, on both devices."""
+    from onparse.grammar.config import GrammarConfig
+    from onparse.grammar.inside import span_marginals
+    from onparse.grammar.model import NeuralPCFG
+
+    torch.manual_seed(0)
+    model = NeuralPCFG(GrammarConfig.preset("tiny", vocab_size=40)).double()
+    ids, lengths = torch.randint(0, 40, (5, 12)), torch.tensor([12, 9, 2, 1, 7])
+    z_cpu = model(ids, lengths)
+    mu_cpu = span_marginals(model.rules().for_words(ids), lengths)
+    model = model.to(CUDA)
+    z_gpu = model(ids.to(CUDA), lengths.to(CUDA)).cpu()
+    mu_gpu = span_marginals(model.rules().for_words(ids.to(CUDA)), lengths.to(CUDA)).cpu()
+    assert torch.isinf(z_cpu[3]) and torch.isinf(z_gpu[3])                 # the one-word sentence
+    finite = torch.isfinite(z_cpu)
+    assert (z_cpu[finite] - z_gpu[finite]).abs().max().item() < 1e-10
+    assert (mu_cpu - mu_gpu).abs().max().item() < 1e-10
+
+
+def test_grammar_trains_on_cuda_resumes_and_parses_as_on_the_cpu(tmp_path):
+    corpus = tmp_path / "toy.txt"
+    write_corpus(corpus, 300)
+    out = tmp_path / "g"
+    args = ["train", "--family", "grammar", "--preset", "tiny", "--corpus", str(corpus), "--curriculum-start", "5",
+            "--max-words", "20", "--device", "cuda", "--no-progress", "--checkpoint-every", "0"]
+    first = CliRunner().invoke(main, [*args, "--epochs", "2", "--out", str(out), "--keep-epochs"])
+    assert first.exit_code == 0, first.output
+    more = CliRunner().invoke(main, ["train", "--family", "grammar", "--out", str(out), "--resume", "--epochs", "3",
+                                     "--device", "cuda", "--no-progress"])
+    assert more.exit_code == 0, more.output
+    events = [json.loads(line) for line in (out / "metrics.jsonl").read_text().splitlines()]
+    assert [e["epoch"] for e in events if e["event"] == "epoch"] == [1, 2, 3]
+    assert all(e["device"].startswith("cuda") for e in events if e["event"] in ("start", "resume"))
+    text = "\n".join(" ".join(line.split()[:12]) for line in corpus.read_text().splitlines()[:40]) + "\n"
+    trees = {device: CliRunner().invoke(main, ["induce", "-", "-m", str(out / "best.pt"), "--device", device,
+                                               "--format", "ptb"], input=text)
+             for device in ("cpu", "cuda")}
+    assert all(r.exit_code == 0 for r in trees.values()), {d: r.output for d, r in trees.items()}
+    assert trees["cpu"].stdout == trees["cuda"].stdout and trees["cpu"].stdout.count("\n") == 40
+    ppl = CliRunner().invoke(main, ["perplexity", "--model", str(out / "best.pt"), "--corpus", str(corpus),
+                                    "--device", "cuda"])
+    assert ppl.exit_code == 0, ppl.output
