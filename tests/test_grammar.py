@@ -8,10 +8,12 @@ tree as the product of its rules: no chart, no sharing between trees.  Grammars 
 from __future__ import annotations
 
 import itertools
+import math
 from collections import Counter
 from functools import lru_cache
 
 import numpy as np
+
 import pytest
 import torch
 from hypothesis import given, settings
@@ -175,12 +177,28 @@ def test_float32_long_sentences_do_not_underflow():
     assert (z32.double() - z64).abs().max() < 1e-3
 
 
-def test_logmm_gradient_stays_finite_where_a_product_is_subnormal():
-    # exp(-95) * exp(0) twice: the shifted product is about 1e-41, subnormal in float32, so the
-    # gradient of its log (1 / prod) overflowed and times an exp that underflowed gave NaN; this
-    # stopped seed 1 of rule v9's first grammar run ("the gradient norm became nan").
+def test_logmm_is_exact_where_the_row_and_column_maxima_miss_each_other():
+    # exp(-95) * exp(0) twice: both terms lie 95 below the shifts, so a float32 product of the
+    # shifted exps is about 1e-41 (subnormal; it once gave a NaN gradient and, counted as 0,
+    # sentences of probability "0").  The true value is an ordinary log-probability.
     x = torch.tensor([[0.0, -95.0]], requires_grad=True)
     y = torch.tensor([[-95.0], [0.0]], requires_grad=True)
+    out = logmm(x, y)
+    (out * 4).sum().backward()
+    assert out.dtype == torch.float32
+    assert abs(float(out.detach()) - (-95.0 + math.log(2.0))) < 1e-4
+    assert torch.allclose(x.grad, torch.tensor([[2.0, 2.0]])) and torch.allclose(y.grad, torch.tensor([[2.0], [2.0]]))
+    # A whole row and column of such products, against the exact log-sum-exp in float64.
+    g = torch.Generator().manual_seed(3)
+    a64, b64 = -60 * torch.rand(5, 7, generator=g, dtype=torch.float64), -60 * torch.rand(7, 4, generator=g, dtype=torch.float64)
+    a64[:, 0], b64[1] = 0.0, 0.0                             # maxima at different k
+    exact = torch.logsumexp(a64.unsqueeze(-1) + b64.unsqueeze(0), 1)
+    assert (logmm(a64.float(), b64.float()).double() - exact).abs().max() < 1e-4
+
+
+def test_logmm_counts_products_below_float64s_range_as_zero_with_finite_gradients():
+    x = torch.tensor([[0.0, -800.0]], requires_grad=True)
+    y = torch.tensor([[-800.0], [0.0]], requires_grad=True)
     out = logmm(x, y)
     (out * 4).sum().backward()
     assert torch.isfinite(x.grad).all() and torch.isfinite(y.grad).all()
@@ -192,6 +210,23 @@ def test_logmm_gradient_stays_finite_where_a_product_is_subnormal():
     out.sum().backward()
     assert abs(float(out) - float(torch.logsumexp(x64[0] + y64[:, 0], 0))) < 1e-5
     assert torch.allclose(x.grad, torch.tensor([[0.5, 0.5]])) and torch.allclose(y.grad, torch.tensor([[0.5], [0.5]]))
+
+
+@pytest.mark.parametrize("seed", [4, 7, 8, 9])
+def test_float32_inside_of_a_peaked_grammar_equals_float64(seed):
+    """Sharp rules (logits of scale 50, as long training makes some of them) put the row and
+    column maxima of the chart's products at different components; float32 must still give
+    float64's log Z (a float32 product of the shifted exps was off by 2.6 to 28 nats here)."""
+    torch.manual_seed(seed)
+    m, p, r, n = 5, 7, 9, 30
+    sharp = lambda *shape, dim: (50 * torch.randn(*shape, dtype=torch.float64)).log_softmax(dim)
+    rules = RankRules(sharp(m, dim=0), sharp(m, r, dim=1), sharp(m + p, r, dim=0), sharp(m + p, r, dim=0),
+                      sharp(p, 20, dim=1).t()[torch.randint(0, 20, (3, n))])
+    lengths = torch.tensor([30, 24, 17])
+    z64 = rank_inside(rules, lengths)
+    z32 = rank_inside(RankRules(*(t.float() for t in rules)), lengths)
+    assert torch.isfinite(z64).all() and torch.isfinite(z32).all()
+    assert (z32.double() - z64).abs().max() < 0.01
 
 
 # ----------------------------------------------------------------------------------------

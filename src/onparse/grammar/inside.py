@@ -61,23 +61,32 @@ def symbol_name(symbol: int, n_nonterminals: int) -> str:
 
 def logmm(x: Tensor, y: Tensor) -> Tensor:
     """``log(exp(x) @ exp(y))``: ``[..., a, k] x [..., k, c] -> [..., a, c]`` (batch dims
-    broadcast).  Rows of ``x`` and columns of ``y`` are shifted by their max (detached: the
-    result does not depend on it); a shifted product below :func:`_underflow` (``e^-69`` in
-    float32) counts as 0 and gives :data:`NEG` with a zero gradient.  Why not only exact zeros:
-    the gradient of ``log`` is ``1 / prod``, which overflows to ``inf`` for a subnormal product,
-    and ``inf`` times an ``exp`` that underflowed to 0 is NaN (it stopped a training run).
-    Cost: one matmul plus ``O(ak + kc + ac)`` exps."""
+    broadcast), in ``x``'s dtype.  Rows of ``x`` and columns of ``y`` are shifted by their max
+    (detached: the result does not depend on it), then exponentiated and multiplied in float64.
+
+    Why float64: one shift per row and one per column is exact only when the two maxima meet at
+    the same ``k``.  When they do not, every term of a product can lie far below both shifts
+    (``x = [0, -80]``, ``y = [-80, 0]``: ``e^-80`` twice), and float32 loses it although the
+    result, ``-80 + log 2``, is an ordinary log-probability.  A trained grammar's peaked rules
+    make such products common: in float32 one large-preset run on a GPU lost 6,336 training
+    sentences of an epoch to ``log Z = -inf`` and its validation perplexity jumped from 613 to
+    3.8e9 (research/CAMPAIGN.md, 2026-11-26).  Float64 holds products down to about ``e^-700``.
+    A shifted product below :func:`_underflow` still counts as 0 and gives :data:`NEG` with a
+    zero gradient: the gradient of ``log`` is ``1 / prod``, which overflows for a subnormal
+    product, and ``inf`` times an ``exp`` that underflowed to 0 is NaN.
+    Cost: one float64 matmul plus ``O(ak + kc + ac)`` exps."""
     x_max = x.detach().amax(-1, keepdim=True)
     y_max = y.detach().amax(-2, keepdim=True)
-    prod = torch.matmul((x - x_max).exp(), (y - y_max).exp())
-    zero = prod < _underflow(prod.dtype)
-    return x_max + y_max + torch.where(zero, torch.ones_like(prod), prod).log().masked_fill(zero, NEG)
+    wide = torch.promote_types(x.dtype, torch.float64)
+    prod = torch.matmul((x - x_max).to(wide).exp(), (y - y_max).to(wide).exp())
+    zero = prod < _underflow(wide)
+    return x_max + y_max + torch.where(zero, torch.ones_like(prod), prod).log().masked_fill(zero, NEG).to(x.dtype)
 
 
 def _underflow(dtype: torch.dtype) -> float:
     """The smallest shifted product :func:`logmm` keeps: ``tiny ** 0.8`` of the dtype (about
-    ``5e-31`` in float32), so ``1 / prod`` stays ``1e7`` times below overflow and a backward
-    sum over thousands of such terms stays finite."""
+    ``e^-566`` in float64), so ``1 / prod`` stays far below overflow and a backward sum over
+    thousands of such terms stays finite."""
     return torch.finfo(dtype).tiny ** 0.8
 
 
