@@ -6,8 +6,8 @@ chosen on the sample's dev half; the test half scored once.
     python research/choose_v9.py --test     # the choice and the grammar-alone figure on the test
                                             # half, once, right and left beside; research/test-v9.json
 
-Grammar members: every (seed, epoch) of research/grammar-dev.jsonl (rule 49), each read from
-runs/grammar-small-sS/epoch-NNN.pt by its MBR tree.
+Grammar members: every (run, epoch) of research/grammar-dev.jsonl (rule 49) whose file
+runs/RUN/epoch-NNN.pt exists (rule 50 as amended on 2026-11-26), each read by its MBR tree.
 """
 import argparse
 import json
@@ -21,7 +21,7 @@ sys.path.insert(0, HERE)
 import choose_members as v5  # noqa: E402  (golds, scores_of, write_trials: shared with rules v5-v8)
 
 RECORDS = os.path.join(HERE, "grammar-dev.jsonl")
-SNAPSHOT = os.path.join(ROOT, "runs", "grammar-small-s{seed}", "epoch-{epoch:03d}.pt")
+SNAPSHOT = os.path.join(ROOT, "runs", "{run}", "epoch-{epoch:03d}.pt")
 TRIALS = os.path.join(HERE, "dev-trials-v9.tsv")
 CHOICE = os.path.join(HERE, "dev-choice-v9.json")
 TEST = os.path.join(HERE, "test-v9.json")
@@ -29,37 +29,42 @@ TEST = os.path.join(HERE, "test-v9.json")
 VARIANTS = ((), "first"), ((), "right"), (("right",), "first"), (("right",), "right")
 
 
-def ranked_members(records):
-    """Rule 49: (seed, epoch) of every scored grammar member, best all-lengths dev F1 first; ties
-    to the lower seed, then the lower epoch."""
-    rows = [(r["seed"], r["epoch"], r["dev"]["grammar"]["all"]) for r in records]
-    return [(seed, epoch) for seed, epoch, _ in sorted(rows, key=lambda r: (-r[2], r[0], r[1]))]
+def ranked_members(records, exists=lambda run, epoch: os.path.exists(SNAPSHOT.format(run=run, epoch=epoch))):
+    """Rule 49 as amended: (run, epoch) of every scored grammar member whose epoch file exists,
+    best all-lengths dev F1 first; ties to the earlier record."""
+    rows = [(r["run"], r["epoch"], r["dev"]["grammar"]["all"]) for r in records if exists(r["run"], r["epoch"])]
+    return [(run, epoch) for run, epoch, _ in sorted(rows, key=lambda r: -r[2])]
 
 
-def best_of_seeds(ranked, k):
-    """The ``k`` best-ranked members of ``k`` different seeds (None when fewer seeds exist)."""
+def best_of_runs(ranked, k):
+    """The ``k`` best-ranked members of ``k`` different runs (None when fewer runs exist)."""
     out, seen = [], set()
-    for seed, epoch in ranked:
-        if seed not in seen:
-            out.append((seed, epoch))
-            seen.add(seed)
+    for run, epoch in ranked:
+        if run not in seen:
+            out.append((run, epoch))
+            seen.add(run)
         if len(out) == k:
             return out
     return None
 
 
+def short(run):
+    """A member's name in candidate labels: the run less its ``grammar-`` prefix."""
+    return run.removeprefix("grammar-")
+
+
 def candidates(ranked):
-    """Rule 50, in order: (a) the shipped bundle; (b) the K best grammar members of K seeds, K = 1,
+    """Rule 50, in order: (a) the shipped bundle; (b) the K best grammar members of K runs, K = 1,
     2, 3, alone; (c) each (b) added to the shipped bundle's members; (b) and (c) each with the
     voter/tie variants.  A candidate: ``{"name", "bundle", "grammars", "voters", "ties"}``."""
     out = [{"name": "shipped bundle", "bundle": True, "grammars": [], "voters": None, "ties": None}]
     for with_bundle in (False, True):
         for k in (1, 2, 3):
-            members = best_of_seeds(ranked, k)
+            members = best_of_runs(ranked, k)
             if members is None:
                 continue
             for voters, ties in VARIANTS:
-                label = " + ".join(f"g s{s} e{e}" for s, e in members)
+                label = " + ".join(f"g {short(r)} e{e}" for r, e in members)
                 label = ("shipped LMs + " if with_bundle else "") + label
                 label += (" + right" if voters else "") + f", ties {ties}"
                 out.append({"name": label, "bundle": with_bundle, "grammars": members, "voters": list(voters),
@@ -89,12 +94,14 @@ class Trees:
         self.grammars = {}
         print(f"{gold.name}: the shipped members' trees in {time.time() - started:.0f} s", file=sys.stderr)
 
-    def grammar(self, seed, epoch):
+    def grammar(self, run, epoch):
         from onparse import load
 
-        if (seed, epoch) not in self.grammars:
-            self.grammars[(seed, epoch)] = load(SNAPSHOT.format(seed=seed, epoch=epoch), "cpu").trees(self.tokens)
-        return self.grammars[(seed, epoch)]
+        if (run, epoch) not in self.grammars:
+            started = time.time()
+            self.grammars[(run, epoch)] = load(SNAPSHOT.format(run=run, epoch=epoch), "cpu").trees(self.tokens)
+            print(f"{run} epoch {epoch}: trees in {time.time() - started:.0f} s", file=sys.stderr)
+        return self.grammars[(run, epoch)]
 
     def of(self, candidate):
         if not candidate["grammars"]:
@@ -102,8 +109,8 @@ class Trees:
         rows = [[] for _ in self.tokens]
         if candidate["bundle"]:
             rows = [list(r) for r in self.lm_rows]
-        for seed, epoch in candidate["grammars"]:
-            for row, tree in zip(rows, self.grammar(seed, epoch)):
+        for run, epoch in candidate["grammars"]:
+            for row, tree in zip(rows, self.grammar(run, epoch)):
                 row.append(tree)
         return average(rows, self.tokens, candidate["voters"], candidate["ties"])
 
@@ -151,8 +158,8 @@ def test():
     chosen["grammars"] = json.loads(chosen["grammars"])
     gold, short, short_index = v5.golds("wsj-sample-test", "wsj10-sample-test")
     trees = Trees(gold)
-    seed, epoch = recorded["grammar_alone"]
-    alone = {"name": f"g s{seed} e{epoch}", "bundle": False, "grammars": [[seed, epoch]], "voters": [],
+    run, epoch = recorded["grammar_alone"]
+    alone = {"name": f"g {short(run)} e{epoch}", "bundle": False, "grammars": [[run, epoch]], "voters": [],
              "ties": "first"}
     out = {"rule": "v9", "candidate": chosen["name"], "sentences": [len(gold), len(short)],
            "chosen": v5.scores_of(trees.of(chosen), gold, short, short_index),

@@ -3,30 +3,35 @@ candidates in order, rule 51's choice and its ties, and the voted average, on ma
 from lab import load_script
 
 
-def record(seed, epoch, f1):
-    return {"seed": seed, "epoch": epoch, "dev": {"grammar": {"all": f1, "10": f1}}}
+def record(run, epoch, f1):
+    return {"run": f"grammar-{run}", "epoch": epoch, "dev": {"grammar": {"all": f1, "10": f1}}}
 
 
-RECORDS = [record(1, 1, 0.30), record(1, 2, 0.399), record(2, 1, 0.467), record(2, 2, 0.41), record(3, 1, 0.41)]
+RECORDS = [record("a", 1, 0.30), record("a", 2, 0.399), record("b", 1, 0.467), record("b", 2, 0.41),
+           record("c", 1, 0.41), record("lost", 4, 0.533)]
+#: Rule 50 as amended: a member whose epoch file is gone is not ranked.
+EXISTS = lambda run, epoch: run != "grammar-lost"                       # noqa: E731
 
 
-def test_ranking_and_best_of_seeds():
+def test_ranking_and_best_of_runs():
     v9 = load_script("choose_v9")
-    ranked = v9.ranked_members(RECORDS)
-    assert ranked == [(2, 1), (2, 2), (3, 1), (1, 2), (1, 1)]          # 0.41 tie: seed 2 before seed 3
-    assert v9.best_of_seeds(ranked, 2) == [(2, 1), (3, 1)]
-    assert v9.best_of_seeds(ranked, 3) == [(2, 1), (3, 1), (1, 2)]
-    assert v9.best_of_seeds(ranked[:2], 2) is None
+    ranked = v9.ranked_members(RECORDS, EXISTS)
+    assert ranked == [("grammar-b", 1), ("grammar-b", 2), ("grammar-c", 1), ("grammar-a", 2), ("grammar-a", 1)]
+    assert v9.best_of_runs(ranked, 2) == [("grammar-b", 1), ("grammar-c", 1)]     # 0.41 tie: the earlier record
+    assert v9.best_of_runs(ranked, 3) == [("grammar-b", 1), ("grammar-c", 1), ("grammar-a", 2)]
+    assert v9.best_of_runs(ranked[:2], 2) is None
+    assert v9.ranked_members(RECORDS, lambda run, epoch: True)[0] == ("grammar-lost", 4)
 
 
 def test_candidates_in_rule_50s_order():
     v9 = load_script("choose_v9")
-    out = v9.candidates(v9.ranked_members(RECORDS))
+    out = v9.candidates(v9.ranked_members(RECORDS, EXISTS))
     assert len(out) == 1 + 2 * 3 * 4
-    assert out[0]["name"] == "shipped bundle" and out[1]["name"] == "g s2 e1, ties first"
-    assert out[4]["name"] == "g s2 e1 + right, ties right"
-    assert out[13]["name"] == "shipped LMs + g s2 e1, ties first" and out[13]["bundle"]
-    assert out[-1]["grammars"] == [(2, 1), (3, 1), (1, 2)] and out[-1]["voters"] == ["right"]
+    assert out[0]["name"] == "shipped bundle" and out[1]["name"] == "g b e1, ties first"
+    assert out[4]["name"] == "g b e1 + right, ties right"
+    assert out[13]["name"] == "shipped LMs + g b e1, ties first" and out[13]["bundle"]
+    assert out[-1]["grammars"] == [("grammar-b", 1), ("grammar-c", 1), ("grammar-a", 2)]
+    assert out[-1]["voters"] == ["right"]
 
 
 def test_choice_prefers_fewer_trees_then_the_earlier():
