@@ -9,8 +9,10 @@ install:  ## editable install with the test extras
 data:  ## NLTK data packages, each skipped when NLTK already finds it
 	$(PYTHON) -m onparse.text.data $(NLTK_PACKAGES)
 
-test:  ## the product's test suite (what CI runs): tests/ and the docstring examples of src/onparse
-	$(PYTHON) -m pytest -q
+TEST_WORKERS ?= 2
+
+test:  ## the product's test suite (what CI runs): tests/ and the docstring examples of src/onparse, in TEST_WORKERS processes
+	$(PYTHON) -m pytest -q -n $(TEST_WORKERS)
 
 research-test:  ## the lab's tests: research/tests (every script of research/ against its recorded outputs; about a minute)
 	$(PYTHON) -m pytest -q research/tests

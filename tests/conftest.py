@@ -27,6 +27,17 @@ if "NLTK_DATA" not in os.environ and _SHARED.is_dir():
     os.environ["NLTK_DATA"] = str(_SHARED)
 
 
+def pytest_configure(config):
+    """Under pytest-xdist (``make test`` runs ``-n 2``), each worker takes its share of the cores
+    for torch: two workers at two threads each on two cores spend their time waiting on each
+    other's spinning threads."""
+    workers = int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1"))
+    if workers > 1:
+        import torch
+
+        torch.set_num_threads(max(1, len(os.sched_getaffinity(0)) // workers))
+
+
 def _need(package):
     from onparse.text.data import is_installed
 

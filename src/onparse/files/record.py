@@ -36,6 +36,31 @@ def printable(text: str) -> str:
     return "".join(ch for ch in text if ch == "\n" or unicodedata.category(ch) != "Cc")
 
 
+def origin_lines(meta, settings_key: str, extras=()) -> list:
+    """``onparse info``'s "written by" and "training" lines for a model file's metadata: the
+    onparse version; the corpus, preset, seed (read from ``meta[settings_key]``, the kind's own
+    settings record), epochs and steps, then the kind's ``extras`` (None entries left out).
+
+    >>> origin_lines({"onparse_version": "0.1.0", "corpus": {"source": "news"}, "training": {"seed": 2},
+    ...               "epoch": 3, "step": 1200}, "training", ["sentences of at most 40 words"])
+    ['written by: onparse 0.1.0', 'training: corpus news, seed 2, 3 epochs, 1,200 steps, sentences of at most 40 words']
+    """
+    lines = []
+    if field_of(meta, "onparse_version", str):
+        lines.append(f"written by: onparse {meta['onparse_version']}")
+    settings = field_of(meta, settings_key, dict, {})
+    corpus = field_of(field_of(meta, "corpus", dict, {}), "source", str)
+    if settings or corpus:
+        epoch, step, seed = field_of(meta, "epoch", int), field_of(meta, "step", int), field_of(settings, "seed", int)
+        parts = [f"corpus {corpus}" if corpus else None,
+                 f"preset {meta['preset']}" if field_of(meta, "preset", str) else None,
+                 f"seed {seed}" if seed is not None else None,
+                 f"{epoch} epochs" if epoch is not None else None,
+                 f"{step:,} steps" if step is not None else None, *extras]
+        lines.append("training: " + ", ".join(p for p in parts if p))
+    return lines
+
+
 def training_summary(meta) -> str:
     """What a model file's metadata says of its training, in a few words, whatever its kind:
     its corpus (or text), preset, seed and epochs; empty when it says nothing.

@@ -19,7 +19,7 @@ import torch
 
 from ..errors import OnparseError
 from ..files.checkpoint import GRAMMAR_FORMAT, read_file
-from ..files.record import field_of
+from ..files.record import field_of, origin_lines
 from ..files.safeio import format_ppl, perplexity_of
 from ..kinds import ParsingModel, Progress
 from ..lm.perplexity import PerplexityResult, text_to_measure
@@ -178,20 +178,9 @@ def _grammar_lines(blob, meta):
 
 def _training_lines(blob, meta):
     """Where a grammar comes from and how well it fit its validation text."""
-    lines = []
-    if field_of(meta, "onparse_version", str):
-        lines.append(f"written by: onparse {meta['onparse_version']}")
     training = field_of(meta, "training", dict, {})
-    corpus = field_of(field_of(meta, "corpus", dict, {}), "source", str)
-    if training or corpus:
-        epoch, step = field_of(meta, "epoch", int), field_of(meta, "step", int)
-        parts = [f"corpus {corpus}" if corpus else None,
-                 f"preset {meta['preset']}" if field_of(meta, "preset", str) else None,
-                 f"seed {training.get('seed')}" if "seed" in training else None,
-                 f"{epoch} epochs" if epoch is not None else None,
-                 f"{step:,} steps" if step is not None else None,
-                 f"sentences of at most {training.get('max_words')} words" if "max_words" in training else None]
-        lines.append("training: " + ", ".join(p for p in parts if p))
+    lines = origin_lines(meta, "training", [f"sentences of at most {training.get('max_words')} words"
+                                            if "max_words" in training else None])
     ppl = field_of(meta, "valid_ppl", (int, float))
     if ppl is not None and math.isfinite(ppl):
         lines.append(f"perplexity: valid {format_ppl(float(ppl))} (per word, exact: exp(-sum log Z / words))")

@@ -10,7 +10,7 @@ from typing import Any, Dict, List, Optional, Sequence
 
 from ..errors import OnparseError
 from ..files.checkpoint import FORMAT, check_checkpoint, check_contents, first_line, read_file
-from ..files.record import SCORE_KEYS, field_of, percent
+from ..files.record import SCORE_KEYS, field_of, origin_lines, percent
 from ..files.safeio import format_ppl
 from ..files.weights import dequantize
 from ..kinds import Bars, ParsingModel, Progress
@@ -138,20 +138,7 @@ def _architecture_lines(blob, meta):
 
 
 def _origin_lines(blob, meta):
-    lines = []
-    if field_of(meta, "onparse_version", str):
-        lines.append(f"written by: onparse {meta['onparse_version']}")
-    train = field_of(meta, "train_config", dict, {})
-    corpus = field_of(field_of(meta, "corpus", dict, {}), "source", str)
-    if train or corpus:
-        epoch, step, seed = field_of(meta, "epoch", int), field_of(meta, "step", int), field_of(train, "seed", int)
-        parts = [f"corpus {corpus}" if corpus else None,
-                 f"preset {meta['preset']}" if field_of(meta, "preset", str) else None,
-                 f"seed {seed}" if seed is not None else None,
-                 f"{epoch} epochs" if epoch is not None else None,
-                 f"{step:,} steps" if step is not None else None,
-                 "averaged SGD weights" if meta.get("averaged") is True else None]
-        lines.append("training: " + ", ".join(p for p in parts if p))
+    lines = origin_lines(meta, "train_config", ["averaged SGD weights" if meta.get("averaged") is True else None])
     init = field_of(meta, "init_from", dict)
     if init is not None:
         source = field_of(field_of(init, "corpus", dict, {}), "source", str)
