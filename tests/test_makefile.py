@@ -44,7 +44,7 @@ def test_make_test_runs_the_product_tests_and_research_test_the_labs():
     """`make test` runs pytest on pyproject's testpaths (tests/ and src/onparse, never research/);
     `make research-test` runs research/tests, which nothing in tests/ needs."""
     tomllib = pytest.importorskip("tomllib")
-    assert dry_run("test", "python") == ["python -m pytest -q"]
+    assert dry_run("test", "python") == ["python -m pytest -q -n 2"]              # two workers (pytest-xdist)
     assert dry_run("research-test", "python") == ["python -m pytest -q research/tests"]
     with open(ROOT / "pyproject.toml", "rb") as handle:
         paths = tomllib.load(handle)["tool"]["pytest"]["ini_options"]["testpaths"]
