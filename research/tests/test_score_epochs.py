@@ -105,3 +105,21 @@ def test_the_recorded_campaign_reads_back_as_a_table(script):
     assert len({(r["run"], r["epoch"]) for r in rows}) == len(rows)          # each epoch once
     table = script.table().splitlines()
     assert len(table) == 2 + len(rows) and table[2].startswith(f"| {rows[0]['run']} | {rows[0]['epoch']} |")
+
+
+def test_until_scores_epochs_as_they_appear_and_passes_over_runs_not_yet_started(script, seed_runs, gold_file,
+                                                                                 tmp_path, monkeypatch):
+    """``--until FILE``: the runs are scanned every 10 s until FILE exists, then once more; a run
+    folder with no finished epoch yet (or none at all) is passed over, not an error."""
+    run, records, until = seed_runs[0], tmp_path / "dev.jsonl", tmp_path / "TRAINED"
+    monkeypatch.chdir(gold_file.parent)
+    sleeps = []
+
+    def sleep(seconds):                    # the runs "finish" during the first wait
+        sleeps.append(seconds)
+        until.write_text("")
+    monkeypatch.setattr(script.time, "sleep", sleep)
+    run_main(script, monkeypatch, "--gold", gold_file.name, "--records", str(records), "--until", str(until),
+             str(tmp_path / "not-started"), run)
+    assert sleeps == [10]
+    assert [(r["run"], r["epoch"]) for r in read_jsonl(records)] == [("tiny-s1", 1), ("tiny-s1", 2)]

@@ -1,5 +1,5 @@
 """The training scripts of research/ (``make model``, ``make campaign``, ``make multilingual``,
-``make students``, and the recipe of the first bundles): each passes ``bash -n``, and each, run in
+``make students``, the recipe of the first bundles and the GPU grammar variants): each passes ``bash -n``, and each, run in
 a copy of the layout it expects with ``onparse`` and ``python`` replaced by stubs that record
 their arguments, runs commands that onparse's own command-line parser (and bundle_default.py's)
 accepts, with the options the script means, first and on a resume."""
@@ -11,7 +11,7 @@ import pytest
 
 from lab import RESEARCH, ROOT, load_script
 
-SCRIPTS = ("train_campaign.sh", "train_default.sh", "train_students.sh")
+SCRIPTS = ("train_campaign.sh", "train_default.sh", "train_students.sh", "gpu_grammars.sh")
 
 pytestmark = pytest.mark.skipif(shutil.which("bash") is None, reason="needs bash")
 
@@ -136,3 +136,25 @@ def test_train_students_distils_each_seed_from_the_news_text(layout):
     assert [program for program, _ in calls] == ["onparse"]
     params = parse(calls[0][1])
     assert params["resume"] and params["force"] and params["seed"] == 1
+
+
+def test_gpu_grammars_trains_each_variant_on_cuda_and_scores_it_as_it_goes(layout, tmp_path):
+    """The script's python is a stub: its trainers, scorer and CUDA tests return at once and no
+    epoch exists, so it packs only the logs (no model pieces) and ends well inside its deadline."""
+    root, run = layout
+    calls = run("gpu_grammars.sh", OUT=str(tmp_path / "out"), PYTHON="python", TRAIN_SECONDS="7",
+                RUNS="small 32 2e-3 1\nlarge 64 1e-3 2")
+    trains = [args[2:] for program, args in calls if args[:3] == ["-m", "onparse", "train"]]
+    got = sorted((parse(args) for args in trains), key=lambda p: p["seed"])
+    assert [(p["preset"], p["batch_size"], p["lr"], p["seed"]) for p in got] == [("small", 32, 2e-3, 1),
+                                                                                ("large", 64, 1e-3, 2)]
+    for params in got:
+        assert params["family"] == "grammar" and params["corpus"] == "news" and params["device"] == "cuda"
+        assert params["max_time"] == 7 and params["keep_epochs"] and params["epochs"] == 12
+    outs = [p["out"] for p in got]
+    assert outs == ["runs/grammar-small-b32-lr2e-3-s1-gpu", "runs/grammar-large-b64-lr1e-3-s2-gpu"]
+    (scorer,) = [args for program, args in calls if args[:1] == ["research/score_epochs.py"]]
+    assert scorer[scorer.index("--device") + 1] == "cuda" and scorer[scorer.index("--until") + 1] == "runs/TRAINED"
+    assert scorer[-2:] == outs and "--decoders" in scorer and scorer[scorer.index("--decoders") + 1] == "mbr"
+    assert any(args[:3] == ["-m", "pytest", "-q"] and "tests/test_cuda.py" in args for _, args in calls)
+    assert sorted(os.listdir(tmp_path / "out")) == ["logs.tar.gz"]
