@@ -48,7 +48,7 @@ def best_of_runs(ranked, k):
     return None
 
 
-def short(run):
+def short_name(run):
     """A member's name in candidate labels: the run less its ``grammar-`` prefix."""
     return run.removeprefix("grammar-")
 
@@ -64,7 +64,7 @@ def candidates(ranked):
             if members is None:
                 continue
             for voters, ties in VARIANTS:
-                label = " + ".join(f"g {short(r)} e{e}" for r, e in members)
+                label = " + ".join(f"g {short_name(r)} e{e}" for r, e in members)
                 label = ("shipped LMs + " if with_bundle else "") + label
                 label += (" + right" if voters else "") + f", ties {ties}"
                 out.append({"name": label, "bundle": with_bundle, "grammars": members, "voters": list(voters),
@@ -159,7 +159,7 @@ def test():
     gold, short, short_index = v5.golds("wsj-sample-test", "wsj10-sample-test")
     trees = Trees(gold)
     run, epoch = recorded["grammar_alone"]
-    alone = {"name": f"g {short(run)} e{epoch}", "bundle": False, "grammars": [[run, epoch]], "voters": [],
+    alone = {"name": f"g {short_name(run)} e{epoch}", "bundle": False, "grammars": [[run, epoch]], "voters": [],
              "ties": "first"}
     out = {"rule": "v9", "candidate": chosen["name"], "sentences": [len(gold), len(short)],
            "chosen": v5.scores_of(trees.of(chosen), gold, short, short_index),
