@@ -3,6 +3,7 @@
 # epoch scored on wsj-sample-dev as it is written, within one device call of at most 10 minutes.
 #
 #   OUT=/some/folder TRAIN_SECONDS=390 bash research/gpu_grammars.sh
+#   OUT=... CORPUS=alpino GOLD=alpino-dev bash research/gpu_grammars.sh    # another language
 #
 # Needs NLTK_DATA with abc, brown, conll2000 (the news corpus) and treebank (the dev gold), and
 # onparse importable (PYTHONPATH=src).  Writes under OUT: grammar-dev-gpu.jsonl (score_epochs.py's
@@ -39,7 +40,7 @@ while read -r preset batch lr seed; do
     pids+=($!)
 done <<< "$RUNS"
 
-$PY research/score_epochs.py --decoders mbr --device "$DEVICE" --records "$OUT/grammar-dev-gpu.jsonl" \
+$PY research/score_epochs.py --decoders mbr --device "$DEVICE" --gold "${GOLD:-wsj-sample-dev}" --records "$OUT/grammar-dev-gpu.jsonl" \
     --until runs/TRAINED "${names[@]}" > runs/scorer.log 2>&1 &
 scorer=$!
 

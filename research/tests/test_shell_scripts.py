@@ -155,6 +155,7 @@ def test_gpu_grammars_trains_each_variant_on_cuda_and_scores_it_as_it_goes(layou
     assert outs == ["runs/grammar-small-b32-lr2e-3-s1-gpu", "runs/grammar-large-b64-lr1e-3-s2-gpu"]
     (scorer,) = [args for program, args in calls if args[:1] == ["research/score_epochs.py"]]
     assert scorer[scorer.index("--device") + 1] == "cuda" and scorer[scorer.index("--until") + 1] == "runs/TRAINED"
+    assert scorer[scorer.index("--gold") + 1] == "wsj-sample-dev"
     assert scorer[-2:] == outs and "--decoders" in scorer and scorer[scorer.index("--decoders") + 1] == "mbr"
     assert any(args[:3] == ["-m", "pytest", "-q"] and "tests/test_cuda.py" in args for _, args in calls)
     assert sorted(os.listdir(tmp_path / "out")) == ["logs.tar.gz"]
