@@ -32,7 +32,7 @@ large 32 2e-3 2"}
 names=()
 while read -r preset batch lr seed; do
     [ -z "$preset" ] && continue
-    name="grammar-$preset-b$batch-lr$lr-s$seed-gpu"
+    name="grammar-${CORPUS:+$(basename "$CORPUS" .txt)-}$preset-b$batch-lr$lr-s$seed-gpu"
     names+=("runs/$name")
     $PY -m onparse train --family grammar --preset "$preset" --corpus "${CORPUS:-news}" --batch-size "$batch" --lr "$lr" \
         --seed "$seed" --epochs 12 --keep-epochs --device "$DEVICE" --max-time "$TRAIN_SECONDS" \
