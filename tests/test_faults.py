@@ -362,6 +362,9 @@ def test_a_checkpoint_whose_config_is_unusable_is_one_line(corpus, tmp_path, con
 
 INTERRUPTER = textwrap.dedent("""
     import builtins, os, runpy, signal, sys
+    # As at a terminal: a parent started in the background (`cmd &`) hands its children SIGINT
+    # ignored, and Python then installs no KeyboardInterrupt for it.
+    signal.signal(signal.SIGINT, signal.default_int_handler)
     real_import, target = builtins.__import__, sys.argv[1]
     def interrupting_import(name, *args, **kwargs):
         # Ctrl-C exactly when the start-up first imports this module (no timing luck needed).
