@@ -35,7 +35,9 @@ def pytest_configure(config):
     if workers > 1:
         import torch
 
-        torch.set_num_threads(max(1, len(os.sched_getaffinity(0)) // workers))
+        from onparse.devices import usable_cores
+
+        torch.set_num_threads(max(1, usable_cores() // workers))
 
 
 def _need(package):
