@@ -57,18 +57,17 @@ while kill -0 "$scorer" 2>/dev/null && [ "$(date +%s)" -lt "$score_deadline" ]; 
 kill "$scorer" 2>/dev/null
 nvidia-smi > runs/nvidia-smi.txt 2>&1
 
-# The best-scoring epoch of each run (dev, all lengths), best runs first, within 55 MB.
+# The best-scoring epoch of each run (rule 49's ranking, choose_v9.py), best runs first, within 55 MB.
 $PY - "$OUT/grammar-dev-gpu.jsonl" > runs/chosen-files.txt <<'EOF'
 import json, os, sys
+sys.path.insert(0, "research")
+from choose_v9 import SNAPSHOT, best_of_runs, ranked_members
 path = sys.argv[1]
-rows = [json.loads(l) for l in open(path)] if os.path.exists(path) else []
-best = {}
-for r in rows:
-    if r["run"] not in best or r["dev"]["grammar"]["all"] > best[r["run"]]["dev"]["grammar"]["all"]:
-        best[r["run"]] = r
+records = [json.loads(l) for l in open(path)] if os.path.exists(path) else []
+ranked = ranked_members(records)
 total = 0
-for r in sorted(best.values(), key=lambda r: -r["dev"]["grammar"]["all"]):
-    f = f"runs/{r['run']}/epoch-{r['epoch']:03d}.pt"
+for run, epoch in best_of_runs(ranked, len({run for run, _ in ranked})) or []:
+    f = os.path.relpath(SNAPSHOT.format(run=run, epoch=epoch))
     size = os.path.getsize(f)
     if total + size <= 55e6:
         total += size
