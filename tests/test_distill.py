@@ -13,7 +13,8 @@ from conftest import NOUNS, VERBS, ADJS, DETS, PREPS, save_tiny_checkpoint, writ
 from onparse.api import load
 from onparse.trees.average import average_trees_batch
 from onparse.cli import main
-from onparse.student.distill import TEACHER_TREES, default_run_dir
+from onparse.student.distill import default_run_dir
+from onparse.student.teacher_trees import TEACHER_TREES
 from onparse.errors import OnparseError
 from onparse.members import Member, MemberError, grid
 from onparse.student.config import DistillSettings
@@ -522,11 +523,11 @@ def test_resume_replaces_its_own_student_and_sweeps_temporary_files(setup, finis
 def test_every_temporary_file_has_the_one_name(setup, tmp_path, monkeypatch):
     """41.7 / 40.3: the teacher's trees and every student file go through one atomic writer,
     whose temporary names (the writer's pid inside) the sweep knows."""
-    import onparse.student.distill as distill_module
+    import onparse.student.teacher_trees as trees_module
     from onparse.files.safeio import TEMP_PATTERN
 
     seen = []
-    real_save, real_brackets = torch.save, distill_module.to_brackets
+    real_save, real_brackets = torch.save, trees_module.to_brackets
 
     def save(obj, handle, *args, **kwargs):
         seen.append(os.path.basename(handle.name))
@@ -537,7 +538,7 @@ def test_every_temporary_file_has_the_one_name(setup, tmp_path, monkeypatch):
         return real_brackets(tree)
 
     monkeypatch.setattr(torch, "save", save)
-    monkeypatch.setattr(distill_module, "to_brackets", to_brackets)
+    monkeypatch.setattr(trees_module, "to_brackets", to_brackets)
     load(setup["teacher"]).distill(setup["text"], tmp_path / "s.pt", sizes=SIZES, quiet=True,
                                    settings=DistillSettings(epochs=1, batch_size=64, valid_every=10))
     assert seen and {TEMP_PATTERN.fullmatch(n).group(1) for n in seen} == {str(os.getpid())}
@@ -549,7 +550,7 @@ def test_run_folder_messages_name_the_option_and_the_file(setup, tmp_path, monke
     """41.11: the lock message names --run-dir; a full disk names the file and leaves no lock."""
     import errno
 
-    import onparse.student.distill as distill_module
+    import onparse.student.teacher_trees as trees_module
     from onparse.files.run_folder import FolderLock
 
     args = ["distill", setup["text"], "-m", setup["teacher"], "--out", tmp_path / "s.pt", *SMALL]
@@ -574,7 +575,7 @@ def test_run_folder_messages_name_the_option_and_the_file(setup, tmp_path, monke
     def no_space(tree):
         raise OSError(errno.ENOSPC, "No space left on device")
 
-    monkeypatch.setattr(distill_module, "to_brackets", no_space)
+    monkeypatch.setattr(trees_module, "to_brackets", no_space)
     line = _one_line(run(*args, "--overwrite"))
     assert line == f"error: cannot write {run_dir / TEACHER_TREES}: No space left on device"
     assert sorted(os.listdir(run_dir)) == ["last.pt", "metrics.jsonl"]       # no lock, no temporary file
@@ -680,3 +681,59 @@ def test_a_student_learns_from_a_mixed_teacher(setup, tmp_path):
     assert meta["teachers"]["voters"] == ["right"] and meta["teachers"]["ties"] == "right"
     beside = load([str(student), str(grammar)])
     assert len(beside.trees(beside.tokens(lines[:10]))) == 10
+
+
+def _induced_in_two_shards(setup, tmp_path):
+    """The teacher's trees of the setup text as two `induce --shard` parts concatenated."""
+    parts = []
+    for k in (1, 2):
+        out = run("induce", setup["text"], "-m", setup["teacher"], "--shard", f"{k}/2", "-q", "--threads", "1")
+        assert out.exit_code == 0, out.output
+        parts.append(out.stdout)
+    path = tmp_path / "trees.txt"
+    path.write_text("".join(parts), encoding="utf-8")
+    return path
+
+
+def test_teacher_trees_from_induce_make_the_same_student_without_parsing(setup, tmp_path, monkeypatch):
+    """--teacher-trees: trees `induce --shard` wrote, concatenated, replace the teacher's parse
+    (which would fail here) and give a student equal, weight for weight, to the setup's."""
+    trees = _induced_in_two_shards(setup, tmp_path)
+    from onparse.api import Parser
+
+    def no_parse(*args, **kwargs):
+        raise AssertionError("the teacher parsed although its trees were given")
+
+    monkeypatch.setattr(Parser, "trees", no_parse)
+    student = tmp_path / "s.pt"
+    out = run("distill", setup["text"], "-m", setup["teacher"], "--teacher-trees", trees, "--out", student,
+              "--epochs", "2", "--keep-epochs", "--valid-every", "10", *SMALL)
+    assert out.exit_code == 0, out.output
+    mine, theirs = load_student(str(student)), load_student(setup["student"])
+    for (name, a), (_, b) in zip(mine.model.state_dict().items(), theirs.model.state_dict().items()):
+        assert torch.equal(a, b), name
+    assert mine.metadata["teacher_trees"] == str(trees)
+    # The run folder keeps them, so that --resume needs neither the file nor the teacher.
+    theirs_kept = os.path.join(default_run_dir(setup["student"]), TEACHER_TREES)
+    with open(theirs_kept, encoding="utf-8") as handle:
+        assert (tmp_path / "s.run" / TEACHER_TREES).read_text(encoding="utf-8") == handle.read()
+
+
+@pytest.mark.parametrize("case", ["other words", "too few", "jsonl"])
+def test_teacher_trees_that_do_not_fit_the_text_are_one_line(setup, tmp_path, case):
+    trees = _induced_in_two_shards(setup, tmp_path)
+    lines = trees.read_text(encoding="utf-8").splitlines(keepends=True)
+    if case == "other words":
+        lines[4] = "((a cat) (sat down))\n"
+    elif case == "too few":
+        lines = lines[:-3]
+    else:
+        lines = ['{"tree": "' + lines[0].strip() + '"}\n'] + lines[1:]
+    trees.write_text("".join(lines), encoding="utf-8")
+    line = _one_line(run("distill", setup["text"], "-m", setup["teacher"], "--teacher-trees", trees,
+                         "--out", tmp_path / "s.pt", "--epochs", "1", *SMALL))
+    assert line.startswith("error: "), line
+    assert {"other words": f"{trees} line 5: the tree's words are not those of sentence 5",
+            "too few": f"{trees} holds 197 trees of at least 2 words for the 200 sentences",
+            "jsonl": f"{trees} line 1: "}[case] in line, line
+    assert not (tmp_path / "s.pt").exists()

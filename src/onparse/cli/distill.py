@@ -64,6 +64,10 @@ def _student_sizes(command):
 @click.option("--run-dir", type=click.Path(file_okay=False), default=None,
               help="The run folder: teacher trees, last.pt, epoch snapshots, metrics.jsonl  "
                    "[default: OUT with .run for .pt].")
+@click.option("--teacher-trees", type=click.Path(exists=True, dir_okay=False), default=None,
+              help="The teacher's trees of TEXT as `onparse induce TEXT -m ...` wrote them (brackets; its --shard "
+                   "parts concatenated), read instead of parsing TEXT: parse once, on several machines, and share "
+                   "the trees between the students of several seeds.  Each tree is checked against its sentence.")
 @click.option("--resume", is_flag=True, help="Continue the run in the run folder (exactly where it stopped).")
 @click.option("--overwrite", is_flag=True, help="Start afresh even if the run folder holds a run.")
 @click.option("--keep-epochs", is_flag=True, help="Keep each epoch's student as RUN/epoch-NNN.pt.")
@@ -79,7 +83,8 @@ def _student_sizes(command):
 @quiet_option
 @line_limit_option
 @click.option("--json", "as_json", is_flag=True, help="Print the summary as one JSON object.")
-def distill_command(text, model_paths, no_verify, layer, decoder, voter, ties, student_path, run_dir, resume,
+def distill_command(text, model_paths, no_verify, layer, decoder, voter, ties, student_path, run_dir, teacher_trees,
+                    resume,
                     overwrite, keep_epochs, pretokenized, punct, split_sentences, punkt, device, threads, force, quiet,
                     max_line_bytes, as_json, **options):
     """Train a fast student parser on the trees the teacher (-m, its members, voters and tie
@@ -95,6 +100,9 @@ def distill_command(text, model_paths, no_verify, layer, decoder, voter, ties, s
     \b
     onparse distill news.txt -m bundle.pt --out student.pt
     onparse distill news.txt -m bundle.pt --out student.pt --resume --epochs 5
+    onparse induce news.txt -m bundle.pt --shard 1/2 > t1.txt   # and 2/2 > t2.txt, side by side
+    cat t1.txt t2.txt > trees.txt
+    onparse distill news.txt -m bundle.pt --teacher-trees trees.txt --out student.pt --seed 2
     onparse induce corpus.txt -m student.pt > trees.txt
     """
     from .. import DistillSettings
@@ -105,7 +113,8 @@ def distill_command(text, model_paths, no_verify, layer, decoder, voter, ties, s
         raise click.UsageError("--resume continues a run and --overwrite replaces it: give one of them")
     folder = run_dir or default_run_dir(student_path)
     check_writable(student_path, "--out")
-    refuse_overwrite(student_path, "--out", [("input", text)] + [("model", p) for p in model_paths])
+    refuse_overwrite(student_path, "--out", [("input", text)] + [("model", p) for p in model_paths]
+                     + ([("input", teacher_trees)] if teacher_trees else []))
     clash = run_file_clash(student_path, folder)
     if clash:
         raise click.BadParameter(clash, param_hint="--out")
@@ -120,7 +129,7 @@ def distill_command(text, model_paths, no_verify, layer, decoder, voter, ties, s
             result = parser.distill(text, student_path, run_dir=run_dir, sizes=sizes, settings=settings,
                                     resume=resume, overwrite=overwrite, keep_epochs=keep_epochs,
                                     tokenize=not pretokenized, punct=punct, max_line_bytes=max_line_bytes, quiet=quiet,
-                                    split=splitter)
+                                    split=splitter, teacher_trees=teacher_trees)
     except KeyboardInterrupt:
         click.echo(f"interrupted; {folder} keeps the run: give the same command with --resume to continue it",
                    err=True)

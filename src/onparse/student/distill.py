@@ -4,7 +4,10 @@ trees of unlabelled text (self-training; Mohananey et al. 2020, Shayegh et al. 2
 1. *Teach*: the teacher (any :class:`onparse.api.Parser`: language models, their members,
    voters and tie rule, even another student) parses every line of the text, read as
    ``onparse induce`` reads it.  The trees go to ``RUN/teacher-trees.txt`` (written once, then
-   reused by ``--resume``).  Every :data:`DistillSettings.valid_every`-th sentence is held out.
+   reused by ``--resume``).  Or, with ``teacher_trees=FILE``, the trees are read from what
+   ``onparse induce TEXT`` wrote with the same teacher (its ``--shard`` parts concatenated, on
+   other machines, or shared by the students of several seeds): the teacher does not parse, and
+   every tree is checked word by word against its sentence.  Every :data:`DistillSettings.valid_every`-th sentence is held out.
 2. *Learn*: the student's tree-CRF loss on the teacher's trees, Adam, batches of sentences of
    similar length in an order fixed by the seed and the epoch.  After each epoch, the student's
    *agreement* with its teacher on the held-out sentences (the share of the teacher's spans of
@@ -42,18 +45,17 @@ from ..files.checkpoint import STUDENT_FORMAT, first_line, read_file
 from ..errors import OnparseError
 from ..induce import WINDOW, read_lines
 from ..progress import Progress
-from ..files.safeio import MAX_LINE_BYTES, atomic_output, remove_stale_temp_files, special_file
+from ..files.safeio import MAX_LINE_BYTES, remove_stale_temp_files, special_file
 from .model import SpanStudent, encode, student_trees
 from .config import MIN_WORDS, DistillSettings, StudentConfig
 from .file import check_student, same_teachers, save_student, teachers_record
+from .teacher_trees import TEACHER_TREES, given_teacher_trees, read_teacher_trees, write_teacher_trees
 from ..text.sentences import ParagraphCheck, params_to_dict, sentences_of
 from ..text.tokens import DEFAULT_PUNCT, normalize_word
 from ..files.run_folder import (EPOCH_SNAPSHOT, LAST, METRICS, FolderLock, MetricsLog, is_run_file, make_folder,
                                 refuse_old_run, remove_run_files, tidy, truncate_log)
-from ..trees.tree import leaves, parse_brackets, to_brackets, tree_spans
+from ..trees.tree import tree_spans
 
-#: The teacher's trees in a run folder, one per kept sentence, and what they were made from.
-TEACHER_TREES = "teacher-trees.txt"
 #: The option that names the run folder, in messages.
 RUN_DIR_OPTION = "--run-dir"
 
@@ -86,6 +88,7 @@ class Job:
     max_line_bytes: int = MAX_LINE_BYTES
     quiet: bool = False
     split: Any = None                 # a SentenceSplitter: each sentence of a line is one to learn from
+    teacher_trees: Optional[str] = None   # the teacher's trees of the text, as `onparse induce` wrote them
 
 
 @dataclass
@@ -178,7 +181,7 @@ def distill(parser, text: str, student_path: str, *, run_dir: Optional[str] = No
             sizes: Optional[Dict[str, Any]] = None, settings: DistillSettings = DistillSettings(),
             resume: bool = False, overwrite: bool = False, keep_epochs: bool = False, tokenize: bool = True,
             punct: str = DEFAULT_PUNCT, max_line_bytes: int = MAX_LINE_BYTES, quiet: bool = False,
-            split=None) -> DistillResult:
+            split=None, teacher_trees: Optional[str] = None) -> DistillResult:
     """Train a student on ``parser``'s trees of the lines of ``text`` and write it to
     ``student_path`` (module docstring).  ``sizes``: :class:`onparse.student.model.StudentConfig`
     fields other than the vocabulary (which is the teacher's first model's, so that the student
@@ -186,7 +189,11 @@ def distill(parser, text: str, student_path: str, *, run_dir: Optional[str] = No
     two words, text mostly unknown to the teacher, a run folder in use or holding another run,
     a student path that names a file of the run, a run that diverges.  ``split``: a
     :class:`onparse.text.sentences.SentenceSplitter` (each sentence of a line is learnt from).
-    Cost: the teacher's parse of the text, then ``epochs`` passes of O(n^3) per sentence."""
+    ``teacher_trees``: a file of the teacher's trees of ``text`` as ``onparse induce`` writes
+    them (brackets, one line per input line); read instead of parsing, OnparseError naming its
+    line when a tree's words are not its sentence's.
+    Cost: the teacher's parse of the text (none with ``teacher_trees``), then ``epochs`` passes
+    of O(n^3) per sentence."""
     if run_dir is None and special_file(student_path):
         raise OnparseError(f"{student_path} is not a regular file, so the run folder cannot go beside it: "
                            "give --run-dir")
@@ -203,7 +210,8 @@ def distill(parser, text: str, student_path: str, *, run_dir: Optional[str] = No
     except (TypeError, ValueError) as err:
         raise OnparseError(f"bad student size: {first_line(err)}") from None
     job = Job(text=text, student_path=student_path, run_dir=run_dir, config=config, settings=settings,
-              keep_epochs=keep_epochs, tokenize=tokenize, punct=punct, max_line_bytes=max_line_bytes, quiet=quiet, split=split)
+              keep_epochs=keep_epochs, tokenize=tokenize, punct=punct, max_line_bytes=max_line_bytes, quiet=quiet,
+              split=split, teacher_trees=teacher_trees)
     if not resume:
         refuse_old_run(run_dir, overwrite, RUN_DIR_OPTION)
     make_folder(run_dir)
@@ -277,37 +285,27 @@ class _Run:
 
     def teacher_trees(self, sentences: List[List[str]], reuse: bool) -> List[Any]:
         """The teacher's trees; with ``reuse`` (a resumed run, whose text and teachers were
-        checked) those of ``RUN/teacher-trees.txt`` when it holds one per sentence."""
-        path = os.path.join(self.job.run_dir, TEACHER_TREES)
+        checked) those of ``RUN/teacher-trees.txt`` when it holds one per sentence; else those of
+        the job's ``teacher_trees`` file, else the teacher's parse.  Written to
+        ``RUN/teacher-trees.txt`` so that a resumed run needs neither."""
+        job = self.job
+        path = os.path.join(job.run_dir, TEACHER_TREES)
         if reuse and os.path.isfile(path):
-            trees = self.read_teacher_trees(path, sentences)
+            trees = read_teacher_trees(path, sentences, job.text, job.max_line_bytes)
             if len(trees) == len(sentences):
                 return trees
             self.log.say(f"{path} does not fit the text ({len(trees):,} trees, {len(sentences):,} sentences): "
                          "parsing again")
-        trees: List[Any] = []
-        readers = len({m.model for m in self.parser.members})      # member_trees counts model by model
-        with Progress("teacher parsing", len(sentences) * readers, "sentences", self.job.quiet) as bar:
-            for at in range(0, len(sentences), WINDOW):
-                trees += self.parser.trees(sentences[at:at + WINDOW], progress=bar.update)
-        with atomic_output(path) as tmp, open(tmp, "w", encoding="utf-8") as handle:
-            handle.writelines(to_brackets(t) + "\n" for t in trees)
-        return trees
-
-    def read_teacher_trees(self, path: str, sentences: List[List[str]]) -> List[Any]:
-        """The trees of ``path``, read like any input (UTF-8, bounded lines, one tree a line)
-        and checked against their sentences; OnparseError naming the file and the line."""
-        trees: List[Any] = []
-        # A tree's line holds its sentence's words, a space and at most two brackets a word.
-        for number, line in enumerate(read_lines(path, max_line_bytes=4 * self.job.max_line_bytes), 1):
-            if not line.strip():
-                continue
-            tree = parse_brackets(line, source=path, line=number)
-            if len(trees) < len(sentences) and leaves(tree) != [to_brackets(w) for w in sentences[len(trees)]]:
-                raise OnparseError(f"{path} line {number}: the tree's words are not those of sentence "
-                                   f"{len(trees) + 1:,} of {self.job.text}; delete {path} to have the teacher "
-                                   "parse the text again")
-            trees.append(tree)
+        if job.teacher_trees:
+            trees = given_teacher_trees(job.teacher_trees, sentences, job.text, job.max_line_bytes)
+            self.log.say(f"the teacher's trees: {len(trees):,} read from {job.teacher_trees}")
+        else:
+            trees = []
+            readers = len({m.model for m in self.parser.members})      # member_trees counts model by model
+            with Progress("teacher parsing", len(sentences) * readers, "sentences", job.quiet) as bar:
+                for at in range(0, len(sentences), WINDOW):
+                    trees += self.parser.trees(sentences[at:at + WINDOW], progress=bar.update)
+        write_teacher_trees(path, trees)
         return trees
 
     # -- 2. the student, and where the run stands -----------------------------------------------
@@ -372,6 +370,7 @@ class _Run:
                          "words": text.words, "tokenize": job.tokenize, "punct": job.punct,
                          **({"split_sentences": True} if job.split else {})},
                 **({"punkt": params_to_dict(job.split.params)} if job.split else {}),
+                **({"teacher_trees": job.teacher_trees} if job.teacher_trees else {}),
                 "distill": {**asdict(self.settings), "config": job.config.to_dict()}}
 
     # -- 3. learn ------------------------------------------------------------------------------

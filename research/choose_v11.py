@@ -1,0 +1,143 @@
+"""Rule v11 of research/PROTOCOL.md (59-65): students of rule v9's average (the shipped language
+models, three grammars, a right voter, ties right), chosen on the sample's dev half; the test half
+scored once.
+
+    python research/choose_v11.py            # dev: 24 candidates and the teacher; writes
+                                             # research/dev-trials-v11.tsv, research/dev-choice-v11.json
+    python research/choose_v11.py --test     # the choice, the teacher and the shipped bundle on the
+                                             # test half, once, right- and left-branching beside;
+                                             # research/test-v11.json
+
+Students: runs/distill/v11-sS.run/epoch-NNN.pt (rule 61).  The teacher's member trees of a gold
+set are computed once and kept in runs/distill/ (the grammars' take minutes).
+"""
+import argparse
+import json
+import os
+import pickle
+import sys
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+sys.path.insert(0, HERE)
+import choose_members as v5  # noqa: E402  (golds, scores_of, write_trials: shared with rules v5-v8)
+
+SEEDS = (1, 2)
+EPOCHS = range(1, 7)
+GRAMMARS = os.path.join(HERE, "models", "v9-grammars-int8.pt")
+SNAPSHOT = os.path.join(ROOT, "runs", "distill", "v11-s{seed}.run", "epoch-{epoch:03d}.pt")
+CACHE = os.path.join(ROOT, "runs", "distill", "v11-teacher-members-{gold}.pkl")
+TRIALS = os.path.join(HERE, "dev-trials-v11.tsv")
+CHOICE = os.path.join(HERE, "dev-choice-v11.json")
+TEST = os.path.join(HERE, "test-v11.json")
+#: The shipped bundle's members are the teacher's first three (its language models).
+SHIPPED_MEMBERS = 3
+KINDS = ("student", "shipped + student")
+
+
+def candidates():
+    """Rule 62 (b) and (c), in the tie-breaking order of rule 63: (kind, seed, epoch)."""
+    return [(kind, seed, epoch) for kind in KINDS for seed in SEEDS for epoch in EPOCHS]
+
+
+def name_of(kind, seed, epoch) -> str:
+    return f"{kind} (s{seed} e{epoch})"
+
+
+class Trees:
+    """Every candidate's trees of one gold set; the teacher's member trees computed once."""
+
+    def __init__(self, gold):
+        from onparse import load
+
+        self.gold = gold
+        self.tokens = [list(s.words) for s in gold]
+        self.teacher = load([None, GRAMMARS])
+        self.shipped = load()
+        assert [m.reading for m in self.teacher.members[:SHIPPED_MEMBERS]] == [m.reading for m in self.shipped.members]
+        cache = CACHE.format(gold=gold.name)
+        if os.path.exists(cache):
+            with open(cache, "rb") as handle:
+                self.members = pickle.load(handle)
+            assert len(self.members) == len(self.tokens)
+        else:
+            started = time.time()
+            self.members = self.teacher.member_trees(self.tokens)
+            with open(cache, "wb") as handle:
+                pickle.dump(self.members, handle)
+            print(f"{gold.name}: the teacher's member trees in {time.time() - started:.0f} s", file=sys.stderr)
+        self.students = {}
+
+    def teacher_trees(self):
+        return self.teacher.average(self.members, self.tokens)
+
+    def shipped_trees(self):
+        return self.shipped.average([m[:SHIPPED_MEMBERS] for m in self.members], self.tokens)
+
+    def of(self, kind, seed, epoch):
+        from onparse import load
+
+        path = SNAPSHOT.format(seed=seed, epoch=epoch)
+        if path not in self.students:
+            self.students[path] = load(path).trees(self.tokens)
+        student = self.students[path]
+        if kind == "student":
+            return student
+        both = load([None, path])                      # rule 62 (c): as onparse.load([default, student]) gives
+        assert both.voters == self.shipped.voters and both.ties == self.shipped.ties
+        return both.average([m[:SHIPPED_MEMBERS] + [s] for m, s in zip(self.members, student)], self.tokens)
+
+
+def dev():
+    gold, short, short_index = v5.golds("wsj-sample-dev", "wsj10-sample-dev")
+    order = candidates()
+    print("candidates (rule 62): " + "; ".join(name_of(*c) for c in order), file=sys.stderr)
+    trees = Trees(gold)
+    rows = []
+    for at, (kind, seed, epoch) in enumerate(order):
+        scores = v5.scores_of(trees.of(kind, seed, epoch), gold, short, short_index)
+        rows.append({"order": at, "name": name_of(kind, seed, epoch), "kind": kind, "seed": seed, "epoch": epoch,
+                     "dev": scores})
+        print(f"{at + 1:3d}/{len(order)} {rows[-1]['name']}: {100 * scores['all']['sentence_f1']:.2f}", file=sys.stderr)
+    reference = {"teacher": v5.scores_of(trees.teacher_trees(), gold, short, short_index),
+                 "shipped": v5.scores_of(trees.shipped_trees(), gold, short, short_index)}
+    v5.write_trials(TRIALS, rows)
+    # Rule 63: max() keeps the first of exact ties, and the rows are in the tie-breaking order.
+    best = max(rows, key=lambda r: r["dev"]["all"]["sentence_f1"])
+    ships = best["dev"]["all"]["sentence_f1"] > reference["shipped"]["all"]["sentence_f1"]   # rule 65
+    with open(CHOICE, "w") as out:
+        json.dump({"rule": "v11 (research/PROTOCOL.md, rules 59-65)", "chosen": best, "ships": ships,
+                   **reference}, out, indent=1)
+    print(f"chosen: {best['name']} (dev {100 * best['dev']['all']['sentence_f1']:.2f}; teacher "
+          f"{100 * reference['teacher']['all']['sentence_f1']:.2f}; shipped "
+          f"{100 * reference['shipped']['all']['sentence_f1']:.2f}; ships: {ships})", file=sys.stderr)
+
+
+def test():
+    """Rule 64: the choice, the teacher and the shipped bundle on the test half, once."""
+    from onparse import baseline_trees
+
+    if os.path.exists(TEST):
+        sys.exit(f"{TEST} exists: the test half is scored once (rule 64)")
+    with open(CHOICE) as handle:
+        chosen = json.load(handle)["chosen"]
+    gold, short, short_index = v5.golds("wsj-sample-test", "wsj10-sample-test")
+    trees = Trees(gold)
+    out = {"rule": "v11", "candidate": chosen["name"], "sentences": [len(gold), len(short)],
+           "chosen": v5.scores_of(trees.of(chosen["kind"], chosen["seed"], chosen["epoch"]), gold, short, short_index),
+           "teacher": v5.scores_of(trees.teacher_trees(), gold, short, short_index),
+           "shipped": v5.scores_of(trees.shipped_trees(), gold, short, short_index)}
+    for kind in ("right", "left"):
+        out[kind] = v5.scores_of(baseline_trees(gold.tokens, kind, 0), gold, short, short_index)
+    with open(TEST, "w") as handle:
+        json.dump(out, handle, indent=1)
+    print(" | ".join(f"{k} {100 * out[k]['all']['sentence_f1']:.2f} / {100 * out[k]['10']['sentence_f1']:.2f}"
+                     for k in ("chosen", "teacher", "shipped", "right", "left")), file=sys.stderr)
+
+
+if __name__ == "__main__":
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--test", action="store_true", help="score the test half, once")
+    args = ap.parse_args()
+    test() if args.test else dev()

@@ -1,0 +1,83 @@
+"""Rule v11 (``research/choose_v11.py``, PROTOCOL.md rules 59-65): students of rule v9's average.
+The candidates and their tie-breaking order are rule 62's and 63's; the dev step chooses among
+students alone and students beside the shipped bundle, and says whether the choice ships (rule
+65: above the shipped bundle's dev score); the test step scores once."""
+import json
+
+import pytest
+
+from lab import load_script
+
+
+@pytest.fixture()
+def v11():
+    return load_script("choose_v11")
+
+
+def test_candidates_are_rule_62s_in_rule_63s_order(v11):
+    cands = v11.candidates()
+    assert len(cands) == 24
+    assert cands[:6] == [("student", 1, e) for e in range(1, 7)]
+    assert cands[6:12] == [("student", 2, e) for e in range(1, 7)]
+    assert cands[12] == ("shipped + student", 1, 1) and cands[-1] == ("shipped + student", 2, 6)
+    assert v11.name_of(*cands[13]) == "shipped + student (s1 e2)"
+
+
+class FakeTrees:
+    """Stands in for choose_v11.Trees: a candidate's 'trees' are its name."""
+
+    def __init__(self, gold):
+        self.gold = gold
+
+    def of(self, kind, seed, epoch):
+        return (kind, seed, epoch)
+
+    def teacher_trees(self):
+        return ("teacher", None, None)
+
+    def shipped_trees(self):
+        return ("shipped", None, None)
+
+
+def fake_scores(table):
+    def scores_of(trees, gold, short, short_index):
+        f1 = table(*trees)
+        return {part: {"sentence_f1": f1, "kim_f1": f1, "corpus_f1": f1} for part in ("all", "10")}
+    return scores_of
+
+
+def run_dev(v11, tmp_path, monkeypatch, table):
+    monkeypatch.setattr(v11, "Trees", FakeTrees)
+    monkeypatch.setattr(v11.v5, "golds", lambda name, short: (["gold"], ["short"], [0]))
+    monkeypatch.setattr(v11.v5, "scores_of", fake_scores(table))
+    monkeypatch.setattr(v11, "TRIALS", str(tmp_path / "trials.tsv"))
+    monkeypatch.setattr(v11, "CHOICE", str(tmp_path / "choice.json"))
+    v11.dev()
+    return json.loads((tmp_path / "choice.json").read_text())
+
+
+def test_exact_ties_go_to_the_student_alone_then_the_lower_seed_then_the_earlier_epoch(v11, tmp_path, monkeypatch):
+    def table(kind, seed, epoch):
+        if kind in ("teacher", "shipped"):
+            return {"teacher": 0.9, "shipped": 0.5}[kind]       # the teacher is reported, never chosen
+        return 0.6 if epoch in (3, 5) else 0.55
+
+    got = run_dev(v11, tmp_path, monkeypatch, table)
+    assert got["chosen"]["name"] == "student (s1 e3)" and got["ships"] is True
+    assert got["teacher"]["all"]["sentence_f1"] == 0.9 and got["shipped"]["all"]["sentence_f1"] == 0.5
+    assert len((tmp_path / "trials.tsv").read_text().splitlines()) == 25
+
+
+def test_a_choice_not_above_the_shipped_bundle_does_not_ship(v11, tmp_path, monkeypatch):
+    def table(kind, seed, epoch):
+        return 0.6 if kind == "shipped" else (0.6 if (kind, seed, epoch) == ("shipped + student", 2, 4) else 0.5)
+
+    got = run_dev(v11, tmp_path, monkeypatch, table)
+    assert got["chosen"]["name"] == "shipped + student (s2 e4)" and got["ships"] is False
+
+
+def test_the_test_half_is_scored_once(v11, tmp_path, monkeypatch):
+    (tmp_path / "test.json").write_text("{}")
+    monkeypatch.setattr(v11, "TEST", str(tmp_path / "test.json"))
+    with pytest.raises(SystemExit, match="scored once"):
+        v11.test()
