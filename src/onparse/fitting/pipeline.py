@@ -209,7 +209,7 @@ class _Fit:
         if n < MIN_SENTENCES:
             raise OnparseError(f"{self.text} has {n} sentences; fit needs at least {MIN_SENTENCES} "
                                "(about 5% of them are held out to choose by)")
-        held = [s for s in corpus.test if len(s) >= 3][:self.settings.limit]
+        held = held_out_sentences(corpus, self.settings.limit)
         if len(held) < 5:
             raise OnparseError(f"{self.text} leaves {len(held)} held-out sentences of 3 words or more; "
                                "fit needs more text")
@@ -218,7 +218,7 @@ class _Fit:
         parallel = max(1, min(len(runs), cores))
         waves = math.ceil(len(runs) / parallel)
         train_time = self._seconds_per_run(waves)
-        digest = hashlib.sha256("\n".join(" ".join(s) for s in held).encode()).hexdigest()
+        digest = held_out_digest(held)
         plan = {"corpus": spec.source, "sentences": n, "train_sentences": len(corpus.train),
                 "held_out": len(held), "held_out_sha256": digest, "runs": runs, "parallel": parallel,
                 "threads_per_run": max(1, cores // parallel), "waves": waves, "seconds_per_run": train_time}
@@ -358,9 +358,8 @@ class _Fit:
 
     def _held_out(self) -> List[List[str]]:
         corpus = load_corpus(make_spec(self.state["plan"]["corpus"]))
-        held = [list(s) for s in corpus.test if len(s) >= 3][:self.settings.limit]
-        digest = hashlib.sha256("\n".join(" ".join(s) for s in held).encode()).hexdigest()
-        if digest != self.state["plan"]["held_out_sha256"]:
+        held = held_out_sentences(corpus, self.settings.limit)
+        if held_out_digest(held) != self.state["plan"]["held_out_sha256"]:
             raise OnparseError(f"{self.text} changed since the fit started; start a new fit")
         return held
 
@@ -392,6 +391,18 @@ class _Fit:
                                       tokenize=False, quiet=True, **self.student_options)
         self.say(f"fit: wrote the student {self.student}")
         return {"student": self.student}
+
+
+def held_out_sentences(corpus, limit: int) -> List[List[str]]:
+    """The sentences that choose: the first ``limit`` of at least 3 words of the corpus's own
+    held-out split (never trained or validated on)."""
+    return [list(s) for s in corpus.test if len(s) >= 3][:limit]
+
+
+def held_out_digest(held: List[List[str]]) -> str:
+    """The SHA-256 of the held-out sentences, which ``RUN/fit.json`` records so that a resumed
+    fit chooses by the same sentences."""
+    return hashlib.sha256("\n".join(" ".join(s) for s in held).encode()).hexdigest()
 
 
 def describe(choice: Choice) -> str:
