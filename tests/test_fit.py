@@ -41,22 +41,58 @@ def test_cross_scores_equal_the_reference_agreement(groups):
     assert cross_scores(shared, counted, groups) == pytest.approx(agreement_scores(sentences, groups))
 
 
-def test_choose_takes_each_seeds_most_agreed_epoch_and_the_lean_of_its_members():
-    # A language model: epoch 1 reads LEFT, epoch 2 RIGHT; a grammar: epoch 1 RIGHT, epoch 2 MIXED.
-    # Across runs RIGHT meets RIGHT: each keeps the epoch that reads RIGHT; both members read RIGHT,
-    # so the average leans right (agreement 1 with right, 0 with left): a right voter, ties right.
-    candidates = [Candidate("lm-1", 1, 2, "onlstm"), Candidate("lm-1", 2, 2, "onlstm"),
-                  Candidate("grammar-1", 1, 1, "mbr"), Candidate("grammar-1", 2, 1, "mbr")]
-    choice = choose(candidates, [[LEFT, RIGHT, RIGHT, MIXED]] * 3)
-    assert choice.epochs == {"lm-1": 2, "grammar-1": 1}
-    assert choice.members == [candidates[1]]                  # ceil(2 / 2) of the two, ties to the first
+def lm(run, epochs, layers=(1, 2, 3), decoders=("onlstm", "split")):
+    return [Candidate(run, e, layer, d) for e in epochs for layer in layers for d in decoders]
+
+
+def test_each_runs_epoch_is_its_lowest_validation_perplexity():
+    from onparse.fitting.choice import best_epochs
+
+    candidates = lm("lm-1", (1, 2, 3)) + lm("lm-2", (1, 2)) + lm("lm-3", (1, 2, 4)) + \
+        [Candidate("grammar-1", e, 1, "mbr") for e in (1, 2)]
+    ppl = {"lm-1": {1: 300.0, 2: 250.0, 3: 260.0},
+           "lm-2": {1: 200.0, 2: 200.0},                          # a tie: the later epoch, trained more
+           "lm-3": {1: float("nan"), 2: 400.0, 3: 100.0},         # epoch 3 not kept; NaN is no figure
+           "grammar-1": {1: 500.0, 2: float("inf")}}
+    assert best_epochs(candidates, ppl) == {"lm-1": 2, "lm-2": 2, "lm-3": 2, "grammar-1": 1}
+    assert best_epochs(candidates, {}) == {"lm-1": 3, "lm-2": 2, "lm-3": 4, "grammar-1": 2}   # none: the last
+
+
+def test_members_are_layers_2_and_3_with_the_papers_decoder_and_every_grammar():
+    from onparse.fitting.choice import member_indices
+
+    candidates = lm("lm-1", (1, 2)) + lm("lm-2", (1, 2)) + [Candidate("grammar-1", e, 1, "mbr") for e in (1, 2)]
+    got = [candidates[i] for i in member_indices(candidates, {"lm-1": 2, "lm-2": 1, "grammar-1": 2})]
+    assert got == [Candidate("lm-1", 2, 2, "onlstm"), Candidate("lm-2", 1, 2, "onlstm"),      # layers outermost
+                   Candidate("lm-1", 2, 3, "onlstm"), Candidate("lm-2", 1, 3, "onlstm"),
+                   Candidate("grammar-1", 2, 1, "mbr")]
+    # A two-layer model gives its layer 2; a one-layer model its top (only) layer.
+    small = lm("lm-1", (1,), layers=(1, 2)) + lm("lm-2", (1,), layers=(1,))
+    assert [small[i] for i in member_indices(small, {"lm-1": 1, "lm-2": 1})] == \
+        [Candidate("lm-2", 1, 1, "onlstm"), Candidate("lm-1", 1, 2, "onlstm")]
+
+
+def test_choose_records_its_members_and_the_lean_of_their_average():
+    # Epoch 1 of lm-1 reads LEFT at every layer, epoch 2 RIGHT; the grammar reads MIXED.  Epoch 2
+    # has the lower perplexity: the members (layers 2 and 3 of epoch 2, and the grammar) average
+    # to RIGHT (ties first), which agrees 1.0 with right- and 0.0 with left-branching trees.
+    candidates = lm("lm-1", (1, 2), layers=(2, 3), decoders=("onlstm",)) + [Candidate("grammar-1", 1, 1, "mbr")]
+    row = [LEFT, LEFT, RIGHT, RIGHT, MIXED]
+    choice = choose(candidates, [row] * 3, {"lm-1": {1: 90.0, 2: 80.0}})
+    assert choice.epochs == {"lm-1": 2, "grammar-1": 1} and choice.perplexity == {"lm-1": 80.0}
+    assert choice.members == candidates[2:]
     assert (choice.voter, choice.ties) == ("right", "right") and choice.lean == {"right": 1.0, "left": 0.0}
     assert choice.sentences == 3
+    # Every candidate's agreement with the other run's candidates is reported: RIGHT meets MIXED
+    # on 2 of 4 spans, LEFT meets MIXED on 1.
+    assert [round(a, 4) for _, a in choice.scores] == [0.25, 0.25, 0.5, 0.5, 0.375]
     # Members that lean neither way get no voter.
-    balanced = choose(candidates[:2] + candidates[3:], [[BALANCED, BALANCED, BALANCED]])
+    balanced = choose(candidates, [[BALANCED] * 5], {"lm-1": {1: 90.0, 2: 80.0}})
     assert balanced.voter is None and balanced.ties == "first"
     with pytest.raises(ValueError, match="at least two candidates"):
         choose(candidates[:1], [[RIGHT]])
+    with pytest.raises(ValueError, match="paper's decoder or a grammar"):
+        choose(lm("lm-1", (1,), layers=(2,), decoders=("split",)) * 2, [[RIGHT, RIGHT]])
 
 
 # ---- the pipeline, end to end -------------------------------------------------------------------
@@ -103,7 +139,16 @@ def test_fit_end_to_end_stopped_and_resumed_without_gold(tmp_path, no_gold):
     assert done.exit_code == 0, done.output
     result = json.loads(done.stdout)
     choice = result["choice"]
-    assert set(choice["epochs"]) == {"lm-1", "grammar-1"} and 1 <= len(choice["members"]) <= 3
+    # Rule v12: each run's epoch of lowest validation perplexity as its metrics.jsonl logs it;
+    # the tiny preset's two layers give layer 2 with the paper's decoder, the grammar its MBR tree.
+    for seed in ("lm-1", "grammar-1"):
+        logged = [json.loads(line) for line in (run_dir / seed / "metrics.jsonl").read_text().splitlines()]
+        ppl = {e["epoch"]: e["valid_ppl"] for e in logged if e.get("event") == "epoch"}
+        assert choice["epochs"][seed] == min(sorted(ppl, reverse=True), key=ppl.get)
+        assert choice["perplexity"][seed] == ppl[choice["epochs"][seed]]
+    assert choice["members"] == [{"run": "lm-1", "epoch": choice["epochs"]["lm-1"], "layer": 2, "decoder": "onlstm"},
+                                 {"run": "grammar-1", "epoch": choice["epochs"]["grammar-1"], "layer": 1,
+                                  "decoder": "mbr"}]
     # Per epoch: the language model's layers x decoders, the grammar's MBR tree.
     assert len(choice["scores"]) == 2 * (2 * 2 + 1)
     assert sorted({(s["run"], s["decoder"]) for s in choice["scores"]}) == [
@@ -120,7 +165,7 @@ def test_fit_end_to_end_stopped_and_resumed_without_gold(tmp_path, no_gold):
     # Training resumed nothing (it was done): seed 1 trained once.
     assert state["train_seconds"].keys() == {"lm-1", "grammar-1"}
     text_report = run("fit", text, "--out", out, *TINY, "--resume")
-    assert text_report.exit_code == 0 and "chosen epochs: lm-1 epoch" in text_report.stdout
+    assert text_report.exit_code == 0 and "chosen epochs (lowest validation perplexity): lm-1 epoch" in text_report.stdout
     # The Python twin resumes the same fit with a student: only the student stage runs, learning
     # the bundle's trees of the training part (never the held-out sentences).
     from onparse import DistillSettings, FitSettings, fit, load_student

@@ -43,13 +43,13 @@ from .training import _Duration
 def fit_command(text, out, run_dir, resume, seeds, preset, grammars, grammar_preset, epochs, max_time, threads, limit,
                 weights, student, stop_after, as_json, force, quiet):
     """Turn raw text into a parser with no gold tree: train several ON-LSTM seeds on TEXT (a
-    file of raw lines, or a plain-text corpus name such as news), choose epochs, layers,
-    decoders, members, a voter and the tie rule by how much the seeds' trees agree on a
-    held-out 5% of TEXT, and write them as one bundle (--out).
+    file of raw lines, or a plain-text corpus name such as news), take each seed's epoch of
+    lowest validation perplexity, read at layers 2 and 3 with the paper's decoder, add a voter of
+    the way their average leans on a held-out 5% of TEXT, and write them as one bundle (--out).
 
     Stages: plan, train, choose, bundle (and student with --student), each recorded in the run
-    folder: a stopped fit continues with --resume.  Prints what it chose and the agreement
-    scores it chose by; progress on stderr.
+    folder: a stopped fit continues with --resume.  Prints what it chose and the gold-free
+    figures it chose by; progress on stderr.
 
     \b
     onparse fit my-text.txt --out mine.pt --max-time 2h
@@ -96,8 +96,12 @@ def fit_command(text, out, run_dir, resume, seeds, preset, grammars, grammar_pre
 
 def report(choice) -> str:
     """What fit chose and the gold-free scores it chose by, as text."""
-    lines = ["chosen epochs: " + ", ".join(f"{run} epoch {e}" for run, e in choice["epochs"].items())]
-    lines.append(f"members (agreement across runs on {choice['sentences']:,} held-out sentences, most central first):")
+    ppl = choice.get("perplexity", {})
+    lines = ["chosen epochs (lowest validation perplexity): " + ", ".join(
+        f"{run} epoch {e}" + (f" ({ppl[run]:.1f})" if isinstance(ppl.get(run), (int, float)) else "")
+        for run, e in choice["epochs"].items())]
+    lines.append(f"members (and their agreement with the other runs' members on {choice['sentences']:,} held-out "
+                 "sentences):")
     scores = {(m["run"], m["epoch"], m["layer"], m["decoder"]): m["agreement"] for m in choice["member_scores"]}
     for m in choice["members"]:
         key = (m["run"], m["epoch"], m["layer"], m["decoder"])

@@ -6,24 +6,30 @@ epochs x layers x decoders, each grammar's epochs read by their MBR tree.  A run
 one family (``lm-1``, ``grammar-2``).  Their trees of the held-out sentences (at least 3 words
 each) are the only input.
 
-**Agreement** (:mod:`onparse.scores.agreement`): the share of non-trivial spans two binary trees
-of a sentence share.  A candidate's score is its mean agreement with every candidate of the
-*other* runs (all their epochs): runs start apart and meet where the text's structure is, so a
-reading that several independent runs converge on is more likely a property of the text than of
-one run.  With one run, its candidates are compared with each other.
+**The rule** (:func:`choose`, rule v12 of ``research/PROTOCOL.md``):
 
-**The rule** (:func:`choose`):
-
-1. Each run's epoch is the epoch of its highest-scored candidate (ties: the earlier epoch).
-2. Members: among the candidates of the chosen epochs, scored again among themselves (across
-   runs), the ``ceil(K / 2)`` highest, highest first (:func:`onparse.scores.agreement.select`,
-   the rule v2 of ``research/PROTOCOL.md`` used with gold-free agreement).
+1. Each run's epoch is its epoch of lowest validation perplexity (the run's own held-out
+   split, as its ``metrics.jsonl`` logs it; ties and runs with none: the later epoch, which has
+   trained more).  This is the paper's own checkpoint choice.
+2. Members: each language model read at :data:`MEMBER_LAYERS` with the paper's decoder
+   (:data:`MEMBER_DECODER`) -- a model with neither of those layers gives its top layer -- and
+   each grammar by its MBR tree, at the chosen epochs; layers outermost, runs in order.
 3. Voter and ties: the direction the members' own average leans.  Its mean agreement with the
    right-branching and the left-branching tree of each sentence is measured; when one exceeds
    the other by :data:`LEAN` or more, one tree of that direction votes and breaks ties (on the
    English sample, rule v6's right voter added 1.4 points of dev F1); otherwise no voter, ties
-   to the first (most central) member.  The direction comes from the models, not from a
-   language's known word order, so the rule carries to any language.
+   to the first member.  The direction comes from the models, not from a language's known word
+   order, so the rule carries to any language.
+
+Why not agreement for epochs and readings (rule v10 did that): on the dev parts of four
+languages (``research/RESULTS.md``, rule v12), agreement between runs ranked candidates no
+better than chance (Spearman -0.11 to +0.61) and favoured readings whose trees are alike, not
+right: layer 1 in English, layer 3 in Spanish and Portuguese.  The recipe's readings at each
+run's best perplexity, averaged, came within 2 points of the best single candidate (or above
+it) in English and Dutch, and beat v10's choice in three of the four (Spanish: 28.5 against
+29.5 dev F1).  Agreement is still measured and
+reported (**scores**: each candidate's mean agreement with every candidate of the *other* runs,
+:mod:`onparse.scores.agreement`): it tells how alike the runs' trees are.
 
 Cost: the trees of every candidate, then O(K^2 n) per sentence of n words (a [K, spans] matrix
 product).
@@ -36,7 +42,7 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
 
-from ..scores.agreement import MIN_WORDS, nontrivial_spans, select
+from ..scores.agreement import MIN_WORDS, nontrivial_spans
 from ..trees.average import average_trees_batch
 from ..trees.baselines import baseline_trees
 from ..trees.tree import Tree, leaves
@@ -44,6 +50,12 @@ from ..trees.tree import Tree, leaves
 #: How much more the members' average must agree with one branching direction than with the
 #: other for a voter of that direction to join (agreement is a share, 0 to 1).
 LEAN = 0.05
+#: The language models' readings that become members: the recipe's layers (rule v6's shipped
+#: bundle, the paper's layer 2 and the top one) with the paper's decoder.
+MEMBER_LAYERS = (2, 3)
+MEMBER_DECODER = "onlstm"
+#: How a grammar's candidates are read (their MBR tree).
+GRAMMAR_DECODER = "mbr"
 
 
 @dataclass(frozen=True)
@@ -69,14 +81,15 @@ class Choice:
     voter: Optional[str]                            # "right", "left" or None
     ties: str                                       # "right", "left" or "first"
     scores: List[Tuple[Candidate, float]]           # every candidate's cross-run agreement
-    member_scores: List[Tuple[Candidate, float]]    # the chosen epochs' candidates, among themselves
+    member_scores: List[Tuple[Candidate, float]]    # the members' agreement with the other runs' members
     lean: Dict[str, float] = field(default_factory=dict)   # the average's agreement with right / left
     sentences: int = 0
+    perplexity: Dict[str, Optional[float]] = field(default_factory=dict)   # run -> its chosen epoch's
 
     def to_dict(self) -> Dict[str, Any]:
         return {"epochs": dict(self.epochs),
                 "members": [asdict(m) for m in self.members], "voter": self.voter, "ties": self.ties,
-                "lean": self.lean, "sentences": self.sentences,
+                "lean": self.lean, "sentences": self.sentences, "perplexity": dict(self.perplexity),
                 "scores": [{**asdict(c), "agreement": round(a, 5)} for c, a in self.scores],
                 "member_scores": [{**asdict(c), "agreement": round(a, 5)} for c, a in self.member_scores]}
 
@@ -119,28 +132,60 @@ def cross_scores(shared: np.ndarray, counted: int, groups: Sequence[Any]) -> Lis
     return out
 
 
-def choose(candidates: Sequence[Candidate], trees: Sequence[Sequence[Tree]]) -> Choice:
+def best_epochs(candidates: Sequence[Candidate], perplexity: Dict[str, Dict[int, float]]) -> Dict[str, int]:
+    """Rule 1: each run's kept epoch of lowest validation perplexity (ties, and epochs with no
+    finite figure, to the later epoch)."""
+    epochs: Dict[str, int] = {}
+    for run in dict.fromkeys(c.run for c in candidates):
+        kept = sorted({c.epoch for c in candidates if c.run == run})
+        ppl = perplexity.get(run, {})
+
+        def key(epoch):
+            value = ppl.get(epoch)
+            finite = value is not None and math.isfinite(value)
+            return (0 if finite else 1, value if finite else 0.0, -epoch)
+        epochs[run] = min(kept, key=key)
+    return epochs
+
+
+def member_indices(candidates: Sequence[Candidate], epochs: Dict[str, int]) -> List[int]:
+    """Rule 2: the candidates read at :data:`MEMBER_LAYERS` with :data:`MEMBER_DECODER` (a run
+    with neither layer: its top layer), and every grammar reading, at ``epochs``; layers
+    outermost, then runs in order."""
+    at = [i for i, c in enumerate(candidates) if epochs.get(c.run) == c.epoch]
+    grammar = [i for i in at if candidates[i].decoder == GRAMMAR_DECODER]
+    layered = [i for i in at if candidates[i].decoder == MEMBER_DECODER]
+    wanted: Dict[str, List[int]] = {}
+    for run in dict.fromkeys(candidates[i].run for i in layered):
+        layers = sorted({candidates[i].layer for i in layered if candidates[i].run == run})
+        wanted[run] = [layer for layer in MEMBER_LAYERS if layer in layers] or layers[-1:]
+    order = sorted({layer for ls in wanted.values() for layer in ls})
+    members = [i for layer in order for run in wanted for i in layered
+               if candidates[i].run == run and candidates[i].layer == layer and layer in wanted[run]]
+    return members + grammar
+
+
+def choose(candidates: Sequence[Candidate], trees: Sequence[Sequence[Tree]],
+           perplexity: Optional[Dict[str, Dict[int, float]]] = None) -> Choice:
     """The gold-free choice (module docstring) among ``candidates`` given their ``trees`` (per
-    held-out sentence, one tree per candidate, in candidate order).  ValueError when there are
-    fewer than two candidates or no sentence of at least 3 words."""
+    held-out sentence, one tree per candidate, in candidate order) and each run's validation
+    ``perplexity`` by epoch (``{run: {epoch: ppl}}``; missing: the later epoch).  ValueError
+    when there are fewer than two candidates or no sentence of at least 3 words."""
     if len(candidates) < 2:
         raise ValueError("choosing needs at least two candidates (train more seeds, epochs or layers)")
     shared, counted = agreement_matrix(trees)
     scores = cross_scores(shared, counted, [c.run for c in candidates])
-    epochs: Dict[str, int] = {}
-    for run in dict.fromkeys(c.run for c in candidates):
-        mine = [i for i, c in enumerate(candidates) if c.run == run]
-        best = min(mine, key=lambda i: (-scores[i], candidates[i].epoch, i))
-        epochs[run] = candidates[best].epoch
-    pool = [i for i, c in enumerate(candidates) if epochs[c.run] == c.epoch]
-    pool_scores = cross_scores(shared[np.ix_(pool, pool)], counted, [candidates[i].run for i in pool])
-    kept = select(pool_scores)
-    members = [candidates[pool[i]] for i in kept]
-    voter, ties, lean = _voter([[row[pool[i]] for i in kept] for row in trees])
-    return Choice(epochs=epochs, members=members, voter=voter, ties=ties,
+    epochs = best_epochs(candidates, perplexity or {})
+    kept = member_indices(candidates, epochs)
+    if not kept:
+        raise ValueError("no candidate reads a language model's layers with the paper's decoder or a grammar")
+    kept_scores = cross_scores(shared[np.ix_(kept, kept)], counted, [candidates[i].run for i in kept])
+    voter, ties, lean = _voter([[row[i] for i in kept] for row in trees])
+    return Choice(epochs=epochs, members=[candidates[i] for i in kept], voter=voter, ties=ties,
                   scores=list(zip(candidates, scores)),
-                  member_scores=[(candidates[p], s) for p, s in zip(pool, pool_scores)],
-                  lean=lean, sentences=counted)
+                  member_scores=[(candidates[i], v) for i, v in zip(kept, kept_scores)],
+                  lean=lean, sentences=counted,
+                  perplexity={run: ppl.get(epochs[run]) for run, ppl in (perplexity or {}).items() if run in epochs})
 
 
 def _voter(member_trees: Sequence[Sequence[Tree]]) -> Tuple[Optional[str], str, Dict[str, float]]:

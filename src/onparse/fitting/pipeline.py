@@ -12,8 +12,9 @@ One run folder (``RUN``, by default ``OUT.fit`` beside ``--out``) holds the whol
    (``--family grammar``) in ``RUN/grammar-S``; each run's log in its ``train.log``.  The corpus's own
    held-out split (:func:`onparse.text.corpora.held_out_split`) leaves about 5% of the text out
    of training and validation: those sentences choose.
-3. **choose**: the trees of every kept epoch x layer x decoder on those held-out sentences, and
-   the gold-free rule of :mod:`onparse.fitting.choice`; ``RUN/choice.json``.
+3. **choose**: the trees of every kept epoch x layer x decoder on those held-out sentences, each
+   run's validation perplexities, and the gold-free rule of :mod:`onparse.fitting.choice`;
+   ``RUN/choice.json``.
 4. **bundle**: the chosen members, voter and tie rule as one bundle file (``--out``).
 5. **student** (``--student PATH``): a student distilled from the bundle on TEXT.
 
@@ -347,8 +348,9 @@ class _Fit:
                     candidates.append(Candidate(run, epoch, member.layer, member.decoder))
                     columns.append([row[k] for row in per_sentence])
                 self.say(f"fit: choose: {run} epoch {epoch} parsed ({len(parser.members)} member(s))")
+        perplexity = {run: _valid_perplexity(self._folder(run)) for run in self.state["train"]["epochs"]}
         try:
-            choice = choose(candidates, [list(row) for row in zip(*columns)])
+            choice = choose(candidates, [list(row) for row in zip(*columns)], perplexity)
         except ValueError as err:
             raise OnparseError(f"cannot choose: {err}") from None
         with atomic_output(os.path.join(self.run_dir, CHOICE)) as tmp, open(tmp, "w", encoding="utf-8") as handle:
@@ -372,7 +374,9 @@ class _Fit:
         parser = load(paths, "cpu").with_members(members, [choice["voter"]] if choice["voter"] else [],
                                                  choice["ties"])
         meta = {"fit": {"text": self.text, "settings": self.state["settings"], "choice": choice,
-                        "rule": "onparse.fitting.choice (gold-free: agreement across runs on held-out text)"}}
+                        "rule": "onparse.fitting.choice, rule v12 (gold-free: each run's epoch of lowest validation "
+                                "perplexity, layers 2-3 with the paper's decoder, a voter of the way the average "
+                                "leans on held-out text)"}}
         parser.save_bundle(self.out, weights=self.settings.weights, metadata=meta)
         self.say(f"fit: wrote {self.out}")
         return {"out": self.out, "models": paths}
@@ -438,6 +442,13 @@ def _events(folder: str) -> List[Dict[str, Any]]:
             if isinstance(event, dict):
                 out.append(event)
     return out
+
+
+def _valid_perplexity(folder: str) -> Dict[int, float]:
+    """Each logged epoch's validation perplexity (the last record of an epoch logged twice)."""
+    return {int(e["epoch"]): float(e["valid_ppl"]) for e in _events(folder)
+            if e.get("event") == "epoch" and isinstance(e.get("valid_ppl"), (int, float))
+            and isinstance(e.get("epoch"), int)}
 
 
 def _epoch_seconds(folder: str) -> List[float]:
