@@ -7,6 +7,7 @@ scored once.
     python research/choose_v11.py --test     # the choice, the teacher and the shipped bundle on the
                                              # test half, once, right- and left-branching beside;
                                              # research/test-v11.json
+    python research/choose_v11.py --ship     # rule 65: the dev choice becomes the bundled model
 
 Students: runs/distill/v11-sS.run/epoch-NNN.pt (rule 61).  The teacher's member trees of a gold
 set are computed once and kept in runs/distill/ (the grammars' take minutes).
@@ -31,6 +32,7 @@ CACHE = os.path.join(ROOT, "runs", "distill", "v11-teacher-members-{gold}.pkl")
 TRIALS = os.path.join(HERE, "dev-trials-v11.tsv")
 CHOICE = os.path.join(HERE, "dev-choice-v11.json")
 TEST = os.path.join(HERE, "test-v11.json")
+DEFAULT = os.path.join(ROOT, "src", "onparse", "models", "default.pt")
 #: The shipped bundle's members are the teacher's first three (its language models).
 SHIPPED_MEMBERS = 3
 KINDS = ("student", "shipped + student")
@@ -136,8 +138,67 @@ def test():
                      for k in ("chosen", "teacher", "shipped", "right", "left")), file=sys.stderr)
 
 
+def ship(target=DEFAULT):
+    """Rule 65: when the dev choice ships, the bundled model becomes it: the shipped bundle's
+    language models (kept for `distances` and `show`) and the student, with the candidate's
+    members, voter and tie rule, float16; its test figures (test-v11.json) recorded in it."""
+    from onparse import load
+    from onparse.files.bundle import load_model_file
+    from onparse.files.checkpoint import write_atomically
+
+    with open(CHOICE) as handle:
+        decided = json.load(handle)
+    if not decided["ships"]:
+        sys.exit("the dev choice does not beat the shipped bundle on dev: nothing to ship (rule 65)")
+    with open(TEST) as handle:
+        tested = json.load(handle)
+    chosen = decided["chosen"]
+    from onparse import save_bundle
+    from onparse.files.checkpoint import DIGEST_KEY
+
+    both = load([target, SNAPSHOT.format(seed=chosen["seed"], epoch=chosen["epoch"])])
+    lm_members = both.members[:SHIPPED_MEMBERS]
+    if chosen["kind"] == "student":            # rule 62 (b): the student alone, no voter
+        parser = both.with_members([m for m in both.members if m.model == SHIPPED_MEMBERS], (), "first")
+    else:
+        parser = both
+    # Every model is kept, the language models too when no member reads them (distances, show).
+    entries = []
+    for model in both.models:
+        entry = model.entry()
+        entry["metadata"] = {k: v for k, v in entry["metadata"].items() if k not in ("weights", DIGEST_KEY)}
+        entries.append(entry)
+    old = load_model_file(target)["metadata"]
+    meta = {**old,
+            "selection": old["selection"] + "; the student: rule v11's dev choice among the students of rule v9's "
+                                            "average (research/PROTOCOL.md 59-65)",
+            "members_rule": f"of 24 candidates (each student snapshot alone, or beside the language models with a "
+                            f"right voter), the one of highest sentence F1 on wsj-sample-dev: {chosen['name']} "
+                            "(research/PROTOCOL.md, rule v11)",
+            "dev": {**old["dev"], "chosen": chosen["name"], "sentence_f1": chosen["dev"],
+                    "trials": "research/dev-trials-v11.tsv",
+                    "chosen_members": [m.to_dict() for m in parser.members],
+                    "voters": list(parser.voters), "ties": parser.ties,
+                    "lm_only_members": [m.to_dict() for m in lm_members]},
+            "student": {"teacher": "rule v9's average (the language models below, three grammars, a right voter, "
+                                   "ties right)", "seed": chosen["seed"], "epoch": chosen["epoch"]}}
+    meta.pop("scores", None)
+    save_bundle(target, entries, parser.members, weights="float16", metadata=meta, voters=parser.voters,
+                ties=parser.ties)
+    blob = load_model_file(target)
+    trees = load(target).describe_average()
+    blob["metadata"]["scores"] = [
+        {"gold": gold, "trees": trees, "sentence_f1_onlstm": tested["chosen"][part]["sentence_f1"],
+         "sentence_f1_kim": tested["chosen"][part]["kim_f1"], "corpus_f1": tested["chosen"][part]["corpus_f1"]}
+        for gold, part in (("wsj-sample-test", "all"), ("wsj10-sample-test", "10"))]
+    blob["metadata"]["scores_gold"] = "the test half of the sample (section 01), never chosen from"
+    write_atomically(target, blob)
+    print(f"wrote {target} ({os.path.getsize(target) / 1e6:.1f} MB; {chosen['name']})", file=sys.stderr)
+
+
 if __name__ == "__main__":
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--test", action="store_true", help="score the test half, once")
+    ap.add_argument("--ship", action="store_true", help="make the dev choice the bundled model (rule 65)")
     args = ap.parse_args()
-    test() if args.test else dev()
+    ship() if args.ship else test() if args.test else dev()

@@ -136,3 +136,17 @@ def test_a_bundle_describes_its_weights_by_its_own_figures(checkpoint, tmp_path)
     shipped = describe_file(resolve(None), "the bundled model").splitlines()
     assert "a bundle of 3 models" in shipped[1] and not any(line.startswith("weights:") for line in shipped)
     assert describe_file().splitlines() == shipped            # no path: the bundled model, as load() reads it
+
+
+def test_recorded_scores_without_a_figure_show_a_dash(checkpoint, tmp_path):
+    """A bundle whose metadata records some figures of a score row but not others (EVALB's, say)
+    is described with a dash for each missing one, not a traceback."""
+    import onparse
+
+    bundle = tmp_path / "b.pt"
+    row = {"gold": "wsj-sample-test", "trees": "layer 2 onlstm", "sentence_f1_onlstm": 0.5, "sentence_f1_kim": 0.25}
+    onparse.load(str(checkpoint), "cpu").save_bundle(str(bundle), weights="float32", metadata={"scores": [row]})
+    result = CliRunner().invoke(main, ["info", "-m", str(bundle)])
+    assert result.exit_code == 0, result.output
+    line = next(text for text in result.stdout.splitlines() if text.split()[:1] == ["wsj-sample-test"])
+    assert line.split()[-4:] == ["50.0", "25.0", "-", "-"]

@@ -113,5 +113,6 @@ def describe_bundle(blob: dict, name: str, path: str, counts) -> str:
                   f"  {'gold':{g}}  {'trees':{t}}" + "".join(f"{title:>18}" for _, title in SCORE_KEYS)]
         for r in scores:
             lines.append(f"  {r['gold']:{g}}  {r['trees']:{t}}"
-                         + "".join(f"{100 * r[key]:>18.1f}" for key, _ in SCORE_KEYS))
+                         + "".join(f"{100 * r[key]:>18.1f}" if isinstance(r.get(key), (int, float)) else f"{'-':>18}"
+                                   for key, _ in SCORE_KEYS))      # a figure not recorded: a dash
     return "\n".join(lines)
