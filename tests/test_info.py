@@ -54,7 +54,7 @@ def test_python_users_get_the_same_description(checkpoint, tmp_path):
     bundle = tmp_path / "b.pt"
     onparse.load(str(checkpoint), "cpu", layers=[1, 2], voters=["right"]).save_bundle(str(bundle), weights="float32")
     described = describe_file(str(bundle))
-    assert "a bundle of 1 models whose trees are averaged over 2 members and 1 voter" in described
+    assert "a bundle of 1 model whose trees are averaged over 2 members and 1 voter" in described
     assert "members (in tie-breaking order): layer 1 onlstm; layer 2 onlstm" in described
     summary = describe_file(str(bundle), as_dict=True)
     assert summary["voters"] == ["right"] and [m["layer"] for m in summary["members"]] == [1, 2]

@@ -76,6 +76,15 @@ def bundle_summary(blob: dict, name: str, path: str, counts) -> dict:
                        for m, n in zip(blob["models"], counts)]}
 
 
+def _reading(members, voters, n_models: int) -> str:
+    """How a bundle's trees are made: averaged over its members and voters, or one member's."""
+    if len(members) + len(voters) > 1:
+        return (f"whose trees are averaged over {len(members)} member{'s' if len(members) > 1 else ''}"
+                + (f" and {len(voters)} voter{'s' if len(voters) > 1 else ''}" if voters else ""))
+    unread = n_models - len({m.model for m in members})
+    return "whose trees are one member's" + (f" (the other {unread} give distances only)" if unread else "")
+
+
 def describe_bundle(blob: dict, name: str, path: str, counts) -> str:
     """A human-readable description of a bundle: its recipe, members, models and scores."""
     meta = blob.get("metadata", {})
@@ -85,8 +94,7 @@ def describe_bundle(blob: dict, name: str, path: str, counts) -> str:
     voters, ties = bundle_voting(blob)
     lines = [f"model: {name}",
              f"file: {path} ({os.path.getsize(path) / 1e6:.1f} MB, {weights} weights): a bundle of "
-             f"{len(models)} models whose trees are averaged over {len(members)} members"
-             + (f" and {len(voters)} voter{'s' if len(voters) > 1 else ''}" if voters else "")]
+             f"{len(models)} model{'s' if len(models) > 1 else ''} " + _reading(members, voters, len(models))]
     # The bundle's own figures (its file line, each model's section) describe its weights; a
     # free-form note written when it was made (metadata "weights_check") may no longer hold.
     for key, title in (("recipe", "recipe"), ("note", "note"), ("selection", "selected by"),
