@@ -1,0 +1,40 @@
+"""Rule v12 (PROTOCOL.md 66-69): `research/rechoose_v12.py` re-runs fit's choose and bundle stages
+over rule v10's trained runs without training again, and `research/explore_v12.py`'s fixed
+readings are the rule's members (onparse.fitting.choice)."""
+import json
+import os
+
+from lab import load_script
+
+
+def test_rechoose_keeps_plan_and_training_and_links_the_runs(tmp_path, monkeypatch):
+    v12 = load_script("rechoose_v12")
+    old = tmp_path / "fit-english.fit"
+    for run in ("lm-1", "lm-2"):
+        (old / run).mkdir(parents=True)
+    state = {"format": "onparse-fit", "text": "news", "settings": {}, "plan": {"corpus": "news"},
+             "train": {"epochs": {"lm-1": [1, 2], "lm-2": [1]}}, "choose": {"choice": {}}, "bundle": {"out": "x"},
+             "seconds": {"plan": 1.0, "train": 2.0, "choose": 3.0, "bundle": 4.0}}
+    (old / "fit.json").write_text(json.dumps(state))
+    calls = []
+    monkeypatch.setattr(v12, "RUNS", str(tmp_path))
+    monkeypatch.setattr(v12.subprocess, "call", lambda command: calls.append(command) or 0)
+    assert v12.main("english") == 0
+    new = tmp_path / "fit-english-v12.fit"
+    kept = json.loads((new / "fit.json").read_text())
+    assert set(kept) == {"format", "text", "settings", "plan", "train", "seconds"}
+    assert kept["seconds"] == {"plan": 1.0, "train": 2.0} and kept["train"] == state["train"]
+    assert all(os.path.realpath(new / run) == str(old / run) for run in ("lm-1", "lm-2"))
+    assert calls == [["onparse", "fit", "news", "--out", str(tmp_path / "fit-english-v12.pt"), "--run-dir", str(new),
+                      "--resume", "--seeds", "2", "--preset", "small", "--max-time", "1h", "--threads", "2"]]
+
+
+def test_explore_fixed_readings_are_the_rule_members():
+    from onparse.fitting.choice import Candidate, member_indices
+
+    explore = load_script("explore_v12")
+    cands = [("lm-1", e, layer, d) for e in (1, 2) for layer in (1, 2, 3) for d in ("onlstm", "split")]
+    cands += [("lm-2", e, layer, d) for e in (1, 2, 3) for layer in (1, 2, 3) for d in ("onlstm", "split")]
+    epochs = {"lm-1": 2, "lm-2": 3}
+    assert explore.fixed_readings(cands, epochs, (2, 3), ("onlstm",)) == \
+        member_indices([Candidate(*c) for c in cands], epochs)
