@@ -81,3 +81,26 @@ def test_the_test_half_is_scored_once(v11, tmp_path, monkeypatch):
     monkeypatch.setattr(v11, "TEST", str(tmp_path / "test.json"))
     with pytest.raises(SystemExit, match="scored once"):
         v11.test()
+
+
+def test_v11_text_takes_each_halfs_first_trees_and_their_lines(tmp_path, monkeypatch):
+    """research/v11_text.py (rule 60, amended): the first N trees of each `induce --shard K/2`
+    output and the lines they are trees of, found where induce starts each half."""
+    from onparse.induce import Shard
+
+    script = load_script("v11_text")
+    lines = [f"w{i} x{i} y{i}" for i in range(10)]
+    (tmp_path / "news-train.txt").write_text("".join(line + "\n" for line in lines))
+    size = (tmp_path / "news-train.txt").stat().st_size
+    start = Shard(2, 2).byte_range(size)[0]
+    first = next(i for i in range(10) if sum(len(x) + 1 for x in lines[:i]) >= start)   # induce's half 2
+    for k, at in ((1, 0), (2, first)):
+        trees = [f"({lines[i].split()[0]} ({' '.join(lines[i].split()[1:])}))" for i in range(at, at + 3)]
+        (tmp_path / f"v9-teacher.part{k}.txt").write_text("".join(t + "\n" for t in trees))
+    monkeypatch.setattr(script, "DISTILL", str(tmp_path))
+    monkeypatch.setattr(script, "TEXT", str(tmp_path / "news-train.txt"))
+    monkeypatch.setattr(script, "PART", str(tmp_path / "v9-teacher.part{k}.txt"))
+    monkeypatch.setattr("sys.argv", ["v11_text.py", "--lines", "2"])
+    script.main()
+    assert (tmp_path / "v11-text.txt").read_text().splitlines() == lines[0:2] + lines[first:first + 2]
+    assert len((tmp_path / "v11-teacher.txt").read_text().splitlines()) == 4

@@ -38,3 +38,23 @@ def test_explore_fixed_readings_are_the_rule_members():
     epochs = {"lm-1": 2, "lm-2": 3}
     assert explore.fixed_readings(cands, epochs, (2, 3), ("onlstm",)) == \
         member_indices([Candidate(*c) for c in cands], epochs)
+
+
+def test_fit_trees_reads_the_held_out_sentences_fit_chose_by(tmp_path, monkeypatch):
+    """research/fit_trees.py: the held-out sentences come from the fit's own record, and a text
+    that changed since (another digest) is refused."""
+    import pytest
+    from onparse.fitting.pipeline import held_out_digest
+
+    trees = load_script("fit_trees")
+    held = [["a", "b", "c"], ["d", "e", "f", "g"]]
+    corpus = type("Corpus", (), {"test": held + [["x", "y"]], "train": [], "valid": []})()
+    monkeypatch.setattr("onparse.text.corpora.load_corpus", lambda spec: corpus)
+    monkeypatch.setattr("onparse.text.corpora.make_spec", lambda name: name)
+    state = {"plan": {"corpus": "news", "held_out_sha256": held_out_digest(held)}, "settings": {"limit": 1000}}
+    (tmp_path / "fit.json").write_text(json.dumps(state))
+    assert trees.held_out(str(tmp_path)) == held
+    state["plan"]["held_out_sha256"] = "0" * 64
+    (tmp_path / "fit.json").write_text(json.dumps(state))
+    with pytest.raises(AssertionError, match="changed"):
+        trees.held_out(str(tmp_path))
