@@ -26,7 +26,7 @@ def test_candidates_are_rule_62s_in_rule_63s_order(v11):
 class FakeTrees:
     """Stands in for choose_v11.Trees: a candidate's 'trees' are its name."""
 
-    def __init__(self, gold):
+    def __init__(self, gold, teacher=True):
         self.gold = gold
 
     def of(self, kind, seed, epoch):
