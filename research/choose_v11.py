@@ -29,6 +29,8 @@ EPOCHS = range(1, 7)
 GRAMMARS = os.path.join(HERE, "models", "v9-grammars-int8.pt")
 SNAPSHOT = os.path.join(ROOT, "runs", "distill", "v11-s{seed}.run", "epoch-{epoch:03d}.pt")
 CACHE = os.path.join(ROOT, "runs", "distill", "v11-teacher-members-{gold}.pkl")
+#: The chosen student, kept in the repository (float32, as scored on dev and test).
+KEPT = os.path.join(HERE, "models", "v11-student-s{seed}-e{epoch}.pt")
 TRIALS = os.path.join(HERE, "dev-trials-v11.tsv")
 CHOICE = os.path.join(HERE, "dev-choice-v11.json")
 TEST = os.path.join(HERE, "test-v11.json")
@@ -162,7 +164,10 @@ def ship(target=DEFAULT):
     from onparse import save_bundle
     from onparse.files.checkpoint import DIGEST_KEY
 
-    both = load([target, SNAPSHOT.format(seed=chosen["seed"], epoch=chosen["epoch"])])
+    snapshot = SNAPSHOT.format(seed=chosen["seed"], epoch=chosen["epoch"])
+    if not os.path.exists(snapshot):          # runs/ is not kept: the chosen student is, in research/models
+        snapshot = KEPT.format(seed=chosen["seed"], epoch=chosen["epoch"])
+    both = load([target, snapshot])
     lm_members = both.members[:SHIPPED_MEMBERS]
     if chosen["kind"] == "student":            # rule 62 (b): the student alone, no voter
         parser = both.with_members([m for m in both.members if m.model == SHIPPED_MEMBERS], (), "first")
