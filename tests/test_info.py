@@ -134,7 +134,7 @@ def test_a_bundle_describes_its_weights_by_its_own_figures(checkpoint, tmp_path)
     assert "four models in 40 MB" not in text and not any(line.startswith("weights:") for line in text.splitlines())
     assert "float16 weights): a bundle of 2 models" in text.splitlines()[1] and "recipe: two" in text
     shipped = describe_file(resolve(None), "the bundled model").splitlines()
-    assert "a bundle of 3 models" in shipped[1] and not any(line.startswith("weights:") for line in shipped)
+    assert "a bundle of 4 models" in shipped[1] and not any(line.startswith("weights:") for line in shipped)
     assert describe_file().splitlines() == shipped            # no path: the bundled model, as load() reads it
 
 

@@ -422,9 +422,9 @@ class Parser(ParserI):
     # -- language modelling --------------------------------------------------------------------
     def perplexity(self, corpus: Optional[str] = None, split: Optional[str] = None, *, fmt: str = "auto",
                    batch_size: Optional[int] = None, bptt: Optional[int] = None, quiet: bool = False) -> List[Any]:
-        """The perplexity of each model of the parser (a bundle's models one by one): one
-        :class:`onparse.perplexity.PerplexityResult` per model, in order, whose ``corpus`` says
-        what was measured (``"wsj test"``).
+        """The perplexity of each model of the parser that has one (a student has none): one
+        :class:`onparse.perplexity.PerplexityResult` per such model, in order, whose ``corpus``
+        says what was measured (``"wsj test"``).
 
         ``corpus``: None (each model's own training corpus, as its checkpoint records it), a
         built-in name (``news``, ``wsj`` ...) or a text file; ``split``: ``train``, ``valid``,
@@ -437,8 +437,9 @@ class Parser(ParserI):
         Cost: per model, one forward pass over the text without gradients, on the parser's
         device; memory of the order of ``batch_size x bptt x vocabulary`` for the logits.
         """
-        return [model.perplexity(corpus, split, fmt, batch_size, bptt, name=self.name(i), quiet=quiet)
-                for i, model in enumerate(self.models)]
+        measured = [i for i, model in enumerate(self.models) if model.has_perplexity] or [0]   # else: why not
+        return [self.models[i].perplexity(corpus, split, fmt, batch_size, bptt, name=self.name(i), quiet=quiet)
+                for i in measured]
 
 
 def to_nltk(tree) -> Any:

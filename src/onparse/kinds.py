@@ -182,6 +182,11 @@ class ParsingModel:
         """Its perplexity on a corpus (:class:`onparse.lm.perplexity.PerplexityResult`)."""
         raise self.lacks("perplexity", name)
 
+    @property
+    def has_perplexity(self) -> bool:
+        """Whether the kind gives a perplexity (it overrides :meth:`perplexity`)."""
+        return type(self).perplexity is not ParsingModel.perplexity
+
     def grammar_report(self, name: str, *, rules: int, words: int, samples: int, seed: int,
                        max_length: int) -> Dict[str, Any]:
         """What ``onparse grammar`` shows of a grammar (a JSON-ready dict: its most probable rules,
