@@ -69,15 +69,13 @@ def lean(data, members):
 
 # -- rules: each returns member indices (most central first) from the held-out trees only --------
 
-def rule_v10(data, A, cands):
-    """Rule v10 as onparse fit runs it (pooled cross-run agreement)."""
-    from onparse.fitting.choice import choose
-
-    held = data["held_out"]
-    from onparse.fitting.choice import Candidate
-    choice = choose([Candidate(*c) for c in cands], [list(row) for row in zip(*held)])
+def rule_v10(language, cands):
+    """Rule v10's members as its fit chose them (``runs/fit-L.fit/choice.json``; onparse fit's
+    own rule is rule v12's now), as indices of ``cands``."""
+    with open(os.path.join(ROOT, "runs", f"fit-{language}.fit", "choice.json"), encoding="utf-8") as handle:
+        members = json.load(handle)["members"]
     index = {c: i for i, c in enumerate(cands)}
-    return [index[(m.run, m.epoch, m.layer, m.decoder)] for m in choice.members]
+    return [index[(m["run"], m["epoch"], m["layer"], m["decoder"])] for m in members]
 
 
 def like_with_like(A, cands, keep_readings=1, epoch_rule="agreement", decoders=("onlstm", "split")):
@@ -144,7 +142,7 @@ def main():
         right = dev_f1(baseline_trees([list(s.words) for s in gold], "right"), gold)
         print(f"== {language}: {len(cands)} candidates; oracle {cands[oracle]} {100 * f1[oracle]:.1f}; "
               f"right-branching {100 * right:.1f}")
-        rules = {"v10": rule_v10(data, A, cands)}
+        rules = {"v10": rule_v10(language, cands)}
         ppl = best_ppl_epochs(language)
         last = {run: max(c[1] for c in cands if c[0] == run) for run in ppl}
         for ename, epochs in (("ppl", ppl), ("last", last)):

@@ -58,3 +58,17 @@ def test_fit_trees_reads_the_held_out_sentences_fit_chose_by(tmp_path, monkeypat
     (tmp_path / "fit.json").write_text(json.dumps(state))
     with pytest.raises(AssertionError, match="changed"):
         trees.held_out(str(tmp_path))
+
+
+def test_explore_reads_rule_v10s_members_from_its_fit_not_from_todays_rule(tmp_path, monkeypatch):
+    """onparse fit chooses by rule v12 now: the v10 row of explore_v12.py is the choice rule v10's
+    fit recorded in its choice.json."""
+    explore = load_script("explore_v12")
+    folder = tmp_path / "runs" / "fit-english.fit"
+    folder.mkdir(parents=True)
+    members = [{"run": "lm-2", "epoch": 3, "layer": 2, "decoder": "split"},
+               {"run": "lm-1", "epoch": 1, "layer": 1, "decoder": "onlstm"}]
+    (folder / "choice.json").write_text(json.dumps({"members": members}))
+    monkeypatch.setattr(explore, "ROOT", str(tmp_path))
+    cands = [("lm-1", 1, 1, "onlstm"), ("lm-1", 1, 2, "onlstm"), ("lm-2", 3, 2, "split")]
+    assert explore.rule_v10("english", cands) == [2, 0]
