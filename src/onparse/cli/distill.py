@@ -84,9 +84,8 @@ def _student_sizes(command):
 @line_limit_option
 @click.option("--json", "as_json", is_flag=True, help="Print the summary as one JSON object.")
 def distill_command(text, model_paths, no_verify, layer, decoder, voter, ties, student_path, run_dir, teacher_trees,
-                    resume,
-                    overwrite, keep_epochs, pretokenized, punct, split_sentences, punkt, device, threads, force, quiet,
-                    max_line_bytes, as_json, **options):
+                    resume, overwrite, keep_epochs, pretokenized, punct, split_sentences, punkt, device, threads,
+                    force, quiet, max_line_bytes, as_json, **options):
     """Train a fast student parser on the trees the teacher (-m, its members, voters and tie
     rule) gives for the lines of TEXT: raw text, one sentence per line (or paragraphs, with
     --split-sentences), read as `induce` reads it; never evaluation text.  The student is a span-based BiLSTM parser with a tree-CRF

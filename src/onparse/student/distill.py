@@ -7,7 +7,9 @@ trees of unlabelled text (self-training; Mohananey et al. 2020, Shayegh et al. 2
    reused by ``--resume``).  Or, with ``teacher_trees=FILE``, the trees are read from what
    ``onparse induce TEXT`` wrote with the same teacher (its ``--shard`` parts concatenated, on
    other machines, or shared by the students of several seeds): the teacher does not parse, and
-   every tree is checked word by word against its sentence.  Every :data:`DistillSettings.valid_every`-th sentence is held out.
+   every tree is checked word by word against its sentence
+   (:mod:`onparse.student.teacher_trees`).  Every :data:`DistillSettings.valid_every`-th
+   sentence is held out.
 2. *Learn*: the student's tree-CRF loss on the teacher's trees, Adam, batches of sentences of
    similar length in an order fixed by the seed and the epoch.  After each epoch, the student's
    *agreement* with its teacher on the held-out sentences (the share of the teacher's spans of
