@@ -68,6 +68,21 @@ def golds(name, short_name):
     return gold, short_gold, short_index
 
 
+def baseline_scores(gold, short_gold, short_index) -> dict:
+    """``{"right": ..., "left": ...}``: :func:`scores_of` of right- and left-branching trees, the
+    baselines every rule's test step reports beside its choice (rules v7-v13)."""
+    from onparse import baseline_trees
+
+    return {kind: scores_of(baseline_trees(gold.tokens, kind, 0), gold, short_gold, short_index)
+            for kind in ("right", "left")}
+
+
+def scored_once(path, rule) -> None:
+    """Exit when ``path`` (a rule's test record) exists: each rule scores its test part once."""
+    if os.path.exists(path):
+        sys.exit(f"{path} exists: the test part is scored once ({rule})")
+
+
 def write_trials(path, rows, columns=()) -> None:
     """Every candidate's dev scores as a TSV (rules v5-v8): order, name, the ``columns`` of each
     row, then sentence F1 in both conventions and corpus F1, all lengths and at most 10 words."""

@@ -127,10 +127,7 @@ def dev():
 
 def test():
     """Rule 64: the choice, the teacher and the shipped bundle on the test half, once."""
-    from onparse import baseline_trees
-
-    if os.path.exists(TEST):
-        sys.exit(f"{TEST} exists: the test half is scored once (rule 64)")
+    v5.scored_once(TEST, "rule 64")
     with open(CHOICE) as handle:
         chosen = json.load(handle)["chosen"]
     gold, short, short_index = v5.golds("wsj-sample-test", "wsj10-sample-test")
@@ -139,8 +136,7 @@ def test():
            "chosen": v5.scores_of(trees.of(chosen["kind"], chosen["seed"], chosen["epoch"]), gold, short, short_index),
            "teacher": v5.scores_of(trees.teacher_trees(), gold, short, short_index),
            "shipped": v5.scores_of(trees.shipped_trees(), gold, short, short_index)}
-    for kind in ("right", "left"):
-        out[kind] = v5.scores_of(baseline_trees(gold.tokens, kind, 0), gold, short, short_index)
+    out.update(v5.baseline_scores(gold, short, short_index))
     with open(TEST, "w") as handle:
         json.dump(out, handle, indent=1)
     print(" | ".join(f"{k} {100 * out[k]['all']['sentence_f1']:.2f} / {100 * out[k]['10']['sentence_f1']:.2f}"

@@ -112,10 +112,7 @@ def choose():
 def test():
     """Rule 40: the chosen and LM-only candidates of each language on its test parts, once, with
     right- and left-branching beside them."""
-    from onparse import baseline_trees
-
-    if os.path.exists(TEST):
-        sys.exit(f"{TEST} exists: the test parts are scored once")
+    v5.scored_once(TEST, "rule 40")
     with open(CHOICES, encoding="utf-8") as handle:
         choices = json.load(handle)
     out = {}
@@ -125,8 +122,7 @@ def test():
         picked = [cands[chosen["order"]], cands[lm["order"]]]
         rows = evaluate_candidates(lang, picked, f"{lang}-test", f"{lang}10-test")
         gold, short_gold, short_index = v5.golds(f"{lang}-test", f"{lang}10-test")
-        baselines = {kind: v5.scores_of(baseline_trees(gold.tokens, kind, 0), gold, short_gold, short_index)
-                     for kind in ("right", "left")}
+        baselines = v5.baseline_scores(gold, short_gold, short_index)
         out[lang] = {"chosen": {"name": chosen["name"], "dev": chosen["dev"], "test": rows[0]["scores"]},
                      "lm_only": {"name": lm["name"], "dev": lm["dev"], "test": rows[1]["scores"]},
                      "baselines": baselines, "sentences": [len(gold), len(short_gold)]}

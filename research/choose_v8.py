@@ -89,10 +89,7 @@ def dev():
 
 def test():
     """Rule 46: the chosen candidate and the teacher on the test half, once."""
-    from onparse import baseline_trees
-
-    if os.path.exists(TEST):
-        sys.exit(f"{TEST} exists: the test half is scored once (rule 46)")
+    v5.scored_once(TEST, "rule 46")
     with open(CHOICE) as handle:
         chosen = json.load(handle)["chosen"]
     gold, short, short_index = v5.golds("wsj-sample-test", "wsj10-sample-test")
@@ -103,8 +100,7 @@ def test():
     for label, (kind, seed, epoch) in (("chosen", (chosen["kind"], chosen["seed"], chosen["epoch"])),
                                        ("teacher", ("teacher", None, None))):
         out[label] = v5.scores_of(trees.of(kind, seed, epoch), gold, short, short_index)
-    for kind in ("right", "left"):
-        out[kind] = v5.scores_of(baseline_trees(gold.tokens, kind, 0), gold, short, short_index)
+    out.update(v5.baseline_scores(gold, short, short_index))
     with open(TEST, "w") as handle:
         json.dump(out, handle, indent=1)
     print(" | ".join(f"{k} {100 * out[k]['all']['sentence_f1']:.1f} / {100 * out[k]['10']['sentence_f1']:.1f}"

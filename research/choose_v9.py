@@ -148,10 +148,7 @@ def choose(rows):
 
 def test():
     """Rule 53: the choice and the grammar-alone figure on the test half, once."""
-    from onparse import baseline_trees
-
-    if os.path.exists(TEST):
-        sys.exit(f"{TEST} exists: the test half is scored once (rule 53)")
+    v5.scored_once(TEST, "rule 53")
     with open(CHOICE) as handle:
         recorded = json.load(handle)
     chosen = recorded["chosen"]
@@ -164,8 +161,7 @@ def test():
     out = {"rule": "v9", "candidate": chosen["name"], "sentences": [len(gold), len(short)],
            "chosen": v5.scores_of(trees.of(chosen), gold, short, short_index),
            "grammar_alone": v5.scores_of(trees.of(alone), gold, short, short_index)}
-    for kind in ("right", "left"):
-        out[kind] = v5.scores_of(baseline_trees(gold.tokens, kind, 0), gold, short, short_index)
+    out.update(v5.baseline_scores(gold, short, short_index))
     with open(TEST, "w") as handle:
         json.dump(out, handle, indent=1)
 

@@ -1,0 +1,183 @@
+"""Rule v13 of research/PROTOCOL.md (70-76): grammars in Dutch, Spanish and Portuguese beside
+rule v7's language models, chosen on each treebank's dev part; the test parts scored once.
+
+    python research/choose_v13.py             # dev: every candidate of rule 74 per language;
+                                              # research/dev-trials-v13.tsv, research/dev-choice-v13.json
+    python research/choose_v13.py --list      # the candidates only, nothing scored
+    python research/choose_v13.py --test      # each choice and grammar-alone figure on the test
+                                              # parts, once, right and left beside; research/test-v13.json
+
+Grammar members: every (seed, epoch) of research/grammar-languages-dev.jsonl (rule 73), read by
+its MBR tree; rule v7's members: its recorded choice (research/dev-choice-v7.json) from the
+retrained runs runs/small-L-sS (rule 72).
+"""
+import argparse
+import json
+import os
+import sys
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+sys.path.insert(0, HERE)
+import choose_members as v5  # noqa: E402  (golds, scores_of: shared with rules v5-v11)
+import choose_v7 as v7  # noqa: E402  (the languages, rule v7's runs, voters and ties)
+import choose_v9 as v9  # noqa: E402  (the voted average of member trees)
+
+RECORDS = os.path.join(HERE, "grammar-languages-dev.jsonl")
+GRAMMAR = os.path.join(ROOT, "runs", "grammar-fit-{lang}-s{seed}", "epoch-{epoch:03d}.pt")
+TRIALS = os.path.join(HERE, "dev-trials-v13.tsv")
+CHOICES = os.path.join(HERE, "dev-choice-v13.json")
+TEST = os.path.join(HERE, "test-v13.json")
+#: Rule 38's nine voter and tie variants, in its order.
+VARIANTS = [(voters, ties) for voters in v7.VOTERS for ties in v7.TIES]
+
+
+def ranked_grammars(lang, records):
+    """Rule 73: ``(seed, epoch)`` of every scored grammar member of ``lang``, best all-lengths dev
+    F1 first; ties to the lower seed, then epoch."""
+    prefix = f"grammar-fit-{lang}-s"
+    rows = [(r["dev"]["grammar"]["all"], int(r["run"].removeprefix(prefix)), r["epoch"])
+            for r in records if r["run"].startswith(prefix)]
+    return [(seed, epoch) for _, seed, epoch in sorted(rows, key=lambda r: (-r[0], r[1], r[2]))]
+
+
+def best_of_seeds(ranked, k):
+    """The ``k`` best-ranked grammar members of ``k`` different seeds (None when fewer exist)."""
+    picks = v5.first_per_seed([(None, seed, epoch) for seed, epoch in ranked])
+    return [(seed, epoch) for _, seed, epoch in picks[:k]] if len(picks) >= k else None
+
+
+def candidates(ranked, v7_choice):
+    """Rule 74, in order: (a) rule v7's choice; (b) the K best grammar members of K seeds alone,
+    K = 1, 2, 3; (c) each (b) added to (a)'s language-model members; (b) and (c) with rule 38's
+    nine voter and tie variants.  A candidate: ``{"name", "lms", "grammars", "voters", "ties"}``,
+    ``lms`` as True (rule v7's members) or False."""
+    out = [{"name": f"rule v7: {v7_choice['name']}", "lms": True, "grammars": [],
+            "voters": list(v7_choice["voters"]), "ties": v7_choice["ties"]}]
+    for with_lms in (False, True):
+        for k in (1, 2, 3):
+            members = best_of_seeds(ranked, k)
+            if members is None:
+                continue
+            for voters, ties in VARIANTS:
+                label = ("rule v7's LMs + " if with_lms else "") + " + ".join(f"g s{s} e{e}" for s, e in members)
+                label += "".join(f" + {v}" for v in voters) + f", ties {ties}"
+                out.append({"name": label, "lms": with_lms, "grammars": members, "voters": list(voters),
+                            "ties": ties})
+    return out
+
+
+def size(candidate, v7_choice):
+    """The trees a candidate averages (rule 74's first tie-break)."""
+    return (len(v7_choice["members"]) if candidate["lms"] else 0) + len(candidate["grammars"]) \
+        + len(candidate["voters"])
+
+
+class Trees:
+    """Every candidate's trees of one gold set for one language; member trees computed once."""
+
+    def __init__(self, lang, gold, v7_choice):
+        from onparse import Member, load
+
+        self.lang, self.tokens = lang, [list(s.words) for s in gold]
+        started = time.time()
+        paths = [v7.RUN.format(lang=lang, seed=m["seed"], epoch=m["epoch"]) for m in v7_choice["models"]]
+        members = [Member(i, m["layer"], m["decoder"]) for i, m in enumerate(v7_choice["members"])]
+        self.lm_rows = load(paths, "cpu").with_members(members).member_trees(self.tokens)
+        self.grammars = {}
+        print(f"{gold.name}: rule v7's member trees in {time.time() - started:.0f} s", file=sys.stderr)
+
+    def grammar(self, seed, epoch):
+        from onparse import load
+
+        if (seed, epoch) not in self.grammars:
+            started = time.time()
+            path = GRAMMAR.format(lang=self.lang, seed=seed, epoch=epoch)
+            self.grammars[(seed, epoch)] = load(path, "cpu").trees(self.tokens)
+            print(f"{self.lang} grammar s{seed} e{epoch}: trees in {time.time() - started:.0f} s", file=sys.stderr)
+        return self.grammars[(seed, epoch)]
+
+    def of(self, candidate):
+        rows = [list(r) if candidate["lms"] else [] for r in self.lm_rows]
+        for seed, epoch in candidate["grammars"]:
+            for row, tree in zip(rows, self.grammar(seed, epoch)):
+                row.append(tree)
+        return v9.average(rows, self.tokens, candidate["voters"], candidate["ties"])
+
+
+def choose(rows):
+    """Rule 74's choice: the highest all-lengths dev sentence F1; exact ties to fewer trees, then to
+    the earlier candidate."""
+    return min(rows, key=lambda r: (-r["dev"]["all"]["sentence_f1"], r["trees"], r["order"]))
+
+
+def v7_choices():
+    with open(v7.CHOICES, encoding="utf-8") as handle:
+        return {lang: recorded["chosen"] for lang, recorded in json.load(handle).items()}
+
+
+def dev(list_only=False):
+    records = v9.read_records(RECORDS)
+    choices, lines = {}, []
+    for lang in v7.LANGUAGES:
+        v7_choice = v7_choices()[lang]
+        ranked = ranked_grammars(lang, records)
+        cands = candidates(ranked, v7_choice)
+        if list_only:
+            print("\n".join(f"{lang}\t{i + 1}\t{c['name']}" for i, c in enumerate(cands)))
+            continue
+        gold, short, short_index = v5.golds(f"{lang}-dev", f"{lang}10-dev")
+        trees = Trees(lang, gold, v7_choice)
+        rows = []
+        for order, candidate in enumerate(cands):
+            scores = v5.scores_of(trees.of(candidate), gold, short, short_index)
+            rows.append({"order": order, **candidate, "trees": size(candidate, v7_choice), "dev": scores})
+            cells = [f"{100 * scores[k][c]:.2f}" for k in ("all", "10") for c, _ in v5.CONVENTIONS]
+            lines.append(f"{lang}\t{order + 1}\t{candidate['name']}\t{rows[-1]['trees']}\t" + "\t".join(cells))
+            print(f"{lang} {order + 1:3d} {candidate['name']}: {cells[0]}", file=sys.stderr)
+        best = choose(rows)
+        choices[lang] = {"chosen": best, "grammar_alone": ranked[0], "rule_v7": rows[0]}
+        print(f"{lang}: chosen {best['name']} (dev {100 * best['dev']['all']['sentence_f1']:.2f}; rule v7's "
+              f"choice {100 * rows[0]['dev']['all']['sentence_f1']:.2f})", file=sys.stderr)
+    if list_only:
+        return
+    with open(TRIALS, "w", encoding="utf-8") as out:
+        out.write("language\torder\tcandidate\ttrees\tdev all sent F1\tdev all Kim F1\tdev all corpus F1\t"
+                  "dev <=10 sent F1\tdev <=10 Kim F1\tdev <=10 corpus F1\n")
+        out.write("\n".join(lines) + "\n")
+    with open(CHOICES, "w", encoding="utf-8") as out:
+        json.dump({"rule": "v13 (research/PROTOCOL.md, rules 70-76)", **choices}, out, indent=1)
+
+
+def test():
+    """Rule 76: each language's choice and grammar-alone figure on its test parts, once, with
+    right- and left-branching beside them."""
+    v5.scored_once(TEST, "rule 76")
+    with open(CHOICES, encoding="utf-8") as handle:
+        recorded = json.load(handle)
+    out = {"rule": "v13"}
+    for lang in v7.LANGUAGES:
+        chosen, (seed, epoch) = recorded[lang]["chosen"], recorded[lang]["grammar_alone"]
+        alone = {"name": f"g s{seed} e{epoch}", "lms": False, "grammars": [[seed, epoch]], "voters": [],
+                 "ties": "first"}
+        gold, short, short_index = v5.golds(f"{lang}-test", f"{lang}10-test")
+        trees = Trees(lang, gold, v7_choices()[lang])
+        out[lang] = {"candidate": chosen["name"], "dev": chosen["dev"], "sentences": [len(gold), len(short)],
+                     "chosen": v5.scores_of(trees.of(chosen), gold, short, short_index),
+                     "grammar_alone": {"name": alone["name"],
+                                       **v5.scores_of(trees.of(alone), gold, short, short_index)}}
+        out[lang].update(v5.baseline_scores(gold, short, short_index))
+        print(f"{lang}: chosen {100 * out[lang]['chosen']['all']['sentence_f1']:.2f}, grammar alone "
+              f"{100 * out[lang]['grammar_alone']['all']['sentence_f1']:.2f}, right "
+              f"{100 * out[lang]['right']['all']['sentence_f1']:.2f}", file=sys.stderr)
+    with open(TEST, "w", encoding="utf-8") as handle:
+        json.dump(out, handle, indent=1)
+
+
+if __name__ == "__main__":
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--test", action="store_true", help="score the test parts, once")
+    ap.add_argument("--list", action="store_true", help="list the candidates, score nothing")
+    args = ap.parse_args()
+    test() if args.test else dev(list_only=args.list)
