@@ -268,3 +268,31 @@ def test_the_budget_left_counts_the_stage_under_way(tmp_path):
     assert fit._left() == "; about 9m00s of the budget left"
     fit.stage_began = time.monotonic() - 120.2          # training for two minutes so far
     assert fit._left() == "; about 7m00s of the budget left"
+
+
+def test_a_run_that_completed_no_epoch_is_left_out_and_reported(tmp_path, monkeypatch):
+    from onparse.cli.fit import report
+    from onparse.errors import OnparseError
+    from onparse.fitting.pipeline import FitSettings, _Fit
+
+    said = []
+    fit = _Fit("text.txt", str(tmp_path / "p.pt"), FitSettings(seeds=1, grammars=1), str(tmp_path), None, said.append)
+    fit.state["plan"] = {"runs": ["lm-1", "grammar-1"], "parallel": 2, "waves": 1}
+    monkeypatch.setattr(_Fit, "_run_wave", lambda self, wave, plan, used: None)     # training is done
+    for run in ("lm-1", "grammar-1"):
+        (tmp_path / run).mkdir()
+    # Neither has an epoch: nothing to choose from, one line that says what to do.
+    with pytest.raises(OnparseError, match=r"no run completed an epoch \(lm-1, grammar-1\); give more --max-time"):
+        fit._train()
+    (tmp_path / "lm-1" / "epoch-001.pt").write_bytes(b"")
+    (tmp_path / "lm-1" / "epoch-002.pt").write_bytes(b"")
+    assert fit._train() == {"epochs": {"lm-1": [1, 2]}, "left_out": ["grammar-1"]}
+    assert said == ["fit: grammar-1 completed no epoch within its share of the budget: left out of the choice "
+                    "(more --max-time would keep it)"]
+    choice = {"epochs": {"lm-1": 2}, "perplexity": {"lm-1": 80.0}, "sentences": 20, "voter": None, "ties": "first",
+              "lean": {}, "members": [{"run": "lm-1", "epoch": 2, "layer": 2, "decoder": "onlstm"}],
+              "member_scores": [{"run": "lm-1", "epoch": 2, "layer": 2, "decoder": "onlstm", "agreement": 0.5}]}
+    lines = report(choice, ["grammar-1"]).splitlines()
+    assert lines[:2] == ["chosen epochs (lowest validation perplexity): lm-1 epoch 2 (80.0)",
+                         "left out (no epoch within its share of --max-time): grammar-1"]
+    assert "left out" not in report(choice)

@@ -90,16 +90,19 @@ def fit_command(text, out, run_dir, resume, seeds, preset, grammars, grammar_pre
     if not result.choice:
         click.echo(f"fit stopped after {stop_after}; continue with: onparse fit {text} --out {out} --resume")
         return
-    click.echo(report(result.choice))
+    click.echo(report(result.choice, result.left_out))
     click.echo(f"bundle: {result.out}" + (f"\nstudent: {result.student}" if result.student else ""))
 
 
-def report(choice) -> str:
-    """What fit chose and the gold-free scores it chose by, as text."""
+def report(choice, left_out=()) -> str:
+    """What fit chose and the gold-free scores it chose by, as text (``left_out``: the runs that
+    completed no epoch)."""
     ppl = choice.get("perplexity", {})
     lines = ["chosen epochs (lowest validation perplexity): " + ", ".join(
         f"{run} epoch {e}" + (f" ({ppl[run]:.1f})" if isinstance(ppl.get(run), (int, float)) else "")
         for run, e in choice["epochs"].items())]
+    if left_out:
+        lines.append(f"left out (no epoch within its share of --max-time): {', '.join(left_out)}")
     lines.append(f"members (and their agreement with the other runs' members on {choice['sentences']:,} held-out "
                  "sentences):")
     scores = {(m["run"], m["epoch"], m["layer"], m["decoder"]): m["agreement"] for m in choice["member_scores"]}
