@@ -106,6 +106,31 @@ class Trees:
         return v9.average(rows, self.tokens, candidate["voters"], candidate["ties"])
 
 
+def rule_72_check(lang, v7_choice, trees, gold):
+    """Rule 72: each retrained member of rule v7's choice against its record in
+    languages-dev.jsonl: its dev F1 (sentence F1, all lengths) and its epoch's validation
+    perplexity, retrained beside recorded."""
+    from onparse import evaluate
+    from onparse.fitting.pipeline import _valid_perplexity
+
+    with open(v7.RECORDS, encoding="utf-8") as handle:
+        records = {(r["seed"], r["epoch"]): r for r in map(json.loads, handle)
+                   if r["corpus"] == lang and r["preset"] == "small"}
+    out = []
+    for i, (model, member) in enumerate(zip(v7_choice["models"], v7_choice["members"])):
+        recorded = records[(model["seed"], model["epoch"])]
+        folder = os.path.dirname(v7.RUN.format(lang=lang, seed=model["seed"], epoch=model["epoch"]))
+        f1 = evaluate([row[i] for row in trees.lm_rows], gold).sentence_f1.f1
+        out.append({**model, "layer": member["layer"], "decoder": member["decoder"], "dev": round(f1, 5),
+                    "dev_recorded": recorded["dev"][f"L{member['layer']} {member['decoder']}"]["all"],
+                    "valid_ppl": _valid_perplexity(folder).get(model["epoch"]),
+                    "valid_ppl_recorded": recorded["valid_ppl"]})
+        print(f"{lang} rule 72: s{model['seed']} e{model['epoch']} dev {out[-1]['dev']} (recorded "
+              f"{out[-1]['dev_recorded']}), valid ppl {out[-1]['valid_ppl']} (recorded {recorded['valid_ppl']})",
+              file=sys.stderr)
+    return out
+
+
 def choose(rows):
     """Rule 74's choice: the highest all-lengths dev sentence F1; exact ties to fewer trees, then to
     the earlier candidate."""
@@ -129,6 +154,7 @@ def dev(list_only=False):
             continue
         gold, short, short_index = v5.golds(f"{lang}-dev", f"{lang}10-dev")
         trees = Trees(lang, gold, v7_choice)
+        check = rule_72_check(lang, v7_choice, trees, gold)
         rows = []
         for order, candidate in enumerate(cands):
             scores = v5.scores_of(trees.of(candidate), gold, short, short_index)
@@ -137,7 +163,7 @@ def dev(list_only=False):
             lines.append(f"{lang}\t{order + 1}\t{candidate['name']}\t{rows[-1]['trees']}\t" + "\t".join(cells))
             print(f"{lang} {order + 1:3d} {candidate['name']}: {cells[0]}", file=sys.stderr)
         best = choose(rows)
-        choices[lang] = {"chosen": best, "grammar_alone": ranked[0], "rule_v7": rows[0]}
+        choices[lang] = {"chosen": best, "grammar_alone": ranked[0], "rule_v7": rows[0], "rule_72": check}
         print(f"{lang}: chosen {best['name']} (dev {100 * best['dev']['all']['sentence_f1']:.2f}; rule v7's "
               f"choice {100 * rows[0]['dev']['all']['sentence_f1']:.2f})", file=sys.stderr)
     if list_only:
