@@ -18,6 +18,8 @@ RIGHT = baseline_trees([WORDS], "right")[0]       # (a (b (c (d (e f)))))
 LEFT = baseline_trees([WORDS], "left")[0]
 MIXED = (("a", "b"), (("c", "d"), ("e", "f")))
 BALANCED = ((("a", "b"), "c"), ("d", ("e", "f")))      # (0,2) (0,3) lean left, (3,6) (4,6) right
+RIGHTISH = ("a", ("b", (("c", "d"), ("e", "f"))))      # 3 of 4 spans right-branching ones, 3 MIXED's
+LEFTISH = (((("a", "b"), "c"), ("d", "e")), "f")       # 3 of 4 spans left-branching ones, 1 MIXED's
 
 
 def test_agreement_matrix_by_hand():
@@ -73,19 +75,20 @@ def test_members_are_layers_2_and_3_with_the_papers_decoder_and_every_grammar():
 
 
 def test_choose_records_its_members_and_the_lean_of_their_average():
-    # Epoch 1 of lm-1 reads LEFT at every layer, epoch 2 RIGHT; the grammar reads MIXED.  Epoch 2
-    # has the lower perplexity: the members (layers 2 and 3 of epoch 2, and the grammar) average
-    # to RIGHT (ties first), which agrees 1.0 with right- and 0.0 with left-branching trees.
+    # Epoch 1 of lm-1 reads LEFTISH at every layer, epoch 2 RIGHTISH; the grammar reads MIXED.
+    # Epoch 2 has the lower perplexity: the members (layers 2 and 3 of epoch 2, and the grammar)
+    # average to RIGHTISH (ties first), which agrees 0.75 with right- and 0.0 with left-branching
+    # trees.
     candidates = lm("lm-1", (1, 2), layers=(2, 3), decoders=("onlstm",)) + [Candidate("grammar-1", 1, 1, "mbr")]
-    row = [LEFT, LEFT, RIGHT, RIGHT, MIXED]
+    row = [LEFTISH, LEFTISH, RIGHTISH, RIGHTISH, MIXED]
     choice = choose(candidates, [row] * 3, {"lm-1": {1: 90.0, 2: 80.0}})
     assert choice.epochs == {"lm-1": 2, "grammar-1": 1} and choice.perplexity == {"lm-1": 80.0}
-    assert choice.members == candidates[2:]
-    assert (choice.voter, choice.ties) == ("right", "right") and choice.lean == {"right": 1.0, "left": 0.0}
+    assert choice.members == candidates[2:] and choice.baselines == []
+    assert (choice.voter, choice.ties) == ("right", "right") and choice.lean == {"right": 0.75, "left": 0.0}
     assert choice.sentences == 3
-    # Every candidate's agreement with the other run's candidates is reported: RIGHT meets MIXED
-    # on 2 of 4 spans, LEFT meets MIXED on 1.
-    assert [round(a, 4) for _, a in choice.scores] == [0.25, 0.25, 0.5, 0.5, 0.375]
+    # Every candidate's agreement with the other run's candidates is reported: RIGHTISH meets
+    # MIXED on 3 of 4 spans, LEFTISH on 1.
+    assert [round(a, 4) for _, a in choice.scores] == [0.25, 0.25, 0.75, 0.75, 0.5]
     # Members that lean neither way get no voter.
     balanced = choose(candidates, [[BALANCED] * 5], {"lm-1": {1: 90.0, 2: 80.0}})
     assert balanced.voter is None and balanced.ties == "first"
@@ -93,6 +96,29 @@ def test_choose_records_its_members_and_the_lean_of_their_average():
         choose(candidates[:1], [[RIGHT]])
     with pytest.raises(ValueError, match="paper's decoder or a grammar"):
         choose(lm("lm-1", (1,), layers=(2,), decoders=("split",)) * 2, [[RIGHT, RIGHT]])
+
+
+def test_a_member_whose_trees_are_a_baselines_is_left_out():
+    from onparse.cli.fit import report
+    from onparse.fitting.choice import baseline_agreement
+
+    # By hand: RIGHTISH shares 3 of its 4 spans with the right-branching tree, none with the left.
+    assert baseline_agreement([RIGHTISH, ("a", "b"), None]) == {"right": 0.75, "left": 0.0}
+    assert baseline_agreement([("a", "b")]) == {}
+    # A grammar collapsed to right-branching trees (agreement 1.0 > 0.9) is left out and reported;
+    # the language model's layers 2 and 3 stay, and their average chooses the voter.
+    candidates = lm("lm-1", (1,), layers=(2, 3), decoders=("onlstm",)) + [Candidate("grammar-1", 4, 1, "mbr")]
+    choice = choose(candidates, [[RIGHTISH, MIXED, RIGHT]] * 2, {"lm-1": {1: 50.0}, "grammar-1": {4: 70.0}})
+    assert choice.members == candidates[:2]
+    assert choice.baselines == [(candidates[2], {"right": 1.0, "left": 0.0})]
+    assert choice.to_dict()["baselines"] == [{"run": "grammar-1", "epoch": 4, "layer": 1, "decoder": "mbr",
+                                              "agreement": {"right": 1.0, "left": 0.0}}]
+    assert ("left out as a baseline: grammar-1 epoch 4 layer 1 mbr (agrees 1.000 with right-branching trees, "
+            "0.000 with left-branching ones)") in report(choice.to_dict()).splitlines()
+    # A left-branching grammar is one too; and when every member is a baseline, all stay.
+    assert choose(candidates, [[RIGHTISH, MIXED, LEFT]] * 2).members == candidates[:2]
+    every = choose(candidates, [[RIGHT, RIGHT, RIGHT]] * 2)
+    assert every.members == candidates and every.baselines == [] and every.voter == "right"
 
 
 # ---- the pipeline, end to end -------------------------------------------------------------------

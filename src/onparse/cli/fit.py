@@ -42,10 +42,13 @@ from .training import _Duration
 @quiet_option
 def fit_command(text, out, run_dir, resume, seeds, preset, grammars, grammar_preset, epochs, max_time, threads, limit,
                 weights, student, stop_after, as_json, force, quiet):
-    """Turn raw text into a parser with no gold tree: train several ON-LSTM seeds on TEXT (a
-    file of raw lines, or a plain-text corpus name such as news), take each seed's epoch of
-    lowest validation perplexity, read at layers 2 and 3 with the paper's decoder, add a voter of
-    the way their average leans on a held-out 5% of TEXT, and write them as one bundle (--out).
+    """Turn raw text into a parser with no gold tree: train several ON-LSTM seeds (and
+    --grammars PCFGs) on TEXT (a file of raw lines, or a plain-text corpus name such as news),
+    take each run's epoch of lowest validation perplexity, read at layers 2 and 3 with the
+    paper's decoder (a grammar: its MBR tree), leave out any whose trees are just right- or
+    left-branching ones, add a voter of the way their average leans on a held-out 5% of TEXT,
+    and write them as one bundle (--out).  On small texts (a few thousand sentences),
+    --grammars 3 chose better in Spanish and Portuguese (research/RESULTS.md).
 
     Stages: plan, train, choose, bundle (and student with --student), each recorded in the run
     folder: a stopped fit continues with --resume.  Prints what it chose and the gold-free
@@ -103,6 +106,11 @@ def report(choice, left_out=()) -> str:
         for run, e in choice["epochs"].items())]
     if left_out:
         lines.append(f"left out (no epoch within its share of --max-time): {', '.join(left_out)}")
+    for m in choice.get("baselines", []):
+        agree = m["agreement"]
+        lines.append(f"left out as a baseline: {m['run']} epoch {m['epoch']} layer {m['layer']} {m['decoder']} "
+                     f"(agrees {agree.get('right', 0):.3f} with right-branching trees, {agree.get('left', 0):.3f} "
+                     "with left-branching ones)")
     lines.append(f"members (and their agreement with the other runs' members on {choice['sentences']:,} held-out "
                  "sentences):")
     scores = {(m["run"], m["epoch"], m["layer"], m["decoder"]): m["agreement"] for m in choice["member_scores"]}

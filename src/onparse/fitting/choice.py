@@ -6,7 +6,7 @@ epochs x layers x decoders, each grammar's epochs read by their MBR tree.  A run
 one family (``lm-1``, ``grammar-2``).  Their trees of the held-out sentences (at least 3 words
 each) are the only input.
 
-**The rule** (:func:`choose`, rule v12 of ``research/PROTOCOL.md``):
+**The rule** (:func:`choose`, rules v12 and v14 of ``research/PROTOCOL.md``):
 
 1. Each run's epoch is its epoch of lowest validation perplexity (the run's own held-out
    split, as its ``metrics.jsonl`` logs it; ties and runs with none: the later epoch, which has
@@ -14,7 +14,13 @@ each) are the only input.
 2. Members: each language model read at :data:`MEMBER_LAYERS` with the paper's decoder
    (:data:`MEMBER_DECODER`) -- a model with neither of those layers gives its top layer -- and
    each grammar by its MBR tree, at the chosen epochs; layers outermost, runs in order.
-3. Voter and ties: the direction the members' own average leans.  Its mean agreement with the
+3. Baselines in disguise (rule v14): a member whose held-out trees agree more than
+   :data:`DEGENERATE` with the right-branching or with the left-branching tree of each sentence
+   is left out (unless every member would be).  A grammar can collapse to one such tree for
+   every sentence (two of three Dutch grammars did); it then adds nothing a voter does not and
+   pulls the average to that baseline.  No language model reading of the four languages'
+   fits came near (at most 0.42).
+4. Voter and ties: the direction the members' own average leans.  Its mean agreement with the
    right-branching and the left-branching tree of each sentence is measured; when one exceeds
    the other by :data:`LEAN` or more, one tree of that direction votes and breaks ties (on the
    English sample, rule v6's right voter added 1.4 points of dev F1); otherwise no voter, ties
@@ -56,6 +62,8 @@ MEMBER_LAYERS = (2, 3)
 MEMBER_DECODER = "onlstm"
 #: How a grammar's candidates are read (their MBR tree).
 GRAMMAR_DECODER = "mbr"
+#: A member whose held-out trees agree more than this with a baseline's is that baseline.
+DEGENERATE = 0.9
 
 
 @dataclass(frozen=True)
@@ -85,11 +93,14 @@ class Choice:
     lean: Dict[str, float] = field(default_factory=dict)   # the average's agreement with right / left
     sentences: int = 0
     perplexity: Dict[str, Optional[float]] = field(default_factory=dict)   # run -> its chosen epoch's
+    # Readings left out as baselines in disguise (rule 3), with their agreement with right / left.
+    baselines: List[Tuple[Candidate, Dict[str, float]]] = field(default_factory=list)
 
     def to_dict(self) -> Dict[str, Any]:
         return {"epochs": dict(self.epochs),
                 "members": [asdict(m) for m in self.members], "voter": self.voter, "ties": self.ties,
                 "lean": self.lean, "sentences": self.sentences, "perplexity": dict(self.perplexity),
+                "baselines": [{**asdict(c), "agreement": a} for c, a in self.baselines],
                 "scores": [{**asdict(c), "agreement": round(a, 5)} for c, a in self.scores],
                 "member_scores": [{**asdict(c), "agreement": round(a, 5)} for c, a in self.member_scores]}
 
@@ -179,26 +190,44 @@ def choose(candidates: Sequence[Candidate], trees: Sequence[Sequence[Tree]],
     kept = member_indices(candidates, epochs)
     if not kept:
         raise ValueError("no candidate reads a language model's layers with the paper's decoder or a grammar")
+    likeness = {i: baseline_agreement([row[i] for row in trees]) for i in kept}
+    alike = [i for i in kept if max(likeness[i].values(), default=0.0) > DEGENERATE]
+    if len(alike) < len(kept):
+        kept = [i for i in kept if i not in alike]
+    else:
+        alike = []                      # every member is a baseline: keep them, the voter decides
     kept_scores = cross_scores(shared[np.ix_(kept, kept)], counted, [candidates[i].run for i in kept])
     voter, ties, lean = _voter([[row[i] for i in kept] for row in trees])
     return Choice(epochs=epochs, members=[candidates[i] for i in kept], voter=voter, ties=ties,
                   scores=list(zip(candidates, scores)),
                   member_scores=[(candidates[i], v) for i, v in zip(kept, kept_scores)],
                   lean=lean, sentences=counted,
-                  perplexity={run: ppl.get(epochs[run]) for run, ppl in (perplexity or {}).items() if run in epochs})
+                  perplexity={run: ppl.get(epochs[run]) for run, ppl in (perplexity or {}).items() if run in epochs},
+                  baselines=[(candidates[i], likeness[i]) for i in alike])
+
+
+def baseline_agreement(trees: Sequence[Tree]) -> Dict[str, float]:
+    """``{"right": a, "left": b}``: the mean agreement (:func:`agreement_matrix`'s measure) of
+    ``trees`` (one per held-out sentence; None or under 3 words: not counted) with each
+    sentence's right- and left-branching tree; empty when no sentence counts."""
+    usable = [t for t in trees if t is not None and len(leaves(t)) >= MIN_WORDS]
+    if not usable:
+        return {}
+    out = {}
+    for kind in ("right", "left"):
+        rows = [[tree, baseline] for tree, baseline in zip(usable, baseline_trees([leaves(t) for t in usable], kind))]
+        shared, counted = agreement_matrix(rows)
+        out[kind] = round(float(shared[0, 1] / counted), 5)
+    return out
 
 
 def _voter(member_trees: Sequence[Sequence[Tree]]) -> Tuple[Optional[str], str, Dict[str, float]]:
-    """Rule 3: the direction the members' average (ties to the first member) leans, if any."""
+    """Rule 4: the direction the members' average (ties to the first member) leans, if any."""
     usable = [row for row in member_trees if row and row[0] is not None and len(leaves(row[0])) >= MIN_WORDS]
     if not usable:
         return None, "first", {}
     averaged = average_trees_batch([list(row) for row in usable], "first")
-    lean = {}
-    for kind in ("right", "left"):
-        rows = [[tree, baseline] for tree, baseline in zip(averaged, baseline_trees([leaves(t) for t in averaged], kind))]
-        shared, counted = agreement_matrix(rows)
-        lean[kind] = round(float(shared[0, 1] / counted), 5)
+    lean = baseline_agreement(list(averaged))
     if math.isclose(lean["right"], lean["left"]) or abs(lean["right"] - lean["left"]) < LEAN:
         return None, "first", lean
     side = "right" if lean["right"] > lean["left"] else "left"
