@@ -56,14 +56,16 @@ def f1(trees, gold):
     return round(evaluate(trees, gold).sentence_f1.f1, 5)
 
 
-def candidate_trees(run_dir, choice, tokens):
-    """Per candidate of ``choice`` (in its order) its trees of ``tokens``."""
+def candidate_trees(run_dir, choice, tokens, known=None):
+    """Per candidate of ``choice`` (in its order) its trees of ``tokens``; ``known``: trees of
+    the same tokens already computed, ``{(run, epoch, layer, decoder): trees}``, used as they are."""
     from onparse import load
 
-    out = {}
+    out = dict(known or {})
     wanted = {}
     for c in choice["scores"]:
-        wanted.setdefault((c["run"], c["epoch"]), []).append((c["layer"], c["decoder"]))
+        if (c["run"], c["epoch"], c["layer"], c["decoder"]) not in out:
+            wanted.setdefault((c["run"], c["epoch"]), []).append((c["layer"], c["decoder"]))
     for (run, epoch), members in wanted.items():
         parser = load(os.path.join(run_dir, run, f"epoch-{epoch:03d}.pt"), "cpu")
         parser = parser.with_grid("all", "all") if parser.models[0].layered else parser
@@ -74,7 +76,24 @@ def candidate_trees(run_dir, choice, tokens):
     return [out[(c["run"], c["epoch"], c["layer"], c["decoder"])] for c in choice["scores"]]
 
 
-def score(bundle, run_dir, language):
+def known_dev_trees(path, run_dir, dev_name):
+    """The dev trees `research/fit_trees.py` kept (``path``, a trees-v12.pkl) by candidate, for
+    the runs of ``run_dir`` that are the very folders it read (the same run names, linked)."""
+    import pickle
+
+    with open(path, "rb") as handle:
+        kept = pickle.load(handle)
+    assert kept["dev_gold"] == dev_name, f"{path} holds trees of {kept['dev_gold']}, not {dev_name}"
+    source = os.path.dirname(os.path.abspath(path))
+    out = {}
+    for candidate, trees in zip(kept["candidates"], kept["dev"]):
+        run = candidate[0]
+        if os.path.realpath(os.path.join(run_dir, run)) == os.path.realpath(os.path.join(source, run)):
+            out[tuple(candidate)] = trees
+    return out
+
+
+def score(bundle, run_dir, language, dev_trees=None):
     from onparse import baseline_trees, load, load_gold
 
     with open(os.path.join(run_dir, "choice.json"), encoding="utf-8") as handle:
@@ -83,7 +102,8 @@ def score(bundle, run_dir, language):
     dev, test, short = load_gold(dev_name), load_gold(test_name), load_gold(short_name)
     dev_tokens = [list(s.words) for s in dev]
     fitted = load(bundle, "cpu")
-    dev_f1 = [f1(trees, dev) for trees in candidate_trees(run_dir, choice, dev_tokens)]
+    known = known_dev_trees(dev_trees, run_dir, dev_name) if dev_trees else None
+    dev_f1 = [f1(trees, dev) for trees in candidate_trees(run_dir, choice, dev_tokens, known)]
     bundle_dev = f1(fitted.trees(dev_tokens), dev)
     options = dev_f1 + [bundle_dev]
     best = max(range(len(options)), key=lambda i: (options[i], -i))
@@ -114,9 +134,11 @@ def main():
     parser.add_argument("--language", choices=sorted(GOLD), required=True)
     parser.add_argument("--run-dir", default=None)
     parser.add_argument("--records", default=RECORDS)
+    parser.add_argument("--dev-trees", default=None, metavar="PKL",
+                        help="dev trees fit_trees.py kept for runs this fit links to (used, not recomputed)")
     args = parser.parse_args()
     run_dir = args.run_dir or os.path.splitext(args.bundle)[0] + ".fit"
-    record = score(args.bundle, run_dir, args.language)
+    record = score(args.bundle, run_dir, args.language, args.dev_trees)
     line = json.dumps(record)
     with open(args.records, "a", encoding="utf-8") as handle:
         handle.write(line + "\n")

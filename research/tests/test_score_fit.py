@@ -48,3 +48,25 @@ def test_scores_a_tiny_fit(tmp_path, monkeypatch):
 
     one = one.with_members([Member(0, first["layer"], first["decoder"])])
     assert record["dev"]["candidates"][0] == round(evaluate(one.trees(tokens), g).sentence_f1.f1, 5)
+
+
+def test_known_dev_trees_are_those_of_the_same_run_folders(tmp_path):
+    import os
+    import pickle
+
+    script = load_script("score_fit")
+    old = tmp_path / "old.fit"
+    for run in ("lm-1", "lm-2"):
+        (old / run).mkdir(parents=True)
+    kept = {"candidates": [("lm-1", 3, 2, "onlstm"), ("lm-2", 3, 2, "onlstm")], "dev": [["t1"], ["t2"]],
+            "dev_gold": "alpino-dev"}
+    with open(old / "trees-v12.pkl", "wb") as handle:
+        pickle.dump(kept, handle)
+    new = tmp_path / "new.fit"
+    new.mkdir()
+    os.symlink(old / "lm-1", new / "lm-1")             # the same folder, linked
+    (new / "lm-2").mkdir()                             # another run of the same name: not used
+    assert script.known_dev_trees(str(old / "trees-v12.pkl"), str(new), "alpino-dev") == \
+        {("lm-1", 3, 2, "onlstm"): ["t1"]}
+    with pytest.raises(AssertionError, match="not cess_esp-dev"):
+        script.known_dev_trees(str(old / "trees-v12.pkl"), str(new), "cess_esp-dev")
