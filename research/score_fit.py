@@ -93,6 +93,20 @@ def known_dev_trees(path, run_dir, dev_name):
     return out
 
 
+def perplexity_ranking(run_dir, choice, dev_f1):
+    """Spearman's correlation, over the candidates read as fit's members are (a language model
+    at layers 2-3 with the paper's decoder, a grammar's MBR tree), between minus their epoch's
+    validation perplexity (the gold-free score that chooses epochs since rule v12) and dev F1."""
+    from onparse.fitting.choice import GRAMMAR_DECODER, MEMBER_DECODER, MEMBER_LAYERS
+    from onparse.fitting.pipeline import _valid_perplexity
+
+    ppl = {run: _valid_perplexity(os.path.join(run_dir, run)) for run in {c["run"] for c in choice["scores"]}}
+    pairs = [(-ppl[c["run"]][c["epoch"]], f) for c, f in zip(choice["scores"], dev_f1)
+             if (c["decoder"] == GRAMMAR_DECODER or (c["decoder"] == MEMBER_DECODER and c["layer"] in MEMBER_LAYERS))
+             and c["epoch"] in ppl[c["run"]]]
+    return spearman([p for p, _ in pairs], [f for _, f in pairs]) if len(pairs) > 1 else None
+
+
 def score(bundle, run_dir, language, dev_trees=None):
     from onparse import baseline_trees, load, load_gold
 
@@ -124,6 +138,7 @@ def score(bundle, run_dir, language, dev_trees=None):
     return {"language": language, "bundle": bundle, "choice": {k: choice[k] for k in ("epochs", "members", "voter", "ties")},
             "dev": {"bundle": bundle_dev, "oracle": options[best], "candidates": dev_f1},
             "oracle": oracle, "spearman": spearman([c["agreement"] for c in choice["scores"]], dev_f1),
+            "spearman_perplexity": perplexity_ranking(run_dir, choice, dev_f1),
             "test": {"fit": test_scores(lambda g: fitted.trees(tokens(g))), "oracle": oracle_test,
                      "right": test_scores(lambda g: baseline_trees(tokens(g), "right"))}}
 

@@ -70,3 +70,20 @@ def test_known_dev_trees_are_those_of_the_same_run_folders(tmp_path):
         {("lm-1", 3, 2, "onlstm"): ["t1"]}
     with pytest.raises(AssertionError, match="not cess_esp-dev"):
         script.known_dev_trees(str(old / "trees-v12.pkl"), str(new), "cess_esp-dev")
+
+
+def test_perplexity_ranking_reads_the_members_readings_only(tmp_path):
+    script = load_script("score_fit")
+    for run, ppl in (("lm-1", {1: 300.0, 2: 200.0, 3: 100.0}), ("grammar-1", {1: 900.0, 2: 800.0})):
+        (tmp_path / run).mkdir()
+        (tmp_path / run / "metrics.jsonl").write_text("".join(
+            json.dumps({"event": "epoch", "epoch": e, "valid_ppl": p}) + "\n" for e, p in ppl.items()))
+    scores = [{"run": "lm-1", "epoch": e, "layer": layer, "decoder": "onlstm"} for e in (1, 2, 3) for layer in (1, 2)]
+    scores += [{"run": "grammar-1", "epoch": e, "layer": 1, "decoder": "mbr"} for e in (1, 2)]
+    # Layer 2 and the grammar: F1 rises as perplexity falls (ranks agree); layer 1 (not a member's
+    # reading) falls, and would break the agreement if it were counted.
+    f1 = {(1, 1): 0.9, (1, 2): 0.1, (2, 1): 0.8, (2, 2): 0.2, (3, 1): 0.7, (3, 2): 0.3}
+    dev_f1 = [f1[(c["epoch"], c["layer"])] for c in scores[:6]] + [0.05, 0.06]
+    assert script.perplexity_ranking(str(tmp_path), {"scores": scores}, dev_f1) == pytest.approx(
+        script.spearman([-300, -200, -100, -900, -800], [0.1, 0.2, 0.3, 0.05, 0.06]))
+    assert script.perplexity_ranking(str(tmp_path), {"scores": scores[:2]}, dev_f1[:2]) is None
