@@ -6,6 +6,7 @@ rule v7's language models, chosen on each treebank's dev part; the test parts sc
     python research/choose_v13.py --list      # the candidates only, nothing scored
     python research/choose_v13.py --test      # each choice and grammar-alone figure on the test
                                               # parts, once, right and left beside; research/test-v13.json
+    python research/choose_v13.py --readme    # the README's "Other languages" table from those files
 
 Grammar members: every (seed, epoch) of research/grammar-languages-dev.jsonl (rule 73), read by
 its MBR tree; rule v7's members: its recorded choice (research/dev-choice-v7.json) from the
@@ -201,9 +202,45 @@ def test():
         json.dump(out, handle, indent=1)
 
 
+def readme_block(results, v7_results) -> str:
+    """The README's "Other languages" table from rule v13's test record and rule v7's."""
+    head = ("| language | test sentences (all / <= 10) | trees | all lengths: sent. F1 | all: Kim F1 | all: corpus F1 | "
+            "<= 10 words: sent. F1 | <= 10: Kim F1 | <= 10: corpus F1 |")
+    rows = [head, "|---|---|---|---|---|---|---|---|---|"]
+    for lang, label in v7.LANGUAGES.items():
+        r = results[lang]
+        entries = [(f"chosen on dev (rule v13): {r['candidate']}", r["chosen"]),
+                   (f"its best grammar alone: {r['grammar_alone']['name']}", r["grammar_alone"]),
+                   (f"rule v7's choice: {v7_results[lang]['chosen']['name']}", v7_results[lang]["chosen"]["test"]),
+                   ("right-branching", r["right"]), ("left-branching", r["left"])]
+        values = [[s[part][conv] for part in ("all", "10") for conv in ("sentence_f1", "kim_f1", "corpus_f1")]
+                  for _, s in entries]
+        best = [max(column) for column in zip(*values)]
+        for i, ((name, _), vals) in enumerate(zip(entries, values)):
+            cells = [f"**{100 * v:.1f}**" if v == b else f"{100 * v:.1f}" for v, b in zip(vals, best)]
+            first = f"{label} | {r['sentences'][0]:,} / {r['sentences'][1]:,}" if i == 0 else " | "
+            rows.append(f"| {first} | {name} | " + " | ".join(cells) + " |")
+    rows += ["", "Members (rule v7's language models, rule v13's grammars), voter and tie rule chosen per language on "
+                 "its dev part (research/PROTOCOL.md, rule v13; `python research/choose_v13.py`), test parts scored "
+                 "once (`--test`); table by `--readme`."]
+    return "\n".join(rows)
+
+
+def readme():
+    with open(TEST, encoding="utf-8") as handle:
+        results = json.load(handle)
+    with open(v7.TEST, encoding="utf-8") as handle:
+        v7_results = json.load(handle)
+    v5.replace_block(os.path.join(ROOT, "README.md"), readme_block(results, v7_results), "multilingual")
+
+
 if __name__ == "__main__":
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--test", action="store_true", help="score the test parts, once")
     ap.add_argument("--list", action="store_true", help="list the candidates, score nothing")
+    ap.add_argument("--readme", action="store_true", help="write README.md's Other languages table (no scoring)")
     args = ap.parse_args()
-    test() if args.test else dev(list_only=args.list)
+    if args.readme:
+        readme()
+    else:
+        test() if args.test else dev(list_only=args.list)

@@ -61,3 +61,21 @@ def test_the_test_parts_are_scored_once(tmp_path, monkeypatch):
     monkeypatch.setattr(v13, "TEST", str(done))
     with pytest.raises(SystemExit, match="scored once"):
         v13.test()
+
+
+def test_the_readme_table_bolds_each_columns_best():
+    v13 = load_script("choose_v13")
+
+    def scores(x):
+        return {part: {"sentence_f1": x, "kim_f1": x, "corpus_f1": x} for part in ("all", "10")}
+    results, v7_results = {}, {}
+    for lang in v13.v7.LANGUAGES:
+        results[lang] = {"candidate": "g s1 e2, ties first", "sentences": [1200, 300], "chosen": scores(0.45),
+                         "grammar_alone": {"name": "g s1 e2", **scores(0.40)}, "right": scores(0.30),
+                         "left": scores(0.1)}
+        v7_results[lang] = {"chosen": {"name": "s1 e3 L2 onlstm", "test": scores(0.42)}}
+    lines = v13.readme_block(results, v7_results).splitlines()
+    assert len(lines) == 2 + 3 * 5 + 2
+    assert lines[2] == ("| Dutch (alpino) | 1,200 / 300 | chosen on dev (rule v13): g s1 e2, ties first | "
+                        + " | ".join(["**45.0**"] * 6) + " |")
+    assert lines[4] == "|  |  | rule v7's choice: s1 e3 L2 onlstm | " + " | ".join(["42.0"] * 6) + " |"
