@@ -212,7 +212,7 @@ def readme_block(results, v7_results) -> str:
         entries = [(f"chosen on dev (rule v13): {r['candidate']}", r["chosen"]),
                    (f"its best grammar alone: {r['grammar_alone']['name']}", r["grammar_alone"]),
                    (f"rule v7's choice: {v7_results[lang]['chosen']['name']}", v7_results[lang]["chosen"]["test"]),
-                   ("right-branching", r["right"]), ("left-branching", r["left"])]
+                   ("right-branching", r["right"])]
         values = [[s[part][conv] for part in ("all", "10") for conv in ("sentence_f1", "kim_f1", "corpus_f1")]
                   for _, s in entries]
         best = [max(column) for column in zip(*values)]

@@ -1,5 +1,5 @@
 """The training scripts of research/ (``make model``, ``make campaign``, ``make multilingual``,
-``make students``, the recipe of the first bundles and the GPU grammar variants): each passes ``bash -n``, and each, run in
+``make students``, ``make languages``, the recipe of the first bundles and the GPU grammar variants): each passes ``bash -n``, and each, run in
 a copy of the layout it expects with ``onparse`` and ``python`` replaced by stubs that record
 their arguments, runs commands that onparse's own command-line parser (and bundle_default.py's)
 accepts, with the options the script means, first and on a resume."""
@@ -11,7 +11,7 @@ import pytest
 
 from lab import RESEARCH, ROOT, load_script
 
-SCRIPTS = ("train_campaign.sh", "train_default.sh", "train_students.sh", "gpu_grammars.sh")
+SCRIPTS = ("train_campaign.sh", "train_default.sh", "train_students.sh", "gpu_grammars.sh", "train_v13.sh")
 
 pytestmark = pytest.mark.skipif(shutil.which("bash") is None, reason="needs bash")
 
@@ -159,3 +159,32 @@ def test_gpu_grammars_trains_each_variant_on_cuda_and_scores_it_as_it_goes(layou
     assert scorer[-2:] == outs and "--decoders" in scorer and scorer[scorer.index("--decoders") + 1] == "mbr"
     assert any(args[:3] == ["-m", "pytest", "-q"] and "tests/test_cuda.py" in args for _, args in calls)
     assert sorted(os.listdir(tmp_path / "out")) == ["logs.tar.gz"]
+
+
+def test_train_v13_trains_the_grammars_on_the_fit_texts_and_rule_v7s_models(layout):
+    root, run = layout
+    runs = root / "runs"
+    calls = run("train_v13.sh", DIR=str(runs))
+    (texts,) = [args for program, args in calls if program == "python"]
+    assert texts == ["research/fit_texts.py", "--out-dir", str(runs), "alpino", "cess_esp", "floresta"]
+    got = [parse(args) for program, args in calls if program == "onparse"]
+    grammars = sorted((p["corpus"], p["seed"]) for p in got if p["family"] == "grammar")
+    assert grammars == sorted((str(runs / f"fit-text-{lang}.txt"), s)
+                              for lang in ("alpino", "cess_esp", "floresta") for s in (1, 2, 3))
+    lms = sorted((p["corpus"], p["seed"], p["epochs"]) for p in got if p["family"] == "lm")
+    assert lms == [("alpino", 1, 7), ("alpino", 3, 10), ("cess_esp", 1, 6), ("cess_esp", 2, 10),
+                   ("cess_esp", 3, 10), ("floresta", 1, 6), ("floresta", 3, 1)]
+    for p in got:
+        assert p["preset"] == "small" and p["keep_epochs"] and p["threads"] == 1 and not p["resume"]
+        if p["family"] == "grammar":
+            assert p["epochs"] == 12 and p["checkpoint_every"] == 300
+            assert p["out"] == str(runs / f"grammar-fit-{os.path.basename(p['corpus'])[9:-4]}-s{p['seed']}")
+        else:
+            assert p["out"] == str(runs / f"small-{p['corpus']}-s{p['seed']}")
+    # The texts exist now and a run that holds last.pt is resumed.
+    (runs / "fit-text-floresta.txt").write_text("a b\n")
+    (runs / "grammar-fit-alpino-s1" / "last.pt").write_bytes(b"")
+    calls = run("train_v13.sh", DIR=str(runs))
+    assert [program for program, _ in calls] == ["onparse"] * 16
+    resumed = [parse(args) for _, args in calls if "--resume" in args]
+    assert [p["out"] for p in resumed] == [str(runs / "grammar-fit-alpino-s1")]
