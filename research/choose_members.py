@@ -83,6 +83,27 @@ def scored_once(path, rule) -> None:
         sys.exit(f"{path} exists: the test part is scored once ({rule})")
 
 
+#: The head of an "Other languages" table (rules v7 and v13): per entry, three conventions at
+#: all lengths and at most 10 words.
+LANGUAGE_TABLE_HEAD = [
+    "| language | test sentences (all / <= 10) | trees | all lengths: sent. F1 | all: Kim F1 | all: corpus F1 | "
+    "<= 10 words: sent. F1 | <= 10: Kim F1 | <= 10: corpus F1 |", "|---|---|---|---|---|---|---|---|---|"]
+
+
+def language_rows(label, sentences, entries) -> list:
+    """One language's rows of that table: ``entries`` ``[(name, scores)]`` with :func:`scores_of`'s
+    figures, each column's best in bold, the language and its test sentences on the first row."""
+    values = [[s[part][conv] for part in ("all", "10") for conv in ("sentence_f1", "kim_f1", "corpus_f1")]
+              for _, s in entries]
+    best = [max(column) for column in zip(*values)]
+    rows = []
+    for i, ((name, _), vals) in enumerate(zip(entries, values)):
+        cells = [f"**{100 * v:.1f}**" if v == b else f"{100 * v:.1f}" for v, b in zip(vals, best)]
+        first = f"{label} | {sentences[0]:,} / {sentences[1]:,}" if i == 0 else " | "
+        rows.append(f"| {first} | {name} | " + " | ".join(cells) + " |")
+    return rows
+
+
 def write_trials(path, rows, columns=()) -> None:
     """Every candidate's dev scores as a TSV (rules v5-v8): order, name, the ``columns`` of each
     row, then sentence F1 in both conventions and corpus F1, all lengths and at most 10 words."""

@@ -204,22 +204,14 @@ def test():
 
 def readme_block(results, v7_results) -> str:
     """The README's "Other languages" table from rule v13's test record and rule v7's."""
-    head = ("| language | test sentences (all / <= 10) | trees | all lengths: sent. F1 | all: Kim F1 | all: corpus F1 | "
-            "<= 10 words: sent. F1 | <= 10: Kim F1 | <= 10: corpus F1 |")
-    rows = [head, "|---|---|---|---|---|---|---|---|---|"]
+    rows = list(v5.LANGUAGE_TABLE_HEAD)
     for lang, label in v7.LANGUAGES.items():
         r = results[lang]
         entries = [(f"chosen on dev (rule v13): {r['candidate']}", r["chosen"]),
                    (f"its best grammar alone: {r['grammar_alone']['name']}", r["grammar_alone"]),
                    (f"rule v7's choice: {v7_results[lang]['chosen']['name']}", v7_results[lang]["chosen"]["test"]),
                    ("right-branching", r["right"])]
-        values = [[s[part][conv] for part in ("all", "10") for conv in ("sentence_f1", "kim_f1", "corpus_f1")]
-                  for _, s in entries]
-        best = [max(column) for column in zip(*values)]
-        for i, ((name, _), vals) in enumerate(zip(entries, values)):
-            cells = [f"**{100 * v:.1f}**" if v == b else f"{100 * v:.1f}" for v, b in zip(vals, best)]
-            first = f"{label} | {r['sentences'][0]:,} / {r['sentences'][1]:,}" if i == 0 else " | "
-            rows.append(f"| {first} | {name} | " + " | ".join(cells) + " |")
+        rows += v5.language_rows(label, r["sentences"], entries)
     rows += ["", "Members (rule v7's language models, rule v13's grammars), voter and tie rule chosen per language on "
                  "its dev part (research/PROTOCOL.md, rule v13; `python research/choose_v13.py`), test parts scored "
                  "once (`--test`); table by `--readme`."]

@@ -135,19 +135,12 @@ def test():
 
 
 def readme_block(results) -> str:
-    rows = ["| language | test sentences (all / <= 10) | trees | all lengths: sent. F1 | all: Kim F1 | all: corpus F1 | "
-            "<= 10 words: sent. F1 | <= 10: Kim F1 | <= 10: corpus F1 |", "|---|---|---|---|---|---|---|---|---|"]
+    rows = list(v5.LANGUAGE_TABLE_HEAD)
     for lang, r in results.items():
         entries = [(f"chosen on dev: {r['chosen']['name']}", r["chosen"]["test"]),
                    (f"language models alone: {r['lm_only']['name']}", r["lm_only"]["test"]),
                    ("right-branching", r["baselines"]["right"]), ("left-branching", r["baselines"]["left"])]
-        values = [[s[part][conv] for part in ("all", "10") for conv in ("sentence_f1", "kim_f1", "corpus_f1")]
-                  for _, s in entries]
-        best = [max(column) for column in zip(*values)]
-        for i, ((label, _), vals) in enumerate(zip(entries, values)):
-            cells = [f"**{100 * v:.1f}**" if v == b else f"{100 * v:.1f}" for v, b in zip(vals, best)]
-            head = f"{LANGUAGES[lang]} | {r['sentences'][0]:,} / {r['sentences'][1]:,}" if i == 0 else " | "
-            rows.append(f"| {head} | {label} | " + " | ".join(cells) + " |")
+        rows += v5.language_rows(LANGUAGES[lang], r["sentences"], entries)
     rows += ["", "Members, voter and tie rule chosen per language on its dev part (research/PROTOCOL.md, rule v7; "
                  "`python research/choose_v7.py`), test parts scored once (`--test`); table by `--readme`."]
     return "\n".join(rows)

@@ -79,3 +79,16 @@ def test_the_readme_table_bolds_each_columns_best():
     assert lines[2] == ("| Dutch (alpino) | 1,200 / 300 | chosen on dev (rule v13): g s1 e2, ties first | "
                         + " | ".join(["**45.0**"] * 6) + " |")
     assert lines[4] == "|  |  | rule v7's choice: s1 e3 L2 onlstm | " + " | ".join(["42.0"] * 6) + " |"
+
+
+def test_the_readme_table_is_the_recorded_test_scores():
+    import json
+
+    from lab import ROOT
+
+    v13 = load_script("choose_v13")
+    results = json.loads((ROOT / "research" / "test-v13.json").read_text())
+    v7_results = json.loads((ROOT / "research" / "test-v7.json").read_text())
+    assert v13.readme_block(results, v7_results) in (ROOT / "README.md").read_text()
+    for lang in v13.v7.LANGUAGES:
+        assert results[lang]["chosen"]["all"]["sentence_f1"] > results[lang]["right"]["all"]["sentence_f1"], lang

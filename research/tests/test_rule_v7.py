@@ -2,7 +2,7 @@
 recorded dev scores, and the README's table is the recorded test scores."""
 import pytest
 
-from lab import ROOT, load_script, read_json, read_tsv
+from lab import load_script, read_json, read_tsv
 
 
 @pytest.fixture(scope="module")
@@ -59,10 +59,10 @@ def test_the_recorded_candidates_are_those_of_the_recorded_epoch_scores(v7):
             assert (choices[lang][key]["voters"], choices[lang][key]["ties"]) == (list(voters), ties)
 
 
-def test_readme_table_is_the_recorded_test_scores_and_beats_right_branching(v7):
+def test_the_recorded_test_scores_beat_right_branching(v7):
+    # The README's table is rule v13's now (test_rule_v13.py), with rule v7's choice beside it.
     results = read_json("test-v7.json")
-    readme = (ROOT / "README.md").read_text()
-    assert v7.readme_block(results) in readme
+    assert v7.readme_block(results).count("\n| ") == 3 * 4                # four rows a language
     for lang, r in results.items():
         assert r["chosen"]["test"]["all"]["sentence_f1"] > r["baselines"]["right"]["all"]["sentence_f1"], lang
         assert r["lm_only"]["test"]["all"]["sentence_f1"] > r["baselines"]["right"]["all"]["sentence_f1"], lang
