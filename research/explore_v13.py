@@ -29,9 +29,6 @@ LANGUAGES = ("alpino", "cess_esp", "floresta")
 GRAMMARS = os.path.join(ROOT, "runs", "grammar-fit-{lang}-s{seed}")
 RECORDS = os.path.join(HERE, "grammar-languages-dev.jsonl")
 OUT = os.path.join(ROOT, "runs", "explore-v13.json")
-#: A candidate whose held-out trees agree more than this with right- or left-branching trees
-#: (the figure rule v14 then wrote into onparse.fitting.choice).
-DEGENERATE = 0.9
 
 
 def grammar_trees(lang, seed, epoch, held, dev_tokens):
@@ -80,7 +77,7 @@ def average_dev(columns, choice, index):
 
 def explore(lang):
     from onparse import baseline_trees, load_gold
-    from onparse.fitting.choice import Candidate, baseline_agreement, choose
+    from onparse.fitting.choice import DEGENERATE, Candidate, baseline_agreement, choose
     from onparse.fitting.pipeline import _valid_perplexity
 
     data = load(lang)
