@@ -145,9 +145,10 @@ def v7_choices():
 
 def dev(list_only=False):
     records = v9.read_records(RECORDS)
+    recorded_v7 = v7_choices()
     choices, lines = {}, []
     for lang in v7.LANGUAGES:
-        v7_choice = v7_choices()[lang]
+        v7_choice = recorded_v7[lang]
         ranked = ranked_grammars(lang, records)
         cands = candidates(ranked, v7_choice)
         if list_only:
@@ -183,13 +184,14 @@ def test():
     v5.scored_once(TEST, "rule 76")
     with open(CHOICES, encoding="utf-8") as handle:
         recorded = json.load(handle)
+    recorded_v7 = v7_choices()
     out = {"rule": "v13"}
     for lang in v7.LANGUAGES:
         chosen, (seed, epoch) = recorded[lang]["chosen"], recorded[lang]["grammar_alone"]
         alone = {"name": f"g s{seed} e{epoch}", "lms": False, "grammars": [[seed, epoch]], "voters": [],
                  "ties": "first"}
         gold, short, short_index = v5.golds(f"{lang}-test", f"{lang}10-test")
-        trees = Trees(lang, gold, v7_choices()[lang])
+        trees = Trees(lang, gold, recorded_v7[lang])
         out[lang] = {"candidate": chosen["name"], "dev": chosen["dev"], "sentences": [len(gold), len(short)],
                      "chosen": v5.scores_of(trees.of(chosen), gold, short, short_index),
                      "grammar_alone": {"name": alone["name"],

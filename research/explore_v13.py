@@ -8,7 +8,9 @@ held-out and dev sentences in trees-v12.pkl, `research/fit_trees.py`); rule v13 
 grammars per language with the command fit runs for them (runs/grammar-fit-L-sS, PROTOCOL.md
 71).  Each grammar's MBR trees of the same held-out and dev sentences are computed here for the
 epoch fit would take (lowest validation perplexity) and kept in runs/grammar-fit-L-sS/
-trees-v13.pkl.  Then fit's own rule (`onparse.fitting.choice.choose`, rule v12) chooses among
+trees-v13.pkl.  Then fit's own rule (`onparse.fitting.choice.choose`: rule v12 when RESULTS.md's
+table was made; since rule v14 it leaves baseline-like members out itself, so the rows with
+and without "baselines left out" agree) chooses among
 the language models with 0-3 grammars, and among the grammars alone, from the held-out trees
 only; the dev part scores each choice (sentence F1, ON-LSTM convention, all lengths) beside the
 dev-gold oracle among the same models (every kept epoch; a grammar epoch's dev F1 from
@@ -22,7 +24,7 @@ import sys
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 sys.path.insert(0, HERE)
-from explore_v12 import dev_f1, load  # noqa: E402
+from explore_v12 import bundle_trees, dev_f1, load  # noqa: E402
 from fit_trees import held_out  # noqa: E402
 
 LANGUAGES = ("alpino", "cess_esp", "floresta")
@@ -61,18 +63,9 @@ def grammar_dev_records(lang):
 
 
 def average_dev(columns, choice, index):
-    """Dev trees of a choice's members (``index``: candidate -> column), voter and ties."""
-    from onparse.trees.average import average_trees_batch
-    from onparse.trees.baselines import baseline_trees
-    from onparse.trees.tree import leaves
-
-    rows = []
-    for i in range(len(columns[0])):
-        row = [columns[index[m]][i] for m in choice.members]
-        if choice.voter:
-            row.append(baseline_trees([leaves(row[0])], choice.voter)[0])
-        rows.append(row)
-    return list(average_trees_batch(rows, choice.ties))
+    """Dev trees of a choice's members (``index``: candidate -> column), voter and ties: rule
+    v12's evidence did the same (explore_v12.bundle_trees)."""
+    return bundle_trees({"dev": columns}, [index[m] for m in choice.members], choice.voter, choice.ties)
 
 
 def explore(lang):
