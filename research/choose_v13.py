@@ -76,18 +76,19 @@ def size(candidate, v7_choice):
 
 
 class Trees:
-    """Every candidate's trees of one gold set for one language; member trees computed once."""
+    """Every candidate's trees of some sentences of one language (``tokens``: token lists, a gold
+    set's or a text's; ``name`` for the log); member trees computed once."""
 
-    def __init__(self, lang, gold, v7_choice):
+    def __init__(self, lang, tokens, v7_choice, name):
         from onparse import Member, load
 
-        self.lang, self.tokens = lang, [list(s.words) for s in gold]
+        self.lang, self.tokens = lang, [list(words) for words in tokens]
         started = time.time()
         paths = [v7.RUN.format(lang=lang, seed=m["seed"], epoch=m["epoch"]) for m in v7_choice["models"]]
         members = [Member(i, m["layer"], m["decoder"]) for i, m in enumerate(v7_choice["members"])]
         self.lm_rows = load(paths, "cpu").with_members(members).member_trees(self.tokens)
         self.grammars = {}
-        print(f"{gold.name}: rule v7's member trees in {time.time() - started:.0f} s", file=sys.stderr)
+        print(f"{name}: rule v7's member trees in {time.time() - started:.0f} s", file=sys.stderr)
 
     def grammar(self, seed, epoch):
         from onparse import load
@@ -99,12 +100,19 @@ class Trees:
             print(f"{self.lang} grammar s{seed} e{epoch}: trees in {time.time() - started:.0f} s", file=sys.stderr)
         return self.grammars[(seed, epoch)]
 
-    def of(self, candidate):
+    def of(self, candidate, last=None):
+        """The candidate's trees; ``last``: one more member's trees (one per sentence), added
+        after its language models and grammars (rule v15's students)."""
         rows = [list(r) if candidate["lms"] else [] for r in self.lm_rows]
-        for seed, epoch in candidate["grammars"]:
-            for row, tree in zip(rows, self.grammar(seed, epoch)):
+        for member in [self.grammar(seed, epoch) for seed, epoch in candidate["grammars"]] + [last or []]:
+            for row, tree in zip(rows, member):
                 row.append(tree)
         return v9.average(rows, self.tokens, candidate["voters"], candidate["ties"])
+
+
+def gold_tokens(gold):
+    """A gold set's sentences as token lists."""
+    return [list(s.words) for s in gold]
 
 
 def rule_72_check(lang, v7_choice, trees, gold):
@@ -155,7 +163,7 @@ def dev(list_only=False):
             print("\n".join(f"{lang}\t{i + 1}\t{c['name']}" for i, c in enumerate(cands)))
             continue
         gold, short, short_index = v5.golds(f"{lang}-dev", f"{lang}10-dev")
-        trees = Trees(lang, gold, v7_choice)
+        trees = Trees(lang, gold_tokens(gold), v7_choice, gold.name)
         check = rule_72_check(lang, v7_choice, trees, gold)
         rows = []
         for order, candidate in enumerate(cands):
@@ -191,7 +199,7 @@ def test():
         alone = {"name": f"g s{seed} e{epoch}", "lms": False, "grammars": [[seed, epoch]], "voters": [],
                  "ties": "first"}
         gold, short, short_index = v5.golds(f"{lang}-test", f"{lang}10-test")
-        trees = Trees(lang, gold, recorded_v7[lang])
+        trees = Trees(lang, gold_tokens(gold), recorded_v7[lang], gold.name)
         out[lang] = {"candidate": chosen["name"], "dev": chosen["dev"], "sentences": [len(gold), len(short)],
                      "chosen": v5.scores_of(trees.of(chosen), gold, short, short_index),
                      "grammar_alone": {"name": alone["name"],
