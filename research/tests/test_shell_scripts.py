@@ -11,7 +11,8 @@ import pytest
 
 from lab import RESEARCH, ROOT, load_script
 
-SCRIPTS = ("train_campaign.sh", "train_default.sh", "train_students.sh", "gpu_grammars.sh", "train_v13.sh")
+SCRIPTS = ("train_campaign.sh", "train_default.sh", "train_students.sh", "gpu_grammars.sh", "train_v13.sh",
+           "students_v15.sh")
 
 pytestmark = pytest.mark.skipif(shutil.which("bash") is None, reason="needs bash")
 
@@ -188,3 +189,19 @@ def test_train_v13_trains_the_grammars_on_the_fit_texts_and_rule_v7s_models(layo
     assert [program for program, _ in calls] == ["onparse"] * 16
     resumed = [parse(args) for _, args in calls if "--resume" in args]
     assert [p["out"] for p in resumed] == [str(runs / "grammar-fit-alpino-s1")]
+
+
+def test_students_v15_makes_teacher_trees_then_trains_each_language_skipping_and_resuming(layout):
+    root, run = layout
+    calls = run("students_v15.sh")
+    assert calls == sorted(("python", ["research/students_v15.py", step, lang])
+                           for lang in ("alpino", "cess_esp", "floresta") for step in ("teacher", "train"))
+    distill = root / "runs" / "distill"
+    (distill / "v15-alpino-s1.pt").write_bytes(b"")             # done: skipped
+    (distill / "v15-teacher-cess_esp.txt").write_text("(a b)\n")  # its trees exist: not made again
+    (distill / "v15-cess_esp-s1.run").mkdir()                   # a stopped run: resumed
+    calls = run("students_v15.sh")
+    assert calls == [("python", ["research/students_v15.py", "teacher", "floresta"]),
+                     ("python", ["research/students_v15.py", "train", "cess_esp", "--resume"]),
+                     ("python", ["research/students_v15.py", "train", "floresta"])]
+    assert "alpino: student exists, skipped" in (root / "runs" / "students-v15.log").read_text()

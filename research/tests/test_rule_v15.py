@@ -1,0 +1,99 @@
+"""``research/students_v15.py`` (rule v15, 81-85): rule 84's candidates in order, its choice and
+ties, the student's vocabulary model and command (read by onparse's own command line), the
+student added as the choice's last member, and the test step's scored-once guard."""
+import pytest
+
+from lab import load_script
+
+LM_CHOICE = {"name": "rule v7's LMs + g s2 e1, ties right", "lms": True, "grammars": [[2, 1]], "voters": [],
+             "ties": "right", "trees": 3}
+GRAMMAR_CHOICE = {"name": "g s2 e10 + g s1 e10 + right, ties first", "lms": False, "grammars": [[2, 10], [1, 10]],
+                  "voters": ["right"], "ties": "first", "trees": 3}
+V7 = {"models": [{"seed": 3, "epoch": 10}, {"seed": 1, "epoch": 7}]}
+
+
+def test_candidates_in_rule_84s_order():
+    v15 = load_script("students_v15")
+    out = v15.candidates(LM_CHOICE)
+    assert len(out) == 13
+    assert out[0] == ("choice", None)
+    assert out[1:7] == [("student", e) for e in range(1, 7)]
+    assert out[7:] == [("choice + student", e) for e in range(1, 7)]
+    names = [v15.name_of(kind, epoch, LM_CHOICE) for kind, epoch in out]
+    assert names[0] == "rule v13: rule v7's LMs + g s2 e1, ties right"
+    assert names[1] == "student (s1 e1)"
+    assert names[12] == "rule v7's LMs + g s2 e1, ties right + student (s1 e6)"
+    assert [v15.size(kind, LM_CHOICE) for kind, _ in (out[0], out[1], out[7])] == [3, 1, 4]
+
+
+def test_choice_prefers_fewer_trees_then_the_earlier_and_the_student_alone_is_the_best_student():
+    v15 = load_script("students_v15")
+
+    def row(order, kind, f1, trees):
+        return {"order": order, "kind": kind, "trees": trees, "dev": {"all": {"sentence_f1": f1}}}
+    rows = [row(0, "choice", 0.40, 3), row(1, "student", 0.38, 1), row(2, "student", 0.39, 1),
+            row(7, "choice + student", 0.40, 4), row(8, "choice + student", 0.41, 4)]
+    assert v15.choose(rows)["order"] == 8
+    assert v15.choose(rows[:4])["order"] == 0                  # 0.40 twice: three trees beat four
+    assert v15.choose(rows, ("student",))["order"] == 2
+    rows.append(row(3, "student", 0.39, 1))
+    assert v15.choose(rows, ("student",))["order"] == 2        # an exact tie: the earlier epoch
+
+
+def test_the_student_reads_the_first_language_models_vocabulary_else_the_first_grammars(tmp_path):
+    v15 = load_script("students_v15")
+    assert v15.first_model(LM_CHOICE, V7, "alpino") == v15.v7.RUN.format(lang="alpino", seed=3, epoch=10)
+    assert v15.first_model(GRAMMAR_CHOICE, V7, "floresta") == v15.v13.GRAMMAR.format(lang="floresta", seed=2,
+                                                                                       epoch=10)
+
+
+def test_the_training_command_is_rule_83s(tmp_path, monkeypatch):
+    from onparse.cli import main
+
+    v15 = load_script("students_v15")
+    # Click checks that the files exist: the same names, under tmp_path.
+    for name in ("TEXT", "TEACHER"):
+        monkeypatch.setattr(v15, name, str(tmp_path / getattr(v15, name).split("/runs/")[1]))
+    monkeypatch.setattr(v15.v13, "GRAMMAR", str(tmp_path / v15.v13.GRAMMAR.split("/runs/")[1]))
+    for path in (v15.TEXT, v15.TEACHER, v15.v13.GRAMMAR):
+        target = tmp_path / path.format(lang="floresta", seed=2, epoch=10)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text("a b c\n")
+    monkeypatch.setattr(v15, "v13_choices", lambda: {"floresta": GRAMMAR_CHOICE})
+    monkeypatch.setattr(v15.v13, "v7_choices", lambda: {"floresta": V7})
+    for resume in (False, True):
+        command = v15.train_command("floresta", resume)
+        assert command[1:4] == ["-m", "onparse", "distill"]
+        params = main.commands["distill"].make_context("distill", command[4:]).params
+        assert params["text"] == v15.TEXT.format(lang="floresta") and params["pretokenized"]
+        assert params["model_paths"] == (v15.v13.GRAMMAR.format(lang="floresta", seed=2, epoch=10),)
+        assert params["teacher_trees"] == v15.TEACHER.format(lang="floresta")
+        assert params["student_path"] == v15.STUDENT.format(lang="floresta", seed=1)
+        assert (params["seed"], params["epochs"], params["keep_epochs"], params["threads"]) == (1, 6, True, 1)
+        assert params["resume"] is resume
+
+
+def test_a_student_joins_the_choice_as_its_last_member(monkeypatch):
+    v15 = load_script("students_v15")
+    trees = object.__new__(v15.v13.Trees)
+    trees.tokens = [["a", "b", "c"], ["d", "e"]]
+    trees.lm_rows = [["lm1-a", "lm2-a"], ["lm1-d", "lm2-d"]]
+    trees.grammars = {(2, 1): ["g-a", "g-d"]}
+    seen = []
+    monkeypatch.setattr(v15.v13.v9, "average",
+                        lambda rows, tokens, voters, ties: seen.append((rows, voters, ties)) or ["avg"] * len(rows))
+    trees.of(LM_CHOICE, ["s-a", "s-d"])
+    trees.of(LM_CHOICE)
+    trees.of({**GRAMMAR_CHOICE, "grammars": [[2, 1]]}, ["s-a", "s-d"])
+    assert seen[0] == ([["lm1-a", "lm2-a", "g-a", "s-a"], ["lm1-d", "lm2-d", "g-d", "s-d"]], [], "right")
+    assert seen[1] == ([["lm1-a", "lm2-a", "g-a"], ["lm1-d", "lm2-d", "g-d"]], [], "right")
+    assert seen[2] == ([["g-a", "s-a"], ["g-d", "s-d"]], ["right"], "first")
+
+
+def test_the_test_parts_are_scored_once(tmp_path, monkeypatch):
+    v15 = load_script("students_v15")
+    done = tmp_path / "test-v15.json"
+    done.write_text("{}")
+    monkeypatch.setattr(v15, "TEST", str(done))
+    with pytest.raises(SystemExit, match="scored once"):
+        v15.test()
