@@ -68,9 +68,14 @@ def average_dev(columns, choice, index):
     return bundle_trees({"dev": columns}, [index[m] for m in choice.members], choice.voter, choice.ties)
 
 
-def explore(lang):
-    from onparse import baseline_trees, load_gold
-    from onparse.fitting.choice import DEGENERATE, Candidate, baseline_agreement, choose
+def load_pool(lang):
+    """Everything a fit's choice over rule v10's language models and rule v13's grammars needs,
+    and the dev part to score it: ``{"gold", "dev_tokens", "lm_cands", "grammar_cands",
+    "held_cols", "dev_cols", "perplexity"}`` (a column: one candidate's trees, candidates in
+    ``lm_cands + grammar_cands`` order; each grammar at its epoch of lowest validation
+    perplexity)."""
+    from onparse import load_gold
+    from onparse.fitting.choice import Candidate
     from onparse.fitting.pipeline import _valid_perplexity
 
     data = load(lang)
@@ -94,10 +99,21 @@ def explore(lang):
         perplexity[f"grammar-{seed}"] = ppl
         held_cols.append(trees["held_out"])
         dev_cols.append(trees["dev"])
+    return {"gold": gold, "dev_tokens": dev_tokens, "lm_cands": lm_cands, "grammar_cands": grammar_cands,
+            "held_cols": held_cols, "dev_cols": dev_cols, "perplexity": perplexity, "lm_dev": data["dev"]}
+
+
+def explore(lang):
+    from onparse import baseline_trees
+    from onparse.fitting.choice import DEGENERATE, baseline_agreement, choose
+
+    pool = load_pool(lang)
+    gold, dev_tokens, lm_cands, grammar_cands = pool["gold"], pool["dev_tokens"], pool["lm_cands"], pool["grammar_cands"]
+    held_cols, dev_cols, perplexity = pool["held_cols"], pool["dev_cols"], pool["perplexity"]
     cands = lm_cands + grammar_cands
     index = {c: i for i, c in enumerate(cands)}
     records = grammar_dev_records(lang)
-    lm_f1 = [dev_f1(t, gold) for t in data["dev"]]
+    lm_f1 = [dev_f1(t, gold) for t in pool["lm_dev"]]
     oracle = max(lm_f1 + list(records.values()))
     right = dev_f1(baseline_trees(dev_tokens, "right"), gold)
     rows = []

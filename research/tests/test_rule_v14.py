@@ -86,3 +86,20 @@ def test_explore_averages_a_choices_dev_trees_with_its_voter():
     assert explore.average_dev(columns, choice, index) == [left]
     both = Choice(epochs={}, members=[b, a], voter=None, ties="first", scores=[], member_scores=[])
     assert explore.average_dev(columns, both, index) == [right]          # two members: ties to the first
+
+
+def test_explore_v16_keeps_the_most_central_members_in_member_order():
+    explore = load_script("explore_v16")
+    got = explore.variants([0.30, 0.45, 0.20, 0.40, 0.35])
+    assert got["rule v14 (every member)"] == [0, 1, 2, 3, 4]
+    assert got["the top half by centrality"] == [1, 3, 4]           # median 0.35
+    assert got["the 1 most central"] == [1]
+    assert got["the 2 most central"] == [1, 3]
+    assert got["the 3 most central"] == [1, 3, 4]
+    assert got["all but the least central"] == [0, 1, 3, 4]
+    # Four members: the lower median keeps half or more; an exact tie keeps both.
+    four = explore.variants([0.4, 0.3, 0.3, 0.5])
+    assert four["the top half by centrality"] == [0, 1, 2, 3]
+    assert explore.variants([0.4, 0.5, 0.3, 0.6])["the top half by centrality"] == [0, 1, 3]
+    assert "the 3 most central" in four and "the 2 most central" not in explore.variants([0.1, 0.2])
+    assert round(explore.spearman([1, 2, 3, 4], [10, 20, 40, 30]), 6) == 0.8
