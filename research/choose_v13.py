@@ -13,6 +13,7 @@ its MBR tree; rule v7's members: its recorded choice (research/dev-choice-v7.jso
 retrained runs runs/small-L-sS (rule 72).
 """
 import argparse
+import functools
 import json
 import os
 import sys
@@ -80,15 +81,22 @@ class Trees:
     set's or a text's; ``name`` for the log); member trees computed once."""
 
     def __init__(self, lang, tokens, v7_choice, name):
+        self.lang, self.tokens = lang, [list(words) for words in tokens]
+        self.v7_choice, self.name = v7_choice, name
+        self.grammars = {}
+
+    @functools.cached_property
+    def lm_rows(self):
+        """Rule v7's member trees, per sentence (computed when a candidate first needs them)."""
         from onparse import Member, load
 
-        self.lang, self.tokens = lang, [list(words) for words in tokens]
         started = time.time()
-        paths = [v7.RUN.format(lang=lang, seed=m["seed"], epoch=m["epoch"]) for m in v7_choice["models"]]
-        members = [Member(i, m["layer"], m["decoder"]) for i, m in enumerate(v7_choice["members"])]
-        self.lm_rows = load(paths, "cpu").with_members(members).member_trees(self.tokens)
-        self.grammars = {}
-        print(f"{name}: rule v7's member trees in {time.time() - started:.0f} s", file=sys.stderr)
+        choice = self.v7_choice
+        paths = [v7.RUN.format(lang=self.lang, seed=m["seed"], epoch=m["epoch"]) for m in choice["models"]]
+        members = [Member(i, m["layer"], m["decoder"]) for i, m in enumerate(choice["members"])]
+        rows = load(paths, "cpu").with_members(members).member_trees(self.tokens)
+        print(f"{self.name}: rule v7's member trees in {time.time() - started:.0f} s", file=sys.stderr)
+        return rows
 
     def grammar(self, seed, epoch):
         from onparse import load
@@ -103,7 +111,7 @@ class Trees:
     def of(self, candidate, last=None):
         """The candidate's trees; ``last``: one more member's trees (one per sentence), added
         after its language models and grammars (rule v15's students)."""
-        rows = [list(r) if candidate["lms"] else [] for r in self.lm_rows]
+        rows = [list(r) for r in self.lm_rows] if candidate["lms"] else [[] for _ in self.tokens]
         for member in [self.grammar(seed, epoch) for seed, epoch in candidate["grammars"]] + [last or []]:
             for row, tree in zip(rows, member):
                 row.append(tree)

@@ -88,6 +88,11 @@ def test_a_student_joins_the_choice_as_its_last_member(monkeypatch):
     assert seen[0] == ([["lm1-a", "lm2-a", "g-a", "s-a"], ["lm1-d", "lm2-d", "g-d", "s-d"]], [], "right")
     assert seen[1] == ([["lm1-a", "lm2-a", "g-a"], ["lm1-d", "lm2-d", "g-d"]], [], "right")
     assert seen[2] == ([["g-a", "s-a"], ["g-d", "s-d"]], ["right"], "first")
+    # A choice without language models never computes their trees (Portuguese's teacher).
+    lazy = object.__new__(v15.v13.Trees)
+    lazy.tokens, lazy.grammars = trees.tokens, trees.grammars
+    lazy.of({**GRAMMAR_CHOICE, "grammars": [[2, 1]]})
+    assert seen[3] == ([["g-a"], ["g-d"]], ["right"], "first") and "lm_rows" not in vars(lazy)
 
 
 def test_the_test_parts_are_scored_once(tmp_path, monkeypatch):
