@@ -77,10 +77,17 @@ def choose(rows, kinds=None):
     return min(pool, key=lambda r: (-r["dev"]["all"]["sentence_f1"], r["trees"], r["order"]))
 
 
-def read_text(lang):
-    """The token lists of ``runs/fit-text-L.txt``, one a line (the text is pretokenized)."""
+def read_text(lang, first):
+    """The sentences of ``runs/fit-text-L.txt`` the student learns from, as ``onparse distill
+    --pretokenized`` reads them: each line split on whitespace, punctuation the vocabulary of
+    ``first`` (the student's) lacks dropped, lines left with fewer than two words passed over
+    (amendment to rule 82: a grammar's vocabulary lacks ``&``)."""
+    from onparse import load
+    from onparse.student.config import MIN_WORDS
+
     with open(TEXT.format(lang=lang), encoding="utf-8") as handle:
-        return [line.split() for line in handle]
+        lines = [line.rstrip("\n") for line in handle]
+    return [tokens for tokens in load(first, "cpu").tokens(lines, tokenize=False) if len(tokens) >= MIN_WORDS]
 
 
 def teacher(lang):
@@ -88,7 +95,7 @@ def teacher(lang):
     from onparse.student.teacher_trees import write_teacher_trees
 
     choice, v7_choice = v13_choices()[lang], v13.v7_choices()[lang]
-    tokens = read_text(lang)
+    tokens = read_text(lang, first_model(choice, v7_choice, lang))
     started = time.time()
     trees = v13.Trees(lang, tokens, v7_choice, os.path.basename(TEXT.format(lang=lang))).of(choice)
     assert len(trees) == len(tokens)

@@ -102,3 +102,28 @@ def test_the_test_parts_are_scored_once(tmp_path, monkeypatch):
     monkeypatch.setattr(v15, "TEST", str(done))
     with pytest.raises(SystemExit, match="scored once"):
         v15.test()
+
+
+def test_the_teachers_sentences_are_those_distill_reads(tmp_path, monkeypatch):
+    """Rule 82 as amended: split on whitespace, punctuation the first model's vocabulary lacks
+    dropped, fewer than two words passed over -- what `onparse distill --pretokenized` learns from."""
+    import onparse
+    from onparse.text.tokens import Preprocessor
+    from onparse.text.vocab import Vocabulary
+
+    class Parser:
+        def __init__(self, words):
+            self.vocab = Vocabulary(["<unk>", "<eos>"] + words)
+
+        def tokens(self, lines, tokenize):
+            prep = Preprocessor(self.vocab, tokenize)
+            return [prep(line).tokens for line in lines]
+
+    v15 = load_script("students_v15")
+    text = tmp_path / "fit-text-floresta.txt"
+    text.write_text("o dia & a noite\nsó\n& ,\na % b\n")
+    monkeypatch.setattr(v15, "TEXT", str(tmp_path / "fit-text-{lang}.txt"))
+    monkeypatch.setattr(onparse, "load", lambda path, device: Parser(["o", "dia", "a", "noite", "%"]))
+    assert v15.read_text("floresta", "first.pt") == [["o", "dia", "a", "noite"], ["a", "%", "b"]]
+    monkeypatch.setattr(onparse, "load", lambda path, device: Parser(["&"]))
+    assert v15.read_text("floresta", "first.pt") == [["o", "dia", "&", "a", "noite"], ["a", "b"]]
