@@ -7,6 +7,7 @@ and Portuguese (rule 75 carried out), chosen on each treebank's dev part; the te
                                                 # research/dev-choice-v15.json
     python research/students_v15.py --list      # the candidates only, nothing scored
     python research/students_v15.py --test      # rule 85, once: research/test-v15.json
+    python research/students_v15.py --readme    # the README's "Other languages" table from it
 
 L: alpino, cess_esp, floresta.  `bash research/students_v15.sh` runs teacher and train for the
 three, one after another.
@@ -200,6 +201,30 @@ def test():
         json.dump(out, handle, indent=1)
 
 
+def readme_block(results, v7_results) -> str:
+    """The README's "Other languages" table from rule v15's test record and rule v7's."""
+    rows = list(v5.LANGUAGE_TABLE_HEAD)
+    for lang, label in v7.LANGUAGES.items():
+        r = results[lang]
+        entries = [(f"chosen on dev (rule v15): {r['candidate']}", r["chosen"]),
+                   (f"its student alone: {r['student_alone']['name']}", r["student_alone"]),
+                   (f"rule v7's choice: {v7_results[lang]['chosen']['name']}", v7_results[lang]["chosen"]["test"]),
+                   ("right-branching", r["right"])]
+        rows += v5.language_rows(label, r["sentences"], entries)
+    rows += ["", "Members (rule v7's language models, rule v13's grammars, rule v15's student of their average), "
+                 "voter and tie rule chosen per language on its dev part (research/PROTOCOL.md, rules v13 and v15; "
+                 "`python research/students_v15.py`), test parts scored once (`--test`); table by `--readme`."]
+    return "\n".join(rows)
+
+
+def readme():
+    with open(TEST, encoding="utf-8") as handle:
+        results = json.load(handle)
+    with open(v7.TEST, encoding="utf-8") as handle:
+        v7_results = json.load(handle)
+    v5.replace_block(os.path.join(ROOT, "README.md"), readme_block(results, v7_results), "multilingual")
+
+
 if __name__ == "__main__":
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("step", nargs="?", choices=("teacher", "train"), help="rule 82 or 83 for one language")
@@ -207,10 +232,13 @@ if __name__ == "__main__":
     ap.add_argument("--test", action="store_true", help="score the test parts, once")
     ap.add_argument("--list", action="store_true", help="list the candidates, score nothing")
     ap.add_argument("--resume", action="store_true", help="train: go on with a stopped student")
+    ap.add_argument("--readme", action="store_true", help="write README.md's Other languages table (no scoring)")
     args = ap.parse_args()
     if args.step and not args.lang:
         ap.error(f"{args.step} needs a language")
-    if args.step == "teacher":
+    if args.readme:
+        readme()
+    elif args.step == "teacher":
         teacher(args.lang)
     elif args.step == "train":
         sys.exit(subprocess.call(train_command(args.lang, args.resume)))

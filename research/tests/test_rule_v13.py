@@ -81,14 +81,12 @@ def test_the_readme_table_bolds_each_columns_best():
     assert lines[4] == "|  |  | rule v7's choice: s1 e3 L2 onlstm | " + " | ".join(["42.0"] * 6) + " |"
 
 
-def test_the_readme_table_is_the_recorded_test_scores():
+def test_the_recorded_test_scores_beat_right_branching():
     import json
 
     from lab import ROOT
 
     v13 = load_script("choose_v13")
     results = json.loads((ROOT / "research" / "test-v13.json").read_text())
-    v7_results = json.loads((ROOT / "research" / "test-v7.json").read_text())
-    assert v13.readme_block(results, v7_results) in (ROOT / "README.md").read_text()
     for lang in v13.v7.LANGUAGES:
         assert results[lang]["chosen"]["all"]["sentence_f1"] > results[lang]["right"]["all"]["sentence_f1"], lang

@@ -127,3 +127,21 @@ def test_the_teachers_sentences_are_those_distill_reads(tmp_path, monkeypatch):
     assert v15.read_text("floresta", "first.pt") == [["o", "dia", "a", "noite"], ["a", "%", "b"]]
     monkeypatch.setattr(onparse, "load", lambda path, device: Parser(["&"]))
     assert v15.read_text("floresta", "first.pt") == [["o", "dia", "&", "a", "noite"], ["a", "b"]]
+
+
+def test_the_readme_table_is_rule_v15s_recorded_test_scores():
+    """The README's "Other languages" table is `--readme`'s from the recorded test files; each
+    choice beats right-branching and is at least rule v13's (its choice plus a student)."""
+    import json
+
+    from lab import ROOT
+
+    v15 = load_script("students_v15")
+    results = json.loads((ROOT / "research" / "test-v15.json").read_text())
+    v7_results = json.loads((ROOT / "research" / "test-v7.json").read_text())
+    assert v15.readme_block(results, v7_results) in (ROOT / "README.md").read_text()
+    choices = json.loads((ROOT / "research" / "dev-choice-v15.json").read_text())
+    for lang in v15.v7.LANGUAGES:
+        assert results[lang]["candidate"] == choices[lang]["chosen"]["name"]
+        assert results[lang]["chosen"]["all"]["sentence_f1"] > results[lang]["right"]["all"]["sentence_f1"], lang
+        assert results[lang]["chosen"]["all"]["sentence_f1"] >= results[lang]["v13"]["all"]["sentence_f1"] - 0.02
