@@ -48,7 +48,9 @@ def fit_command(text, out, run_dir, resume, seeds, preset, grammars, grammar_pre
     paper's decoder (a grammar: its MBR tree), leave out any whose trees are just right- or
     left-branching ones, add a voter of the way their average leans on a held-out 5% of TEXT,
     and write them as one bundle (--out).  On small texts (a few thousand sentences),
-    --grammars 3 chose better in Spanish and Portuguese, not in Dutch (research/RESULTS.md).
+    --grammars 3 chose better in Spanish and Portuguese, not in Dutch; on news (48,000
+    sentences) --max-time 2h gave each grammar 1-3 epochs, too few: all three were left out as
+    baselines (research/RESULTS.md).
 
     Stages: plan, train, choose, bundle (and student with --student), each recorded in the run
     folder: a stopped fit continues with --resume.  Prints what it chose and the gold-free
