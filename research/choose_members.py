@@ -104,6 +104,33 @@ def language_rows(label, sentences, entries) -> list:
     return rows
 
 
+def languages_table(results, v7_results, languages, rule, second, footer) -> str:
+    """The README's "Other languages" table (rules v13 and v15) from a rule's test record and
+    rule v7's: per language (``languages``: name -> label), the rule's choice, its ``second``
+    entry (``(key in results, label)``: the grammar or the student alone), rule v7's choice and
+    right-branching, then the ``footer`` line."""
+    key, label_of_second = second
+    rows = list(LANGUAGE_TABLE_HEAD)
+    for lang, label in languages.items():
+        r = results[lang]
+        entries = [(f"chosen on dev (rule {rule}): {r['candidate']}", r["chosen"]),
+                   (f"{label_of_second}: {r[key]['name']}", r[key]),
+                   (f"rule v7's choice: {v7_results[lang]['chosen']['name']}", v7_results[lang]["chosen"]["test"]),
+                   ("right-branching", r["right"])]
+        rows += language_rows(label, r["sentences"], entries)
+    return "\n".join(rows + ["", footer])
+
+
+def write_languages_table(test_path, v7_test_path, block) -> None:
+    """README.md's "Other languages" table: ``block(results, v7_results)`` of the JSON records at
+    ``test_path`` (a rule's test) and ``v7_test_path`` (rule v7's)."""
+    with open(test_path, encoding="utf-8") as handle:
+        results = json.load(handle)
+    with open(v7_test_path, encoding="utf-8") as handle:
+        v7_results = json.load(handle)
+    replace_block(os.path.join(ROOT, "README.md"), block(results, v7_results), "multilingual")
+
+
 def write_trials(path, rows, columns=()) -> None:
     """Every candidate's dev scores as a TSV (rules v5-v8): order, name, the ``columns`` of each
     row, then sentence F1 in both conventions and corpus F1, all lengths and at most 10 words."""

@@ -203,26 +203,15 @@ def test():
 
 def readme_block(results, v7_results) -> str:
     """The README's "Other languages" table from rule v15's test record and rule v7's."""
-    rows = list(v5.LANGUAGE_TABLE_HEAD)
-    for lang, label in v7.LANGUAGES.items():
-        r = results[lang]
-        entries = [(f"chosen on dev (rule v15): {r['candidate']}", r["chosen"]),
-                   (f"its student alone: {r['student_alone']['name']}", r["student_alone"]),
-                   (f"rule v7's choice: {v7_results[lang]['chosen']['name']}", v7_results[lang]["chosen"]["test"]),
-                   ("right-branching", r["right"])]
-        rows += v5.language_rows(label, r["sentences"], entries)
-    rows += ["", "Members (rule v7's language models, rule v13's grammars, rule v15's student of their average), "
-                 "voter and tie rule chosen per language on its dev part (research/PROTOCOL.md, rules v13 and v15; "
-                 "`python research/students_v15.py`), test parts scored once (`--test`); table by `--readme`."]
-    return "\n".join(rows)
+    footer = ("Members (rule v7's language models, rule v13's grammars, rule v15's student of their average), "
+              "voter and tie rule chosen per language on its dev part (research/PROTOCOL.md, rules v13 and v15; "
+              "`python research/students_v15.py`), test parts scored once (`--test`); table by `--readme`.")
+    return v5.languages_table(results, v7_results, v7.LANGUAGES, "v15", ("student_alone", "its student alone"),
+                              footer)
 
 
 def readme():
-    with open(TEST, encoding="utf-8") as handle:
-        results = json.load(handle)
-    with open(v7.TEST, encoding="utf-8") as handle:
-        v7_results = json.load(handle)
-    v5.replace_block(os.path.join(ROOT, "README.md"), readme_block(results, v7_results), "multilingual")
+    v5.write_languages_table(TEST, v7.TEST, readme_block)
 
 
 if __name__ == "__main__":
