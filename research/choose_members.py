@@ -131,17 +131,19 @@ def write_languages_table(test_path, v7_test_path, block) -> None:
     replace_block(os.path.join(ROOT, "README.md"), block(results, v7_results), "multilingual")
 
 
-def write_trials(path, rows, columns=()) -> None:
-    """Every candidate's dev scores as a TSV (rules v5-v8): order, name, the ``columns`` of each
-    row, then sentence F1 in both conventions and corpus F1, all lengths and at most 10 words."""
-    with open(path, "w") as out:
-        out.write("order\tcandidate\t" + "".join(f"{c}\t" for c in columns)
+def write_trials(path, rows, columns=(), lead=None) -> None:
+    """Every candidate's dev scores as a TSV (rules v5-v15): the ``lead`` column of each row if
+    given (the language, rules v7, v13, v15), order, name, the ``columns`` of each row, then
+    sentence F1 in both conventions and corpus F1, all lengths and at most 10 words."""
+    first = [lead] if lead else []
+    with open(path, "w", encoding="utf-8") as out:
+        out.write("".join(f"{c}\t" for c in first) + "order\tcandidate\t" + "".join(f"{c}\t" for c in columns)
                   + "dev all sent F1\tdev all Kim F1\tdev all corpus F1\t"
                   "dev <=10 sent F1\tdev <=10 Kim F1\tdev <=10 corpus F1\n")
         for r in rows:
             cells = [f"{100 * r['dev'][k][c]:.2f}" for k in ("all", "10") for c, _ in CONVENTIONS]
-            out.write(f"{r['order'] + 1}\t{r['name']}\t" + "".join(f"{r[c]}\t" for c in columns)
-                      + "\t".join(cells) + "\n")
+            out.write("".join(f"{r[c]}\t" for c in first) + f"{r['order'] + 1}\t{r['name']}\t"
+                      + "".join(f"{r[c]}\t" for c in columns) + "\t".join(cells) + "\n")
 
 
 def every_member(n_models, layers, decoders):

@@ -162,7 +162,7 @@ def v7_choices():
 def dev(list_only=False):
     records = v9.read_records(RECORDS)
     recorded_v7 = v7_choices()
-    choices, lines = {}, []
+    choices, trials = {}, []
     for lang in v7.LANGUAGES:
         v7_choice = recorded_v7[lang]
         ranked = ranked_grammars(lang, records)
@@ -178,7 +178,7 @@ def dev(list_only=False):
             scores = v5.scores_of(trees.of(candidate), gold, short, short_index)
             rows.append({"order": order, **candidate, "trees": size(candidate, v7_choice), "dev": scores})
             cells = [f"{100 * scores[k][c]:.2f}" for k in ("all", "10") for c, _ in v5.CONVENTIONS]
-            lines.append(f"{lang}\t{order + 1}\t{candidate['name']}\t{rows[-1]['trees']}\t" + "\t".join(cells))
+            trials.append({**rows[-1], "language": lang})
             print(f"{lang} {order + 1:3d} {candidate['name']}: {cells[0]}", file=sys.stderr)
         best = choose(rows)
         choices[lang] = {"chosen": best, "grammar_alone": ranked[0], "rule_v7": rows[0], "rule_72": check}
@@ -186,10 +186,7 @@ def dev(list_only=False):
               f"choice {100 * rows[0]['dev']['all']['sentence_f1']:.2f})", file=sys.stderr)
     if list_only:
         return
-    with open(TRIALS, "w", encoding="utf-8") as out:
-        out.write("language\torder\tcandidate\ttrees\tdev all sent F1\tdev all Kim F1\tdev all corpus F1\t"
-                  "dev <=10 sent F1\tdev <=10 Kim F1\tdev <=10 corpus F1\n")
-        out.write("\n".join(lines) + "\n")
+    v5.write_trials(TRIALS, trials, ("trees",), lead="language")
     with open(CHOICES, "w", encoding="utf-8") as out:
         json.dump({"rule": "v13 (research/PROTOCOL.md, rules 70-76)", **choices}, out, indent=1)
 

@@ -89,22 +89,18 @@ def evaluate_candidates(lang, cands, gold_name, short_name):
 
 def choose():
     """Rules 37-39 for every language: dev scores of the 27 candidates, the choice, the LM-only one."""
-    choices, lines = {}, []
+    choices, trials = {}, []
     for lang in LANGUAGES:
         cands = candidates(ranked_members(lang))
         rows = evaluate_candidates(lang, cands, f"{lang}-dev", f"{lang}10-dev")
         for r in rows:
             r["dev"] = r.pop("scores")
-            cells = [f"{100 * r['dev'][k][c]:.2f}" for k in ("all", "10") for c, _ in v5.CONVENTIONS]
-            lines.append(f"{lang}\t{r['order'] + 1}\t{r['name']}\t{r['trees']}\t" + "\t".join(cells))
+            trials.append({**r, "language": lang})
         best, lm = v5.chosen(rows), v5.chosen(rows, lm_only=True)
         choices[lang] = {"chosen": best, "lm_only": lm}
         print(f"{lang}: chosen {best['name']} (dev {100 * best['dev']['all']['sentence_f1']:.2f}); LM only "
               f"{lm['name']} (dev {100 * lm['dev']['all']['sentence_f1']:.2f})", file=sys.stderr)
-    with open(TRIALS, "w", encoding="utf-8") as out:
-        out.write("language\torder\tcandidate\ttrees\tdev all sent F1\tdev all Kim F1\tdev all corpus F1\t"
-                  "dev <=10 sent F1\tdev <=10 Kim F1\tdev <=10 corpus F1\n")
-        out.write("\n".join(lines) + "\n")
+    v5.write_trials(TRIALS, trials, ("trees",), lead="language")
     with open(CHOICES, "w", encoding="utf-8") as out:
         json.dump(choices, out, indent=1)
 

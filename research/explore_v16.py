@@ -29,6 +29,7 @@ ROOT = os.path.dirname(HERE)
 sys.path.insert(0, HERE)
 from explore_v12 import bundle_trees, dev_f1  # noqa: E402
 from explore_v13 import load_pool  # noqa: E402
+from score_fit import spearman  # noqa: E402  (tied values share their average rank)
 
 LANGUAGES = ("english", "alpino", "cess_esp", "floresta")
 OUT = os.path.join(ROOT, "runs", "explore-v16.json")
@@ -47,13 +48,6 @@ def variants(scores):
     if len(scores) > 2:
         out["all but the least central"] = sorted(order[:-1])
     return out
-
-
-def spearman(x, y):
-    import numpy as np
-
-    rank = lambda v: np.argsort(np.argsort(v, kind="stable"), kind="stable")  # noqa: E731
-    return float(np.corrcoef(rank(np.asarray(x)), rank(np.asarray(y)))[0, 1]) if len(x) > 2 else float("nan")
 
 
 def explore(lang):
@@ -82,7 +76,7 @@ def explore(lang):
     rho = spearman(centrality, member_f1)
     print(f"{lang:9s} members' centrality / dev F1: "
           + "; ".join(f"{cands[m].label()} {c:.3f}/{100 * f:.1f}" for m, c, f in zip(members, centrality, member_f1))
-          + f"; Spearman {rho:+.2f}; oracle {100 * oracle:.1f}; right-branching {100 * right:.1f}")
+          + f"; Spearman {'undefined' if rho is None else f'{rho:+.2f}'}; oracle {100 * oracle:.1f}; right-branching {100 * right:.1f}")
     return {"language": lang, "rows": rows, "oracle": round(oracle, 5), "right": round(right, 5),
             "members": [{"member": cands[m].label(), "centrality": round(c, 5), "dev": round(f, 5)}
                         for m, c, f in zip(members, centrality, member_f1)], "spearman": rho}

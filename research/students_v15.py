@@ -139,7 +139,7 @@ def scored_rows(lang, choice, trees, gold, short, short_index):
 
 
 def dev(list_only=False):
-    choices, v7_choices, lines = v13_choices(), v13.v7_choices(), []
+    choices, v7_choices, trials = v13_choices(), v13.v7_choices(), []
     out = {"rule": "v15 (research/PROTOCOL.md, rules 81-85)"}
     for lang in v7.LANGUAGES:
         choice = choices[lang]
@@ -152,17 +152,12 @@ def dev(list_only=False):
         recorded = choice["dev"]["all"]["sentence_f1"]
         assert abs(rows[0]["dev"]["all"]["sentence_f1"] - recorded) < 1e-9, (rows[0]["dev"], recorded)
         out[lang] = {"chosen": choose(rows), "student_alone": choose(rows, ("student",)), "v13": choice}
-        lines += [f"{lang}\t{r['order'] + 1}\t{r['name']}\t{r['trees']}\t"
-                  + "\t".join(f"{100 * r['dev'][k][c]:.2f}" for k in ("all", "10") for c, _ in v5.CONVENTIONS)
-                  for r in rows]
+        trials += [{**r, "language": lang} for r in rows]
         print(f"{lang}: chosen {out[lang]['chosen']['name']} "
               f"(dev {100 * out[lang]['chosen']['dev']['all']['sentence_f1']:.2f})", file=sys.stderr)
     if list_only:
         return
-    with open(TRIALS, "w", encoding="utf-8") as handle:
-        handle.write("language\torder\tcandidate\ttrees\tdev all sent F1\tdev all Kim F1\tdev all corpus F1\t"
-                     "dev <=10 sent F1\tdev <=10 Kim F1\tdev <=10 corpus F1\n")
-        handle.write("\n".join(lines) + "\n")
+    v5.write_trials(TRIALS, trials, ("trees",), lead="language")
     with open(CHOICES, "w", encoding="utf-8") as handle:
         json.dump(out, handle, indent=1)
 
@@ -180,16 +175,19 @@ def test():
     for lang in v7.LANGUAGES:
         chosen, alone, choice = recorded[lang]["chosen"], recorded[lang]["student_alone"], recorded[lang]["v13"]
         gold, short, short_index = v5.golds(f"{lang}-test", f"{lang}10-test")
-        student = student_trees(lang, alone["epoch"], v13.gold_tokens(gold))
+        tokens = v13.gold_tokens(gold)
+        # Each snapshot parses the test part once, though it be both the choice's and the alone one.
+        students = {e: student_trees(lang, e, tokens) for e in {alone["epoch"], chosen["epoch"]} - {None}}
         entry = {"candidate": chosen["name"], "dev": chosen["dev"], "sentences": [len(gold), len(short)],
-                 "student_alone": {"name": alone["name"], **v5.scores_of(student, gold, short, short_index)},
+                 "student_alone": {"name": alone["name"],
+                                   **v5.scores_of(students[alone["epoch"]], gold, short, short_index)},
                  "v13": v13_test[lang]["chosen"]}
         if chosen["kind"] == "choice":
             entry["chosen"] = v13_test[lang]["chosen"]
         else:
-            trees = v13.Trees(lang, v13.gold_tokens(gold), v7_choices[lang], gold.name)
-            last = student_trees(lang, chosen["epoch"], trees.tokens)
-            predicted = last if chosen["kind"] == "student" else trees.of(choice, last)
+            last = students[chosen["epoch"]]
+            predicted = (last if chosen["kind"] == "student"
+                         else v13.Trees(lang, tokens, v7_choices[lang], gold.name).of(choice, last))
             entry["chosen"] = v5.scores_of(predicted, gold, short, short_index)
         entry.update(v5.baseline_scores(gold, short, short_index))
         out[lang] = entry
