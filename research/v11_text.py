@@ -17,9 +17,20 @@ TEXT = os.path.join(DISTILL, "news-train.txt")
 PART = os.path.join(DISTILL, "v9-teacher.part{k}.txt")
 
 
+def words_match(tree: str, line: str) -> bool:
+    """Whether a bracketed tree `induce` wrote is one of `line` (an empty tree, for a line of fewer
+    than two words, matches any line): induce drops punctuation the vocabulary lacks, so the
+    tree's words are a subsequence of the line's.  `onparse distill` checks them exactly."""
+    from onparse.trees.tree import leaves, parse_brackets, to_brackets
+
+    if not tree:
+        return True
+    words = iter(to_brackets(w) for w in line.split())
+    return all(w in words for w in leaves(parse_brackets(tree)))
+
+
 def main():
     from onparse.induce import Shard, _line_number_at
-    from onparse.trees.tree import leaves, parse_brackets, to_brackets
 
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--lines", type=int, required=True, help="trees taken from each half")
@@ -40,9 +51,7 @@ def main():
         assert len(part) == args.lines, f"half {k} has only {len(part)} trees"
         for offset, tree in enumerate(part):
             line = lines[first + offset]
-            if tree:      # induce drops punctuation the vocabulary lacks: its words are a subsequence
-                words = iter(to_brackets(w) for w in line.split())
-                assert all(w in words for w in leaves(parse_brackets(tree))), (k, offset)
+            assert words_match(tree, line), (k, offset)
             text.append(line)
             trees.append(tree)
     for name, rows in (("v11-text.txt", text), ("v11-teacher.txt", trees)):
