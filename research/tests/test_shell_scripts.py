@@ -12,7 +12,7 @@ import pytest
 from lab import RESEARCH, ROOT, load_script
 
 SCRIPTS = ("train_campaign.sh", "train_default.sh", "train_students.sh", "gpu_grammars.sh", "train_v13.sh",
-           "students_v15.sh")
+           "students_v15.sh", "train_v18.sh")
 
 pytestmark = pytest.mark.skipif(shutil.which("bash") is None, reason="needs bash")
 
@@ -189,6 +189,36 @@ def test_train_v13_trains_the_grammars_on_the_fit_texts_and_rule_v7s_models(layo
     assert [program for program, _ in calls] == ["onparse"] * 16
     resumed = [parse(args) for _, args in calls if "--resume" in args]
     assert [p["out"] for p in resumed] == [str(runs / "grammar-fit-alpino-s1")]
+
+
+def test_train_v18_trains_rule_94s_recipes_seed_by_seed_and_resumes(layout):
+    root, run = layout
+    runs = root / "runs"
+    calls = run("train_v18.sh", DIR=str(runs))
+    texts = sorted(args for program, args in calls if program == "python")
+    assert texts == [["research/fit_texts.py", "--out-dir", str(runs), lang] for lang in ("alpino", "cess_esp")]
+    got = [parse(args) for program, args in calls if program == "onparse"]
+    assert len(got) == 8
+    for p in got:
+        assert p["family"] == "grammar" and p["preset"] == "small" and p["epochs"] == 12
+        assert p["keep_epochs"] and p["threads"] == 1 and p["checkpoint_every"] == 300 and not p["resume"]
+        lang = os.path.basename(p["corpus"])[9:-4]
+        recipe = "v2k-c10" if p["curriculum_start"] == 10 else "v2k"
+        assert p["max_vocab"] == 2000 and p["curriculum_start"] in (10, None)
+        assert p["corpus"] == str(runs / f"fit-text-{lang}.txt")
+        assert p["out"] == str(runs / f"grammar-v18-{lang}-{recipe}-s{p['seed']}")
+    assert sorted(p["out"] for p in got) == sorted(str(runs / f"grammar-v18-{lang}-{r}-s{s}") for lang in
+                                                   ("alpino", "cess_esp") for r in ("v2k", "v2k-c10") for s in (1, 2))
+    # The texts exist now, a run that holds last.pt is resumed, and LANGS picks the languages.
+    for lang in ("alpino", "cess_esp", "floresta"):
+        (runs / f"fit-text-{lang}.txt").write_text("a b\n")
+    (runs / "grammar-v18-alpino-v2k-s1" / "last.pt").write_bytes(b"")
+    calls = run("train_v18.sh", DIR=str(runs))
+    assert [program for program, _ in calls] == ["onparse"] * 8
+    assert [a[a.index("--out") + 1] for _, a in calls if "--resume" in a] == [str(runs / "grammar-v18-alpino-v2k-s1")]
+    calls = run("train_v18.sh", DIR=str(runs), LANGS="floresta")
+    assert sorted(a[a.index("--out") + 1] for _, a in calls) == sorted(
+        str(runs / f"grammar-v18-floresta-{r}-s{s}") for r in ("v2k", "v2k-c10") for s in (1, 2))
 
 
 def test_students_v15_makes_teacher_trees_then_trains_each_language_skipping_and_resuming(layout):
