@@ -170,8 +170,85 @@ def test():
                      for k in ("chosen", "incumbent", "right", "left")), file=sys.stderr)
 
 
+def bundle_of(kind, both, lm_members):
+    """Rule 92: the candidate as the bundle to ship.  ``both``: ``load([shipped bundle, snapshot])``,
+    whose models are the three language models, rule v11's student and the new student, in that
+    order; ``lm_members``: the language models' members as rule 60's teacher read them.  Returns
+    (models kept, members renumbered over them, voters, ties): the language models are always
+    kept (for `distances` and `show`), the students only when a member reads them."""
+    lms, v11_student, new = (0, 1, 2), 3, 4
+    assert len(both.models) == 5 and [m.model for m in both.members] == [v11_student, new]
+    student = {m.model: m for m in both.members}
+    if kind == KINDS[0]:
+        members, voters, ties = [student[new]], (), "first"
+    elif kind == KINDS[1]:
+        members, voters, ties = [*lm_members, student[new]], ("right",), "right"
+    elif kind == KINDS[2]:
+        members, voters, ties = [student[new], student[v11_student]], ("right",), "right"
+    else:
+        raise ValueError(f"not a candidate that ships: {kind}")
+    kept = sorted(set(lms) | {m.model for m in members})
+    renumber = {old: i for i, old in enumerate(kept)}
+    return kept, [m.moved(renumber[m.model]) for m in members], voters, ties
+
+
+def ship(target=v11.DEFAULT):
+    """Rule 92: the dev choice becomes the bundled model, float16, its test figures
+    (test-v17.json, scored once by rule 91) measured again on the written file and recorded."""
+    from onparse import Member, load
+    from onparse.files.bundle import load_model_file, save_bundle
+    from onparse.files.checkpoint import DIGEST_KEY
+
+    with open(CHOICE) as handle:
+        decided = json.load(handle)
+    if not decided["ships"]:
+        sys.exit("rule v17's dev choice is the shipped bundle: nothing to ship (rule 92)")
+    with open(TEST) as handle:
+        tested = json.load(handle)
+    chosen = decided["chosen"]
+    snapshot = SNAPSHOT.format(seed=chosen["seed"], epoch=chosen["epoch"])
+    if not os.path.exists(snapshot):          # runs/ is not kept: the chosen student is, in research/models
+        snapshot = KEPT.format(seed=chosen["seed"], epoch=chosen["epoch"])
+    old = load_model_file(target)["metadata"]
+    lm_members = [Member(**m) for m in old["dev"]["lm_only_members"]]
+    both = load([target, snapshot])
+    kept, members, voters, ties = bundle_of(chosen["kind"], both, lm_members)
+    entries = []
+    for i in kept:
+        entry = both.models[i].entry()
+        entry["metadata"] = {k: v for k, v in entry["metadata"].items() if k not in ("weights", DIGEST_KEY)}
+        entries.append(entry)
+    meta = {**old,
+            "selection": old["selection"].split("; the student:")[0]
+            + "; the student: rule v17's dev choice among the students of rule v9's average on the whole news "
+              "text (research/PROTOCOL.md 86-92)",
+            "members_rule": f"of {decided['epochs'] * 6 + 1} candidates (the shipped student; each new student "
+                            "snapshot alone, beside the language models with a right voter, or beside the shipped "
+                            "student with a right voter), the one of highest sentence F1 on wsj-sample-dev: "
+                            f"{chosen['name']} (research/PROTOCOL.md, rule v17)",
+            "dev": {**old["dev"], "chosen": chosen["name"], "sentence_f1": chosen["dev"],
+                    "trials": "research/dev-trials-v17.tsv", "chosen_members": [m.to_dict() for m in members],
+                    "voters": list(voters), "ties": ties},
+            "student": {"teacher": "rule v9's average (the language models below, three grammars, a right voter, "
+                                   "ties right)", "text": "news-train.txt, all 47,912 lines",
+                        "seed": chosen["seed"], "epoch": chosen["epoch"]}}
+    meta.pop("scores", None)
+    save_bundle(target, entries, members, weights="float16", metadata=meta, voters=voters, ties=ties)
+    shipped = load(target, "cpu")
+    rows = []
+    for gold in ("wsj-sample-test", "wsj10-sample-test"):
+        result = shipped.score(gold).result
+        rows.append({"gold": gold, "trees": shipped.describe_average(),
+                     **{key: getattr(result, conv).f1 for key, conv in v5.RECORD_KEYS.items()}})
+        print(f"{gold}: {100 * rows[-1]['sentence_f1_onlstm']:.2f} (rule 91: "
+              f"{100 * tested['chosen']['all' if '10' not in gold else '10']['sentence_f1']:.2f})", file=sys.stderr)
+    v5.record_scores(target, rows)
+    print(f"wrote {target} ({os.path.getsize(target) / 1e6:.1f} MB; {chosen['name']})", file=sys.stderr)
+
+
 if __name__ == "__main__":
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--test", action="store_true", help="score the test half, once")
+    ap.add_argument("--ship", action="store_true", help="make the dev choice the bundled model (rule 92)")
     args = ap.parse_args()
-    test() if args.test else dev()
+    ship() if args.ship else test() if args.test else dev()

@@ -126,3 +126,35 @@ def test_v17_text_refuses_pieces_that_do_not_cover_the_text_in_order(tmp_path, p
     write_pieces(tmp_path, lines, [("a.txt", 3, "(w3 (x3"), ("b.txt", 2, ""), ("c.txt", 4, "")])
     with pytest.raises(SystemExit, match=message.replace("'", ".")):
         script.concatenate(pieces, str(tmp_path / "news-train.txt"), str(tmp_path))
+
+
+@pytest.mark.parametrize("kind, kept, members, voters, ties", [
+    ("student", [0, 1, 2, 4], [(3, 1, "cyk")], (), "first"),
+    ("language models + student", [0, 1, 2, 4], [(0, 2, "onlstm"), (1, 3, "onlstm"), (2, 2, "onlstm"), (3, 1, "cyk")],
+     ("right",), "right"),
+    ("student + v11 student + right", [0, 1, 2, 3, 4], [(4, 1, "cyk"), (3, 1, "cyk")], ("right",), "right"),
+])
+def test_the_shipped_bundle_keeps_the_language_models_and_the_students_its_members_read(v17, kind, kept, members,
+                                                                                         voters, ties):
+    """Rule 92: ``load([shipped bundle, snapshot])`` holds three language models, rule v11's
+    student and the new one; the bundle keeps the language models (distances, show) and only the
+    students a member reads, members renumbered over what is kept."""
+    from types import SimpleNamespace
+
+    from onparse import Member
+
+    both = SimpleNamespace(models=[object()] * 5, members=[Member(3, 1, "cyk"), Member(4, 1, "cyk")])
+    lm_members = [Member(0, 2, "onlstm"), Member(1, 3, "onlstm"), Member(2, 2, "onlstm")]
+    got = v17.bundle_of(kind, both, lm_members)
+    assert got[0] == kept and [(m.model, m.layer, m.decoder) for m in got[1]] == members
+    assert got[2:] == (voters, ties)
+
+
+def test_the_incumbent_is_never_shipped_again(v17):
+    from types import SimpleNamespace
+
+    from onparse import Member
+
+    both = SimpleNamespace(models=[object()] * 5, members=[Member(3, 1, "cyk"), Member(4, 1, "cyk")])
+    with pytest.raises(ValueError, match="not a candidate that ships"):
+        v17.bundle_of(v17.INCUMBENT, both, [])
