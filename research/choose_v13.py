@@ -50,11 +50,17 @@ def best_of_seeds(ranked, k):
     return [(seed, epoch) for _, seed, epoch in picks[:k]] if len(picks) >= k else None
 
 
-def candidates(ranked, v7_choice):
+def seed_label(seed, epoch) -> str:
+    """How a grammar member is named in rule v13's candidates: ``g s2 e10``."""
+    return f"g s{seed} e{epoch}"
+
+
+def candidates(ranked, v7_choice, label=seed_label):
     """Rule 74, in order: (a) rule v7's choice; (b) the K best grammar members of K seeds alone,
     K = 1, 2, 3; (c) each (b) added to (a)'s language-model members; (b) and (c) with rule 38's
     nine voter and tie variants.  A candidate: ``{"name", "lms", "grammars", "voters", "ties"}``,
-    ``lms`` as True (rule v7's members) or False."""
+    ``lms`` as True (rule v7's members) or False.  ``ranked``: (seed, epoch) pairs, or any
+    (run, epoch) pairs with their ``label`` (rule v18)."""
     out = [{"name": f"rule v7: {v7_choice['name']}", "lms": True, "grammars": [],
             "voters": list(v7_choice["voters"]), "ties": v7_choice["ties"]}]
     for with_lms in (False, True):
@@ -63,9 +69,9 @@ def candidates(ranked, v7_choice):
             if members is None:
                 continue
             for voters, ties in VARIANTS:
-                label = ("rule v7's LMs + " if with_lms else "") + " + ".join(f"g s{s} e{e}" for s, e in members)
-                label += "".join(f" + {v}" for v in voters) + f", ties {ties}"
-                out.append({"name": label, "lms": with_lms, "grammars": members, "voters": list(voters),
+                name = ("rule v7's LMs + " if with_lms else "") + " + ".join(label(s, e) for s, e in members)
+                name += "".join(f" + {v}" for v in voters) + f", ties {ties}"
+                out.append({"name": name, "lms": with_lms, "grammars": members, "voters": list(voters),
                             "ties": ties})
     return out
 
@@ -98,12 +104,16 @@ class Trees:
         print(f"{self.name}: rule v7's member trees in {time.time() - started:.0f} s", file=sys.stderr)
         return rows
 
+    def grammar_path(self, seed, epoch) -> str:
+        """A grammar member's file (rule v18 names its members by run instead of seed)."""
+        return GRAMMAR.format(lang=self.lang, seed=seed, epoch=epoch)
+
     def grammar(self, seed, epoch):
         from onparse import load
 
         if (seed, epoch) not in self.grammars:
             started = time.time()
-            path = GRAMMAR.format(lang=self.lang, seed=seed, epoch=epoch)
+            path = self.grammar_path(seed, epoch)
             self.grammars[(seed, epoch)] = load(path, "cpu").trees(self.tokens)
             print(f"{self.lang} grammar s{seed} e{epoch}: trees in {time.time() - started:.0f} s", file=sys.stderr)
         return self.grammars[(seed, epoch)]
