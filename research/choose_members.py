@@ -307,6 +307,28 @@ def readme_block(report) -> str:
     return "\n".join(lines)
 
 
+def results_table(rows, sentences) -> str:
+    """The README's results table of the test half (rules v11, v17): ``rows`` of (label, scores,
+    bold), the first the bundled model's; three conventions, all lengths and <= 10 words; the
+    paper's released models' WSJ10 figure; and issue 38's targets met or not."""
+    cols = [(part, conv) for part in ("all", "10") for conv, _ in CONVENTIONS]
+    n_all, n_short = sentences
+    head = ["trees"] + [f"{'all lengths' if part == 'all' else '<= 10 words'} ({n:,}): {title}"
+                        for part, n in (("all", n_all), ("10", n_short)) for _, title in CONVENTIONS]
+    lines = ["| " + " | ".join(head) + " |", "|---" * len(head) + "|"]
+    for label, scores, bold in rows:
+        cells = [f"{100 * scores[part][conv]:.1f}" for part, conv in cols]
+        lines.append("| " + " | ".join([label] + [f"**{c}**" if bold else c for c in cells]) + " |")
+    mean = sum(PAPER_SAMPLE_WSJ10) / len(PAPER_SAMPLE_WSJ10)
+    lines.append(f"| *paper's released models, layer 2 (4 runs; WSJ10 of the whole sample, which they trained on)* "
+                 f"| | | | *{mean:.1f} ({min(PAPER_SAMPLE_WSJ10)}-{max(PAPER_SAMPLE_WSJ10)})* | | |")
+    ours, ours10 = (100 * rows[0][1][part]["sentence_f1"] for part in ("all", "10"))
+    lines += ["", f"Targets (issue 38): all lengths >= 60.0, at most 10 words >= 72.0.  All lengths {ours:.1f} "
+              f"({'met' if ours >= 60.0 else 'not met'}); at most 10 words {ours10:.1f} "
+              f"({'met' if ours10 >= 72.0 else 'not met'})."]
+    return "\n".join(lines)
+
+
 def replace_block(path: str, block: str, name: str = "results") -> None:
     start, end = f"<!-- {name}:start -->", f"<!-- {name}:end -->"
     with open(path, encoding="utf-8") as handle:

@@ -208,27 +208,11 @@ def ship(target=DEFAULT):
 
 def readme_block(report) -> str:
     """The README's results table (test half, three conventions) from research/test-v11.json."""
-    cols = [(part, conv) for part in ("all", "10") for conv, _ in v5.CONVENTIONS]
-    n_all, n_short = report["sentences"]
-    head = ["trees"] + [f"{'all lengths' if part == 'all' else '<= 10 words'} ({n:,}): {title}"
-                        for part, n in (("all", n_all), ("10", n_short)) for _, title in v5.CONVENTIONS]
-    rows = [(f"**onparse bundled model**: a student of rule v9's average ({report['candidate']})", "chosen", True),
-            ("its teacher: the 3 language models + 3 grammars + right, ties right", "teacher", False),
-            ("the 3 language models + right, ties right (the bundled model before)", "shipped", False),
-            ("right-branching", "right", False)]
-    lines = ["| " + " | ".join(head) + " |", "|---" * len(head) + "|"]
-    for label, key, bold in rows:
-        cells = [f"{100 * report[key][part][conv]:.1f}" for part, conv in cols]
-        lines.append("| " + " | ".join([label] + [f"**{c}**" if bold else c for c in cells]) + " |")
-    mean = sum(v5.PAPER_SAMPLE_WSJ10) / len(v5.PAPER_SAMPLE_WSJ10)
-    lines.append(f"| *paper's released models, layer 2 (4 runs; WSJ10 of the whole sample, which they trained on)* "
-                 f"| | | | *{mean:.1f} ({min(v5.PAPER_SAMPLE_WSJ10)}-{max(v5.PAPER_SAMPLE_WSJ10)})* | | |")
-    ours, ours10 = (100 * report["chosen"][part]["sentence_f1"] for part in ("all", "10"))
-    lines += ["", f"Targets (issue 38): all lengths >= 60.0, at most 10 words >= 72.0.  All lengths {ours:.1f} "
-              f"({'met' if ours >= 60.0 else 'not met'}); at most 10 words {ours10:.1f} "
-              f"({'met' if ours10 >= 72.0 else 'not met'})."]
-    return "\n".join(lines)
-
+    return v5.results_table([
+        (f"**onparse bundled model**: a student of rule v9's average ({report['candidate']})", report["chosen"], True),
+        ("its teacher: the 3 language models + 3 grammars + right, ties right", report["teacher"], False),
+        ("the 3 language models + right, ties right (the bundled model before)", report["shipped"], False),
+        ("right-branching", report["right"], False)], report["sentences"])
 
 if __name__ == "__main__":
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)

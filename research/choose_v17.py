@@ -6,6 +6,7 @@ training text, chosen on the sample's dev half; the test half scored once.
     python research/choose_v17.py --test     # the choice on the test half, once, right- and
                                              # left-branching beside; research/test-v17.json
     python research/choose_v17.py --ship     # rule 92: the dev choice becomes the bundled model
+    python research/choose_v17.py --readme   # README.md's results table from test-v17.json
 
 Students: runs/distill/v17-sS.run/epoch-NNN.pt (rule 88); the candidates are the epochs both
 seeds completed.  The incumbent (a) is the shipped bundle, rule v11's student alone.
@@ -246,9 +247,26 @@ def ship(target=v11.DEFAULT):
     print(f"wrote {target} ({os.path.getsize(target) / 1e6:.1f} MB; {chosen['name']})", file=sys.stderr)
 
 
+def readme_block(report, v11_report) -> str:
+    """The README's results table (test half, three conventions) from research/test-v17.json,
+    with rule v11's teacher and older bundle beside it (research/test-v11.json)."""
+    return v5.results_table([
+        (f"**onparse bundled model**: a student of rule v9's average on all of news ({report['candidate']})",
+         report["chosen"], True),
+        ("the bundled model before: a student of the same teacher on half of news (rule v11)", report["incumbent"],
+         False),
+        ("their teacher: 3 language models + 3 grammars + right, ties right", v11_report["teacher"], False),
+        ("the 3 language models + right, ties right", v11_report["shipped"], False),
+        ("right-branching", report["right"], False)], report["sentences"])
+
 if __name__ == "__main__":
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--test", action="store_true", help="score the test half, once")
     ap.add_argument("--ship", action="store_true", help="make the dev choice the bundled model (rule 92)")
+    ap.add_argument("--readme", action="store_true", help="write README.md's results table from test-v17.json")
     args = ap.parse_args()
-    ship() if args.ship else test() if args.test else dev()
+    if args.readme:
+        with open(TEST, encoding="utf-8") as handle, open(v11.TEST, encoding="utf-8") as older:
+            v5.replace_block(os.path.join(ROOT, "README.md"), readme_block(json.load(handle), json.load(older)))
+    else:
+        ship() if args.ship else test() if args.test else dev()

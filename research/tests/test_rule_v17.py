@@ -158,3 +158,17 @@ def test_the_incumbent_is_never_shipped_again(v17):
     both = SimpleNamespace(models=[object()] * 5, members=[Member(3, 1, "cyk"), Member(4, 1, "cyk")])
     with pytest.raises(ValueError, match="not a candidate that ships"):
         v17.bundle_of(v17.INCUMBENT, both, [])
+
+
+def test_the_readme_table_heads_with_the_new_bundled_model_and_keeps_the_older_rows(v17):
+    from lab import read_json
+
+    older = read_json("test-v11.json")
+    scores = {part: {"sentence_f1": 0.6, "kim_f1": 0.59, "corpus_f1": 0.57} for part in ("all", "10")}
+    report = {"candidate": "student (s1 e9)", "sentences": older["sentences"], "chosen": scores,
+              "incumbent": older["chosen"], "right": older["right"]}
+    lines = v17.readme_block(report, older).splitlines()
+    assert lines[2].startswith("| **onparse bundled model**") and "(s1 e9)" in lines[2] and "| **60.0** |" in lines[2]
+    assert "| 58.9 |" in lines[3] and "| 58.1 |" in lines[4] and "| 54.5 |" in lines[5]
+    assert lines[6].startswith("| right-branching | 39.9 |")
+    assert lines[-1].endswith("All lengths 60.0 (met); at most 10 words 60.0 (not met).")
