@@ -281,6 +281,19 @@ TARGETS = "all lengths >= 50.0 and >= right-branching + 10; at most 10 words >= 
           "LM only, all lengths >= right-branching + 4"
 
 
+def table_lines(head, rows) -> list:
+    """A results table's lines: the ``head`` cells, then ``rows`` of (label, six F1 values in
+    [0, 1], bold), then the paper's released models' WSJ10 figure in the fourth column."""
+    lines = ["| " + " | ".join(head) + " |", "|---" * len(head) + "|"]
+    for label, values, bold in rows:
+        cells = [f"{100 * v:.1f}" for v in values]
+        lines.append("| " + " | ".join([label] + [f"**{c}**" if bold else c for c in cells]) + " |")
+    mean = sum(PAPER_SAMPLE_WSJ10) / len(PAPER_SAMPLE_WSJ10)
+    lines.append(f"| *paper's released models, layer 2 (4 runs; WSJ10 of the whole sample, which they trained on)* "
+                 f"| | | | *{mean:.1f} ({min(PAPER_SAMPLE_WSJ10)}-{max(PAPER_SAMPLE_WSJ10)})* | | |")
+    return lines
+
+
 def readme_block(report) -> str:
     """The README's results table (test half, three conventions) from research/test-v5.json."""
     test = report["test"]
@@ -290,13 +303,7 @@ def readme_block(report) -> str:
     rows = [("**onparse bundled model**: " + report["chosen"], "chosen", True),
              ("its language models alone: " + report["lm_only"], "lm_only", False),
              ("right-branching", "right", False)]
-    lines = ["| " + " | ".join(head) + " |", "|---" * len(head) + "|"]
-    for label, key, bold in rows:
-        cells = [f"{100 * test[g][key][c]:.1f}" for g, c in cols]
-        lines.append("| " + " | ".join([label] + [f"**{c}**" if bold else c for c in cells]) + " |")
-    mean = sum(PAPER_SAMPLE_WSJ10) / len(PAPER_SAMPLE_WSJ10)
-    lines.append(f"| *paper's released models, layer 2 (4 runs; WSJ10 of the whole sample, which they trained on)* "
-                 f"| | | | *{mean:.1f} ({min(PAPER_SAMPLE_WSJ10)}-{max(PAPER_SAMPLE_WSJ10)})* | | |")
+    lines = table_lines(head, [(label, [test[g][key][c] for g, c in cols], bold) for label, key, bold in rows])
     rb, ours, lm = (test["wsj-sample-test"][k]["sentence_f1"] for k in ("right", "chosen", "lm_only"))
     rb10, ours10 = (test["wsj10-sample-test"][k]["sentence_f1"] for k in ("right", "chosen"))
     lines += ["", f"Targets (issue 32): {TARGETS}.  Met: all lengths {100 * ours:.1f} against "
@@ -315,13 +322,8 @@ def results_table(rows, sentences) -> str:
     n_all, n_short = sentences
     head = ["trees"] + [f"{'all lengths' if part == 'all' else '<= 10 words'} ({n:,}): {title}"
                         for part, n in (("all", n_all), ("10", n_short)) for _, title in CONVENTIONS]
-    lines = ["| " + " | ".join(head) + " |", "|---" * len(head) + "|"]
-    for label, scores, bold in rows:
-        cells = [f"{100 * scores[part][conv]:.1f}" for part, conv in cols]
-        lines.append("| " + " | ".join([label] + [f"**{c}**" if bold else c for c in cells]) + " |")
-    mean = sum(PAPER_SAMPLE_WSJ10) / len(PAPER_SAMPLE_WSJ10)
-    lines.append(f"| *paper's released models, layer 2 (4 runs; WSJ10 of the whole sample, which they trained on)* "
-                 f"| | | | *{mean:.1f} ({min(PAPER_SAMPLE_WSJ10)}-{max(PAPER_SAMPLE_WSJ10)})* | | |")
+    lines = table_lines(head, [(label, [scores[part][conv] for part, conv in cols], bold)
+                               for label, scores, bold in rows])
     ours, ours10 = (100 * rows[0][1][part]["sentence_f1"] for part in ("all", "10"))
     lines += ["", f"Targets (issue 38): all lengths >= 60.0, at most 10 words >= 72.0.  All lengths {ours:.1f} "
               f"({'met' if ours >= 60.0 else 'not met'}); at most 10 words {ours10:.1f} "
