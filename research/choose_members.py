@@ -262,6 +262,52 @@ def test(bundle_path):
         print(name, {k: (round(100 * v["sentence_f1"], 1) if isinstance(v, dict) else v) for k, v in rows.items()})
 
 
+def to_ship(choice_path, test_path, refusal):
+    """A rule's dev choice that ships and its test figures (rules v11, v17): the two recorded
+    files, read; ``refusal`` is the exit message when the choice does not ship."""
+    with open(choice_path, encoding="utf-8") as handle:
+        decided = json.load(handle)
+    if not decided["ships"]:
+        sys.exit(refusal)
+    with open(test_path, encoding="utf-8") as handle:
+        return decided, json.load(handle)
+
+
+def student_file(run_path, kept_path, seed, epoch):
+    """A chosen student snapshot: in its run folder, or where it is kept in the repository when
+    runs/ did not survive."""
+    path = run_path.format(seed=seed, epoch=epoch)
+    return path if os.path.exists(path) else kept_path.format(seed=seed, epoch=epoch)
+
+
+def ship_bundle(target, models, members, voters, ties, meta, tested, label) -> None:
+    """Write the bundled model (rules v11 and v17): the loaded ``models`` (their weights and
+    checksum metadata dropped; float16), read by ``members`` with ``voters`` and ``ties``, its
+    metadata ``meta``.  The figures `onparse info` shows are the written file's own, on the test
+    half the rule scored once (``tested``: those scores, by "all" and "10"): the same trees
+    measured again, chosen from never."""
+    from onparse import load
+    from onparse.files.bundle import save_bundle
+    from onparse.files.checkpoint import DIGEST_KEY
+
+    entries = []
+    for model in models:
+        entry = model.entry()
+        entry["metadata"] = {k: v for k, v in entry["metadata"].items() if k not in ("weights", DIGEST_KEY)}
+        entries.append(entry)
+    save_bundle(target, entries, members, weights="float16", metadata=meta, voters=voters, ties=ties)
+    shipped = load(target, "cpu")
+    rows = []
+    for gold in ("wsj-sample-test", "wsj10-sample-test"):
+        result = shipped.score(gold).result
+        rows.append({"gold": gold, "trees": shipped.describe_average(),
+                     **{key: getattr(result, conv).f1 for key, conv in RECORD_KEYS.items()}})
+        print(f"{gold}: {100 * rows[-1]['sentence_f1_onlstm']:.2f} (as scored once: "
+              f"{100 * tested['all' if '10' not in gold else '10']['sentence_f1']:.2f})", file=sys.stderr)
+    record_scores(target, rows)
+    print(f"wrote {target} ({os.path.getsize(target) / 1e6:.1f} MB; {label})", file=sys.stderr)
+
+
 def record_scores(bundle_path, rows):
     """Write the test-half scores into the bundle's metadata (``onparse info`` shows them; its
     weights and their checksums are untouched)."""

@@ -150,31 +150,15 @@ def ship(target=DEFAULT):
     from onparse import load
     from onparse.files.bundle import load_model_file
 
-    with open(CHOICE) as handle:
-        decided = json.load(handle)
-    if not decided["ships"]:
-        sys.exit("the dev choice does not beat the shipped bundle on dev: nothing to ship (rule 65)")
-    with open(TEST) as handle:
-        tested = json.load(handle)
+    decided, tested = v5.to_ship(CHOICE, TEST, "the dev choice does not beat the shipped bundle on dev: nothing to ship (rule 65)")
     chosen = decided["chosen"]
-    from onparse import save_bundle
-    from onparse.files.checkpoint import DIGEST_KEY
-
-    snapshot = SNAPSHOT.format(seed=chosen["seed"], epoch=chosen["epoch"])
-    if not os.path.exists(snapshot):          # runs/ is not kept: the chosen student is, in research/models
-        snapshot = KEPT.format(seed=chosen["seed"], epoch=chosen["epoch"])
+    snapshot = v5.student_file(SNAPSHOT, KEPT, chosen["seed"], chosen["epoch"])
     both = load([target, snapshot])
     lm_members = both.members[:SHIPPED_MEMBERS]
     if chosen["kind"] == "student":            # rule 62 (b): the student alone, no voter
         parser = both.with_members([m for m in both.members if m.model == SHIPPED_MEMBERS], (), "first")
     else:
         parser = both
-    # Every model is kept, the language models too when no member reads them (distances, show).
-    entries = []
-    for model in both.models:
-        entry = model.entry()
-        entry["metadata"] = {k: v for k, v in entry["metadata"].items() if k not in ("weights", DIGEST_KEY)}
-        entries.append(entry)
     old = load_model_file(target)["metadata"]
     meta = {**old,
             "selection": old["selection"] + "; the student: rule v11's dev choice among the students of rule v9's "
@@ -190,20 +174,9 @@ def ship(target=DEFAULT):
             "student": {"teacher": "rule v9's average (the language models below, three grammars, a right voter, "
                                    "ties right)", "seed": chosen["seed"], "epoch": chosen["epoch"]}}
     meta.pop("scores", None)
-    save_bundle(target, entries, parser.members, weights="float16", metadata=meta, voters=parser.voters,
-                ties=parser.ties)
-    # The figures `onparse info` shows are the written file's own (float16), on the test half that
-    # rule 64 scored once for this candidate: the same trees, measured again, chosen from never.
-    shipped = load(target, "cpu")
-    rows = []
-    for gold in ("wsj-sample-test", "wsj10-sample-test"):
-        result = shipped.score(gold).result
-        rows.append({"gold": gold, "trees": shipped.describe_average(),
-                     **{key: getattr(result, conv).f1 for key, conv in v5.RECORD_KEYS.items()}})
-        print(f"{gold}: {100 * rows[-1]['sentence_f1_onlstm']:.2f} (rule 64: "
-              f"{100 * tested['chosen']['all' if '10' not in gold else '10']['sentence_f1']:.2f})", file=sys.stderr)
-    v5.record_scores(target, rows)
-    print(f"wrote {target} ({os.path.getsize(target) / 1e6:.1f} MB; {chosen['name']})", file=sys.stderr)
+    # Every model is kept, the language models too when no member reads them (distances, show).
+    v5.ship_bundle(target, both.models, parser.members, parser.voters, parser.ties, meta, tested["chosen"],
+                   chosen["name"])
 
 
 def readme_block(report) -> str:
@@ -213,6 +186,7 @@ def readme_block(report) -> str:
         ("its teacher: the 3 language models + 3 grammars + right, ties right", report["teacher"], False),
         ("the 3 language models + right, ties right (the bundled model before)", report["shipped"], False),
         ("right-branching", report["right"], False)], report["sentences"])
+
 
 if __name__ == "__main__":
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)

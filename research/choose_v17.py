@@ -197,28 +197,15 @@ def ship(target=v11.DEFAULT):
     """Rule 92: the dev choice becomes the bundled model, float16, its test figures
     (test-v17.json, scored once by rule 91) measured again on the written file and recorded."""
     from onparse import Member, load
-    from onparse.files.bundle import load_model_file, save_bundle
-    from onparse.files.checkpoint import DIGEST_KEY
+    from onparse.files.bundle import load_model_file
 
-    with open(CHOICE) as handle:
-        decided = json.load(handle)
-    if not decided["ships"]:
-        sys.exit("rule v17's dev choice is the shipped bundle: nothing to ship (rule 92)")
-    with open(TEST) as handle:
-        tested = json.load(handle)
+    decided, tested = v5.to_ship(CHOICE, TEST, "rule v17's dev choice is the shipped bundle: nothing to ship (rule 92)")
     chosen = decided["chosen"]
-    snapshot = SNAPSHOT.format(seed=chosen["seed"], epoch=chosen["epoch"])
-    if not os.path.exists(snapshot):          # runs/ is not kept: the chosen student is, in research/models
-        snapshot = KEPT.format(seed=chosen["seed"], epoch=chosen["epoch"])
+    snapshot = v5.student_file(SNAPSHOT, KEPT, chosen["seed"], chosen["epoch"])
     old = load_model_file(target)["metadata"]
     lm_members = [Member(**m) for m in old["dev"]["lm_only_members"]]
     both = load([target, snapshot])
     kept, members, voters, ties = bundle_of(chosen["kind"], both, lm_members)
-    entries = []
-    for i in kept:
-        entry = both.models[i].entry()
-        entry["metadata"] = {k: v for k, v in entry["metadata"].items() if k not in ("weights", DIGEST_KEY)}
-        entries.append(entry)
     meta = {**old,
             "selection": old["selection"].split("; the student:")[0]
             + "; the student: rule v17's dev choice among the students of rule v9's average on the whole news "
@@ -234,17 +221,8 @@ def ship(target=v11.DEFAULT):
                                    "ties right)", "text": "news-train.txt, all 47,912 lines",
                         "seed": chosen["seed"], "epoch": chosen["epoch"]}}
     meta.pop("scores", None)
-    save_bundle(target, entries, members, weights="float16", metadata=meta, voters=voters, ties=ties)
-    shipped = load(target, "cpu")
-    rows = []
-    for gold in ("wsj-sample-test", "wsj10-sample-test"):
-        result = shipped.score(gold).result
-        rows.append({"gold": gold, "trees": shipped.describe_average(),
-                     **{key: getattr(result, conv).f1 for key, conv in v5.RECORD_KEYS.items()}})
-        print(f"{gold}: {100 * rows[-1]['sentence_f1_onlstm']:.2f} (rule 91: "
-              f"{100 * tested['chosen']['all' if '10' not in gold else '10']['sentence_f1']:.2f})", file=sys.stderr)
-    v5.record_scores(target, rows)
-    print(f"wrote {target} ({os.path.getsize(target) / 1e6:.1f} MB; {chosen['name']})", file=sys.stderr)
+    v5.ship_bundle(target, [both.models[i] for i in kept], members, voters, ties, meta, tested["chosen"],
+                   chosen["name"])
 
 
 def readme_block(report, v11_report) -> str:
@@ -258,6 +236,7 @@ def readme_block(report, v11_report) -> str:
         ("their teacher: 3 language models + 3 grammars + right, ties right", v11_report["teacher"], False),
         ("the 3 language models + right, ties right", v11_report["shipped"], False),
         ("right-branching", report["right"], False)], report["sentences"])
+
 
 if __name__ == "__main__":
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
