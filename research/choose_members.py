@@ -371,8 +371,8 @@ def results_table(rows, sentences) -> str:
     lines = table_lines(head, [(label, [scores[part][conv] for part, conv in cols], bold)
                                for label, scores, bold in rows])
     ours, ours10 = (100 * rows[0][1][part]["sentence_f1"] for part in ("all", "10"))
-    lines += ["", f"Targets (issue 38): all lengths >= 60.0, at most 10 words >= 72.0.  All lengths {ours:.1f} "
-              f"({'met' if ours >= 60.0 else 'not met'}); at most 10 words {ours10:.1f} "
+    lines += ["", f"Targets (issue 38): all lengths >= 60.0, at most 10 words >= 72.0.  All lengths {ours:.2f} "
+              f"({'met' if ours >= 60.0 else 'not met'}); at most 10 words {ours10:.2f} "
               f"({'met' if ours10 >= 72.0 else 'not met'})."]
     return "\n".join(lines)
 

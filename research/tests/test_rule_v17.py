@@ -171,4 +171,26 @@ def test_the_readme_table_heads_with_the_new_bundled_model_and_keeps_the_older_r
     assert lines[2].startswith("| **onparse bundled model**") and "(s1 e9)" in lines[2] and "| **60.0** |" in lines[2]
     assert "| 58.9 |" in lines[3] and "| 58.1 |" in lines[4] and "| 54.5 |" in lines[5]
     assert lines[6].startswith("| right-branching | 39.9 |")
-    assert lines[-1].endswith("All lengths 60.0 (met); at most 10 words 60.0 (not met).")
+    assert lines[-1].endswith("All lengths 60.00 (met); at most 10 words 60.00 (not met).")
+
+
+def test_the_bundled_model_is_the_shipped_v17_choice_and_the_readme_table_its_test_scores(v17):
+    """Rule 92: the dev choice was not the incumbent, so it ships: the bundled model holds the
+    shipped language models and the chosen student read alone; its recorded test figures are rule
+    91's; the README's table is `choose_v17.py --readme` of test-v17.json."""
+    from lab import ROOT, read_json
+    from onparse.files.bundle import load_model_file
+
+    decided, tested = read_json("dev-choice-v17.json"), read_json("test-v17.json")
+    assert decided["ships"] and decided["chosen"]["name"] == tested["candidate"] == "student (s1 e6)"
+    assert decided["chosen"]["kind"] == "student" and decided["epochs"] == 10
+    blob = load_model_file(str(ROOT / "src" / "onparse" / "models" / "default.pt"))
+    assert [m.get("kind") for m in blob["models"]] == [None, None, None, "student"]
+    assert blob["members"] == [{"model": 3, "layer": 1, "decoder": "cyk"}]
+    assert (blob["voters"], blob["ties"]) == ([], "first")
+    assert blob["metadata"]["dev"]["chosen"] == decided["chosen"]["name"]
+    assert blob["metadata"]["student"]["seed"] == 1 and blob["metadata"]["student"]["epoch"] == 6
+    for row in blob["metadata"]["scores"]:
+        part = "10" if "10" in row["gold"] else "all"
+        assert abs(row["sentence_f1_onlstm"] - tested["chosen"][part]["sentence_f1"]) < 5e-4
+    assert v17.readme_block(tested, read_json("test-v11.json")) in (ROOT / "README.md").read_text(encoding="utf-8")
