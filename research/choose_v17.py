@@ -12,6 +12,7 @@ Students: runs/distill/v17-sS.run/epoch-NNN.pt (rule 88); the candidates are the
 seeds completed.  The incumbent (a) is the shipped bundle, rule v11's student alone.
 """
 import argparse
+import functools
 import json
 import os
 import sys
@@ -21,6 +22,7 @@ ROOT = os.path.dirname(HERE)
 sys.path.insert(0, HERE)
 import choose_members as v5  # noqa: E402  (golds, scores_of, write_trials: shared with rules v5-v15)
 import choose_v11 as v11  # noqa: E402  (the incumbent's student, its test figures)
+import choose_v9 as v9  # noqa: E402  (the voted average of member trees)
 
 SEEDS = (1, 2)
 RUN = os.path.join(ROOT, "runs", "distill", "v17-s{seed}.run")
@@ -65,24 +67,21 @@ class Trees:
     def __init__(self, gold):
         from onparse import load
 
-        self.gold = gold
         self.tokens = [list(s.words) for s in gold]
         self.lms = load(LMS)
         assert len(self.lms.members) == 3 and self.lms.voters == ("right",) and self.lms.ties == "right"
-        self._lm_members = None
-        self._v11 = None
         self.students = {}
 
+    @functools.cached_property
     def lm_members(self):
-        if self._lm_members is None:
-            self._lm_members = self.lms.member_trees(self.tokens)
-        return self._lm_members
+        """Per sentence, rule 60's three language-model members' trees."""
+        return self.lms.member_trees(self.tokens)
 
+    @functools.cached_property
     def v11_student(self):
-        if self._v11 is None:
-            from onparse import load
-            self._v11 = load(V11_STUDENT).trees(self.tokens)
-        return self._v11
+        from onparse import load
+
+        return load(V11_STUDENT).trees(self.tokens)
 
     def student(self, seed, epoch):
         from onparse import load
@@ -92,20 +91,6 @@ class Trees:
             self.students[path] = load(path).trees(self.tokens)
         return self.students[path]
 
-    def parser_of(self, kind, seed, epoch):
-        """The candidate as a Parser whose member order matches :meth:`of`'s member trees."""
-        from onparse import load
-
-        if kind == INCUMBENT:
-            return load()
-        path = SNAPSHOT.format(seed=seed, epoch=epoch)
-        if kind == KINDS[0]:
-            return load(path)
-        if kind == KINDS[1]:                 # rule 89 (c): as onparse.load([v6 bundle, student]) gives
-            return load([LMS, path])
-        both = load([path, V11_STUDENT])      # rule 89 (d)
-        return both.with_members(both.members, ("right",), "right")
-
     def of(self, kind, seed, epoch):
         if kind == INCUMBENT:
             from onparse import load
@@ -113,18 +98,11 @@ class Trees:
         student = self.student(seed, epoch)
         if kind == KINDS[0]:
             return student
-        parser = self.parser_of(kind, seed, epoch)
-        if kind == KINDS[1]:
-            assert parser.voters == ("right",) and parser.ties == "right" and len(parser.members) == 4
-            per = [m + [s] for m, s in zip(self.lm_members(), student)]
-        else:
-            per = [[s, v] for s, v in zip(student, self.v11_student())]
-        full = [i for i, t in enumerate(self.tokens) if t]
-        out = [None] * len(self.tokens)
-        for i, tree in zip(full, parser.average([per[i] for i in full], [self.tokens[i] for i in full])):
-            out[i] = tree
-        return out
-
+        if kind == KINDS[1]:     # rule 89 (c): as onparse.load([v6 bundle, student]) gives: its voter and ties
+            rows = [m + [s] for m, s in zip(self.lm_members, student)]
+            return v9.average(rows, self.tokens, self.lms.voters, self.lms.ties)
+        rows = [[s, v] for s, v in zip(student, self.v11_student)]      # rule 89 (d)
+        return v9.average(rows, self.tokens, ("right",), "right")
 
 def dev():
     epochs = completed_epochs()
