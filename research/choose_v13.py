@@ -115,7 +115,8 @@ class Trees:
             started = time.time()
             path = self.grammar_path(seed, epoch)
             self.grammars[(seed, epoch)] = load(path, "cpu").trees(self.tokens)
-            print(f"{self.lang} grammar s{seed} e{epoch}: trees in {time.time() - started:.0f} s", file=sys.stderr)
+            print(f"{self.lang} grammar {os.path.relpath(path, ROOT)}: trees in {time.time() - started:.0f} s",
+                  file=sys.stderr)
         return self.grammars[(seed, epoch)]
 
     def of(self, candidate, last=None):
@@ -169,6 +170,17 @@ def v7_choices():
         return {lang: recorded["chosen"] for lang, recorded in json.load(handle).items()}
 
 
+def scored(lang, cands, trees, v7_choice, golds, first=0):
+    """Each candidate's dev row (order from ``first``, its size, its scores on ``golds``: the gold
+    set, its short sentences and their index), logged as it is scored (rules v13 and v18)."""
+    rows = []
+    for order, candidate in enumerate(cands, first):
+        scores = v5.scores_of(trees.of(candidate), *golds)
+        rows.append({"order": order, **candidate, "trees": size(candidate, v7_choice), "dev": scores})
+        print(f"{lang} {order + 1:3d} {candidate['name']}: {100 * scores['all']['sentence_f1']:.2f}", file=sys.stderr)
+    return rows
+
+
 def dev(list_only=False):
     records = v9.read_records(RECORDS)
     recorded_v7 = v7_choices()
@@ -183,13 +195,8 @@ def dev(list_only=False):
         gold, short, short_index = v5.golds(f"{lang}-dev", f"{lang}10-dev")
         trees = Trees(lang, gold_tokens(gold), v7_choice, gold.name)
         check = rule_72_check(lang, v7_choice, trees, gold)
-        rows = []
-        for order, candidate in enumerate(cands):
-            scores = v5.scores_of(trees.of(candidate), gold, short, short_index)
-            rows.append({"order": order, **candidate, "trees": size(candidate, v7_choice), "dev": scores})
-            cells = [f"{100 * scores[k][c]:.2f}" for k in ("all", "10") for c, _ in v5.CONVENTIONS]
-            trials.append({**rows[-1], "language": lang})
-            print(f"{lang} {order + 1:3d} {candidate['name']}: {cells[0]}", file=sys.stderr)
+        rows = scored(lang, cands, trees, v7_choice, (gold, short, short_index))
+        trials += [{**row, "language": lang} for row in rows]
         best = choose(rows)
         choices[lang] = {"chosen": best, "grammar_alone": ranked[0], "rule_v7": rows[0], "rule_72": check}
         print(f"{lang}: chosen {best['name']} (dev {100 * best['dev']['all']['sentence_f1']:.2f}; rule v7's "

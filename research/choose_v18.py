@@ -98,12 +98,8 @@ def dev(list_only=False):
             continue
         gold, short, short_index = v5.golds(f"{lang}-dev", f"{lang}10-dev")
         trees = Trees(lang, v13.gold_tokens(gold), v7_choice, gold.name)
-        rows = [{"order": 0, **cands[0]}]
-        for order, candidate in enumerate(cands[1:], 1):
-            scores = v5.scores_of(trees.of(candidate), gold, short, short_index)
-            rows.append({"order": order, **candidate, "trees": v13.size(candidate, v7_choice), "dev": scores})
-            print(f"{lang} {order + 1:3d} {candidate['name']}: {100 * scores['all']['sentence_f1']:.2f}",
-                  file=sys.stderr)
+        # (a) keeps its recorded dev score (rule 96); the others are scored.
+        rows = [{"order": 0, **cands[0]}] + v13.scored(lang, cands[1:], trees, v7_choice, (gold, short, short_index), 1)
         trials += [{**row, "language": lang} for row in rows]
         best = choose(rows)
         choices[lang] = {"chosen": best, "grammar_alone": list(ranked[0]), "incumbent": rows[0]}
