@@ -76,3 +76,40 @@ GOLD_TREES = """\
 (S (NP (NP (DT the) (NN teacher)) (PP (IN with) (NP (DT a) (JJ red) (NN dog))))
    (VP (VBD found) (NP (NP (DT some) (NN child)) (PP (IN near) (NP (DT the) (NN farmer))))))
 """
+
+
+class NamedTrees:
+    """Stands in for a choose script's ``Trees`` (rules v8, v11, v17): a candidate's 'trees' are
+    its name, so that a stub ``scores_of`` can score it by name."""
+
+    def __init__(self, gold, **_options):
+        self.gold = gold
+
+    def of(self, *name):
+        return name
+
+    def teacher_trees(self):
+        return ("teacher", None, None)
+
+    def shipped_trees(self):
+        return ("shipped", None, None)
+
+
+def scores_from(table):
+    """A stub ``scores_of`` that gives every convention and length the F1 ``table(*name)``."""
+    def scores_of(trees, gold, short, short_index):
+        f1 = table(*trees)
+        return {part: {"sentence_f1": f1, "kim_f1": f1, "corpus_f1": f1} for part in ("all", "10")}
+    return scores_of
+
+
+def run_dev(script, tmp_path, monkeypatch, scores_of):
+    """A choose script's dev step with :class:`NamedTrees`, a stub gold set and ``scores_of``,
+    writing its trials and choice under ``tmp_path``; returns the choice it wrote."""
+    monkeypatch.setattr(script, "Trees", NamedTrees)
+    monkeypatch.setattr(script.v5, "golds", lambda name, short: (["gold"], ["short"], [0]))
+    monkeypatch.setattr(script.v5, "scores_of", scores_of)
+    monkeypatch.setattr(script, "TRIALS", str(tmp_path / "trials.tsv"))
+    monkeypatch.setattr(script, "CHOICE", str(tmp_path / "choice.json"))
+    script.dev()
+    return json.loads((tmp_path / "choice.json").read_text())

@@ -2,10 +2,9 @@
 The candidates and their tie-breaking order are rule 62's and 63's; the dev step chooses among
 students alone and students beside the shipped bundle, and says whether the choice ships (rule
 65: above the shipped bundle's dev score); the test step scores once."""
-import json
-
 import pytest
 
+import lab
 from lab import load_script
 
 
@@ -23,37 +22,8 @@ def test_candidates_are_rule_62s_in_rule_63s_order(v11):
     assert v11.name_of(*cands[13]) == "shipped + student (s1 e2)"
 
 
-class FakeTrees:
-    """Stands in for choose_v11.Trees: a candidate's 'trees' are its name."""
-
-    def __init__(self, gold, teacher=True):
-        self.gold = gold
-
-    def of(self, kind, seed, epoch):
-        return (kind, seed, epoch)
-
-    def teacher_trees(self):
-        return ("teacher", None, None)
-
-    def shipped_trees(self):
-        return ("shipped", None, None)
-
-
-def fake_scores(table):
-    def scores_of(trees, gold, short, short_index):
-        f1 = table(*trees)
-        return {part: {"sentence_f1": f1, "kim_f1": f1, "corpus_f1": f1} for part in ("all", "10")}
-    return scores_of
-
-
 def run_dev(v11, tmp_path, monkeypatch, table):
-    monkeypatch.setattr(v11, "Trees", FakeTrees)
-    monkeypatch.setattr(v11.v5, "golds", lambda name, short: (["gold"], ["short"], [0]))
-    monkeypatch.setattr(v11.v5, "scores_of", fake_scores(table))
-    monkeypatch.setattr(v11, "TRIALS", str(tmp_path / "trials.tsv"))
-    monkeypatch.setattr(v11, "CHOICE", str(tmp_path / "choice.json"))
-    v11.dev()
-    return json.loads((tmp_path / "choice.json").read_text())
+    return lab.run_dev(v11, tmp_path, monkeypatch, lab.scores_from(table))
 
 
 def test_exact_ties_go_to_the_student_alone_then_the_lower_seed_then_the_earlier_epoch(v11, tmp_path, monkeypatch):

@@ -3,10 +3,9 @@ students of rule v9's average on the whole `news` text.  The candidates and thei
 89's over the epochs both seeds completed (rule 88); the dev step chooses by rule 90 and ships
 anything but the incumbent (rule 92); the test step scores once; the teacher's trees are the
 pieces concatenated in the text's order, each checked against its line."""
-import json
-
 import pytest
 
+import lab
 from lab import load_script
 
 
@@ -37,32 +36,9 @@ def test_the_candidates_are_the_epochs_both_seeds_completed(v17, tmp_path):
     assert v17.completed_epochs(str(tmp_path / "v17-s{seed}.run")) == 3
 
 
-class FakeTrees:
-    """Stands in for choose_v17.Trees: a candidate's 'trees' are its name."""
-
-    def __init__(self, gold):
-        self.gold = gold
-
-    def of(self, kind, seed, epoch):
-        return (kind, seed, epoch)
-
-
-def fake_scores(table):
-    def scores_of(trees, gold, short, short_index):
-        f1 = table(*trees)
-        return {part: {"sentence_f1": f1, "kim_f1": f1, "corpus_f1": f1} for part in ("all", "10")}
-    return scores_of
-
-
 def run_dev(v17, tmp_path, monkeypatch, table, epochs=2):
-    monkeypatch.setattr(v17, "Trees", FakeTrees)
     monkeypatch.setattr(v17, "completed_epochs", lambda: epochs)
-    monkeypatch.setattr(v17.v5, "golds", lambda name, short: (["gold"], ["short"], [0]))
-    monkeypatch.setattr(v17.v5, "scores_of", fake_scores(table))
-    monkeypatch.setattr(v17, "TRIALS", str(tmp_path / "trials.tsv"))
-    monkeypatch.setattr(v17, "CHOICE", str(tmp_path / "choice.json"))
-    v17.dev()
-    return json.loads((tmp_path / "choice.json").read_text())
+    return lab.run_dev(v17, tmp_path, monkeypatch, lab.scores_from(table))
 
 
 def test_exact_ties_go_to_the_earlier_candidate_and_a_new_choice_ships(v17, tmp_path, monkeypatch):

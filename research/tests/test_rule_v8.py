@@ -8,6 +8,7 @@ import re
 
 import pytest
 
+import lab
 from lab import RESEARCH, load_script, read_json, read_tsv
 
 
@@ -26,16 +27,6 @@ def test_candidates_are_the_25_of_the_recorded_table_and_of_the_students_script(
     assert f"--epochs {len(v8.EPOCHS)} --keep-epochs" in script and list(v8.EPOCHS) == list(range(1, 7))
 
 
-class FakeTrees:
-    """Stands in for choose_v8.Trees: a candidate's 'trees' are its name."""
-
-    def __init__(self, gold):
-        self.gold = gold
-
-    def of(self, kind, seed, epoch):
-        return (kind, seed, epoch)
-
-
 def recorded_scores(v8):
     """scores_of() as the recorded table gives it (fractions), keyed by the candidate's trees."""
     rows = {r["candidate"]: r for r in read_tsv("dev-trials-v8.tsv")}
@@ -51,14 +42,9 @@ def recorded_scores(v8):
 
 
 def test_dev_step_fed_the_recorded_scores_writes_the_recorded_table_and_choice(v8, tmp_path, monkeypatch):
-    monkeypatch.setattr(v8, "Trees", FakeTrees)
-    monkeypatch.setattr(v8.v5, "golds", lambda name, short: (["gold"], ["short"], [0]))
-    monkeypatch.setattr(v8.v5, "scores_of", recorded_scores(v8))
-    monkeypatch.setattr(v8, "TRIALS", str(tmp_path / "trials.tsv"))
-    monkeypatch.setattr(v8, "CHOICE", str(tmp_path / "choice.json"))
-    v8.dev()
+    got = lab.run_dev(v8, tmp_path, monkeypatch, recorded_scores(v8))
     assert (tmp_path / "trials.tsv").read_text() == (RESEARCH / "dev-trials-v8.tsv").read_text()
-    got, recorded = json.loads((tmp_path / "choice.json").read_text()), read_json("dev-choice-v8.json")
+    recorded = read_json("dev-choice-v8.json")
     assert got["rule"] == recorded["rule"]
     for key in ("chosen", "teacher"):
         assert {k: got[key][k] for k in ("order", "name", "kind", "seed", "epoch")} == \
@@ -74,13 +60,7 @@ def test_dev_step_keeps_the_first_of_exact_ties(v8, tmp_path, monkeypatch):
         f1 = 0.5 if kind == "teacher" or (seed, epoch) != (2, 3) else 0.6      # s2 e3 alone and with the teacher
         return {part: {"sentence_f1": f1, "kim_f1": f1, "corpus_f1": f1} for part in ("all", "10")}
 
-    monkeypatch.setattr(v8, "Trees", FakeTrees)
-    monkeypatch.setattr(v8.v5, "golds", lambda name, short: (["gold"], ["short"], [0]))
-    monkeypatch.setattr(v8.v5, "scores_of", scores_of)
-    monkeypatch.setattr(v8, "TRIALS", str(tmp_path / "trials.tsv"))
-    monkeypatch.setattr(v8, "CHOICE", str(tmp_path / "choice.json"))
-    v8.dev()
-    assert json.loads((tmp_path / "choice.json").read_text())["chosen"]["name"] == "student (s2 e3)"
+    assert lab.run_dev(v8, tmp_path, monkeypatch, scores_of)["chosen"]["name"] == "student (s2 e3)"
     monkeypatch.setattr(v8.v5, "scores_of", lambda trees, *rest: {
         part: {"sentence_f1": 0.5, "kim_f1": 0.5, "corpus_f1": 0.5} for part in ("all", "10")})
     v8.dev()
@@ -100,7 +80,7 @@ def test_test_step_scores_the_choice_and_the_teacher_beside_baselines_once(v8, t
     def scores_of(trees, gold, short, short_index):
         return {"all": {"sentence_f1": f1[trees]}, "10": {"sentence_f1": f1[trees] + len(short) / 10}}
 
-    monkeypatch.setattr(v8, "Trees", FakeTrees)
+    monkeypatch.setattr(v8, "Trees", lab.NamedTrees)
     monkeypatch.setattr(v8.v5, "golds", lambda name, short: (Gold([1, 2, 3]), Gold([1]), [0]))
     monkeypatch.setattr(v8.v5, "scores_of", scores_of)
     monkeypatch.setattr(onparse.trees.baselines, "baseline_trees", lambda tokens, kind, seed: kind)
