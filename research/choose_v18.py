@@ -5,8 +5,9 @@ choice; the test parts scored once.
     python research/choose_v18.py            # dev: rule 96's candidates per language; writes
                                              # research/dev-trials-v18.tsv, research/dev-choice-v18.json
     python research/choose_v18.py --list     # the candidates only, nothing scored
-    python research/choose_v18.py --test     # each choice and grammar-alone figure on the test
-                                             # parts, once; research/test-v18.json
+    python research/choose_v18.py --test     # each final choice (rule 97's, students_v18.py) and
+                                             # grammar-alone figure on the test parts, once;
+                                             # research/test-v18.json
 
 Grammar members: every (run, epoch) of research/grammar-v18-dev.jsonl (rule 95, runs
 runs/grammar-v18-L-RECIPE-sS) and of research/grammar-languages-dev.jsonl (rule v13's runs
@@ -112,10 +113,24 @@ def dev(list_only=False):
         json.dump({"rule": "v18 (research/PROTOCOL.md, rules 93-98)", **choices}, out, indent=1)
 
 
+def final_choices():
+    """Rule 97's final choice of each language (``research/dev-choice-v18-students.json``, made by
+    ``students_v18.py`` from rule 96's choices, which are not the incumbent)."""
+    import students_v18
+
+    if not os.path.exists(students_v18.CHOICES):
+        sys.exit(f"{students_v18.CHOICES} is missing: rule 97 (python research/students_v18.py) comes before the test")
+    with open(students_v18.CHOICES, encoding="utf-8") as handle:
+        return json.load(handle)
+
+
 def test():
-    """Rule 98: each language's choice and grammar-alone figure on its test parts, once; a choice
-    of the incumbent keeps rule v15's test figures."""
+    """Rule 98: each language's final choice (rule 97) and grammar-alone figure on its test parts,
+    once; a choice of the incumbent keeps rule v15's test figures."""
+    import students_v18
+
     v5.scored_once(TEST, "rule 98")
+    finals = final_choices()
     with open(CHOICES, encoding="utf-8") as handle:
         recorded = json.load(handle)
     with open(v15.TEST, encoding="utf-8") as handle:
@@ -123,18 +138,24 @@ def test():
     recorded_v7 = v13.v7_choices()
     out = {"rule": "v18"}
     for lang in LANGUAGES:
-        chosen, (run, epoch) = recorded[lang]["chosen"], recorded[lang]["grammar_alone"]
+        chosen, choice, (run, epoch) = finals[lang]["chosen"], recorded[lang]["chosen"], recorded[lang]["grammar_alone"]
         alone = {"name": label(run, epoch), "lms": False, "grammars": [[run, epoch]], "voters": [], "ties": "first"}
         gold, short, short_index = v5.golds(f"{lang}-test", f"{lang}10-test")
         trees = Trees(lang, v13.gold_tokens(gold), recorded_v7[lang], gold.name)
+        if chosen["kind"] == "incumbent":
+            scores = v15_test[lang]["chosen"]
+        else:
+            predicted = (trees.of(choice) if chosen["kind"] == "choice"
+                         else students_v18.trees_of(chosen, choice, trees, {}))
+            scores = v5.scores_of(predicted, gold, short, short_index)
         out[lang] = {"candidate": chosen["name"], "dev": chosen["dev"], "sentences": [len(gold), len(short)],
-                     "chosen": v15_test[lang]["chosen"] if chosen.get("incumbent")
-                     else v5.scores_of(trees.of(chosen), gold, short, short_index),
+                     "chosen": scores, "v15": v15_test[lang]["chosen"],
                      "grammar_alone": {"name": alone["name"],
                                        **v5.scores_of(trees.of(alone), gold, short, short_index)}}
         out[lang].update(v5.baseline_scores(gold, short, short_index))
         print(f"{lang}: chosen {100 * out[lang]['chosen']['all']['sentence_f1']:.2f}, grammar alone "
-              f"{100 * out[lang]['grammar_alone']['all']['sentence_f1']:.2f}, right "
+              f"{100 * out[lang]['grammar_alone']['all']['sentence_f1']:.2f}, rule v15 "
+              f"{100 * out[lang]['v15']['all']['sentence_f1']:.2f}, right "
               f"{100 * out[lang]['right']['all']['sentence_f1']:.2f}", file=sys.stderr)
     with open(TEST, "w", encoding="utf-8") as handle:
         json.dump(out, handle, indent=1)

@@ -93,25 +93,36 @@ def read_text(lang, first):
 
 def teacher(lang):
     """Rule 82: the choice's trees of every line of the text, as brackets."""
+    choice, v7_choice = v13_choices()[lang], v13.v7_choices()[lang]
+    write_teacher(lang, choice, v7_choice, v13.Trees, TEACHER.format(lang=lang))
+
+
+def write_teacher(lang, choice, v7_choice, trees_class, path):
+    """``choice``'s trees (computed by ``trees_class``, a :class:`choose_v13.Trees`) of the
+    sentences :func:`read_text` gives, written as brackets to ``path`` (rules 82 and 97)."""
     from onparse.student.teacher_trees import write_teacher_trees
 
-    choice, v7_choice = v13_choices()[lang], v13.v7_choices()[lang]
     tokens = read_text(lang, first_model(choice, v7_choice, lang))
     started = time.time()
-    trees = v13.Trees(lang, tokens, v7_choice, os.path.basename(TEXT.format(lang=lang))).of(choice)
+    trees = trees_class(lang, tokens, v7_choice, os.path.basename(TEXT.format(lang=lang))).of(choice)
     assert len(trees) == len(tokens)
-    os.makedirs(os.path.dirname(TEACHER), exist_ok=True)
-    write_teacher_trees(TEACHER.format(lang=lang), trees)
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    write_teacher_trees(path, trees)
     print(f"{lang}: {len(trees):,} teacher trees in {time.time() - started:.0f} s", file=sys.stderr)
 
 
 def train_command(lang, resume=False):
     """Rule 83's command (``resume``: go on with a stopped run)."""
     choice, v7_choice = v13_choices()[lang], v13.v7_choices()[lang]
+    return distill_command(lang, first_model(choice, v7_choice, lang), TEACHER.format(lang=lang),
+                           STUDENT.format(lang=lang, seed=SEED), resume)
+
+
+def distill_command(lang, first, teacher_path, student_path, resume=False):
+    """Rule 83's ``onparse distill`` of the text of ``lang`` (seed 1, six epochs kept, one thread)."""
     return [sys.executable, "-m", "onparse", "distill", TEXT.format(lang=lang), "--pretokenized",
-            "-m", first_model(choice, v7_choice, lang), "--teacher-trees", TEACHER.format(lang=lang),
-            "--out", STUDENT.format(lang=lang, seed=SEED), "--seed", str(SEED), "--epochs", str(len(EPOCHS)),
-            "--keep-epochs", "--threads", "1"] + (["--resume"] if resume else [])
+            "-m", first, "--teacher-trees", teacher_path, "--out", student_path, "--seed", str(SEED),
+            "--epochs", str(len(EPOCHS)), "--keep-epochs", "--threads", "1"] + (["--resume"] if resume else [])
 
 
 def student_trees(lang, epoch, tokens):

@@ -235,3 +235,18 @@ def test_students_v15_makes_teacher_trees_then_trains_each_language_skipping_and
                      ("python", ["research/students_v15.py", "train", "cess_esp", "--resume"]),
                      ("python", ["research/students_v15.py", "train", "floresta"])]
     assert "alpino: student exists, skipped" in (root / "runs" / "students-v15.log").read_text()
+
+
+def test_students_script_serves_rule_v18_with_its_own_files(layout):
+    root, run = layout
+    calls = run("students_v15.sh", RULE="v18", LANGS="alpino cess_esp")
+    assert calls == sorted(("python", ["research/students_v18.py", step, lang])
+                           for lang in ("alpino", "cess_esp") for step in ("teacher", "train"))
+    distill = root / "runs" / "distill"
+    (distill / "v18-alpino-s1.pt").write_bytes(b"")              # done: skipped
+    (distill / "v15-teacher-cess_esp.txt").write_text("(a b)\n")   # rule v15's trees are not rule v18's
+    (distill / "v18-cess_esp-s1.run").mkdir()                    # a stopped run: resumed
+    calls = run("students_v15.sh", RULE="v18", LANGS="alpino cess_esp")
+    assert calls == [("python", ["research/students_v18.py", "teacher", "cess_esp"]),
+                     ("python", ["research/students_v18.py", "train", "cess_esp", "--resume"])]
+    assert "alpino: student exists, skipped" in (root / "runs" / "students-v18.log").read_text()
