@@ -17,17 +17,10 @@ mkdir -p "$DIR"
 TEXTS=$(cd "$DIR" && pwd)      # the grammars record their text by absolute path, as rule v13's
 
 source examples/background_runs.sh
+source research/grammar_recipes.sh
 for lang in $LANGS; do
     [ -f "$DIR/fit-text-$lang.txt" ] || $PYTHON research/fit_texts.py --out-dir "$DIR" "$lang"
 done
-
-recipe_options() {   # RECIPE
-    case $1 in
-        v2k) echo "--max-vocab 2000" ;;
-        v2k-c10) echo "--max-vocab 2000 --curriculum-start 10" ;;
-        *) echo "unknown recipe $1" >&2; exit 2 ;;
-    esac
-}
 
 runs=()
 for seed in 1 2; do

@@ -12,7 +12,7 @@ import pytest
 from lab import RESEARCH, ROOT, load_script
 
 SCRIPTS = ("train_campaign.sh", "train_default.sh", "train_students.sh", "gpu_grammars.sh", "train_v13.sh",
-           "students_v15.sh", "train_v18.sh")
+           "students_v15.sh", "train_v18.sh", "train_v19.sh", "grammar_recipes.sh")
 
 pytestmark = pytest.mark.skipif(shutil.which("bash") is None, reason="needs bash")
 
@@ -250,3 +250,21 @@ def test_students_script_serves_rule_v18_with_its_own_files(layout):
     assert calls == [("python", ["research/students_v18.py", "teacher", "cess_esp"]),
                      ("python", ["research/students_v18.py", "train", "cess_esp", "--resume"])]
     assert "alpino: student exists, skipped" in (root / "runs" / "students-v18.log").read_text()
+
+
+def test_train_v19_trains_three_english_seeds_with_rule_v18s_v2k_c10_recipe_and_resumes(layout):
+    root, run = layout
+    runs = root / "runs"
+    calls = run("train_v19.sh", DIR=str(runs))
+    got = [parse(args) for program, args in calls]
+    assert [program for program, _ in calls] == ["onparse"] * 3
+    for p in got:
+        assert (p["family"], p["preset"], p["corpus"], p["epochs"]) == ("grammar", "small", "news", 12)
+        assert (p["max_vocab"], p["curriculum_start"]) == (2000, 10)
+        assert p["keep_epochs"] and p["threads"] == 1 and p["checkpoint_every"] == 300 and not p["resume"]
+    assert sorted(p["out"] for p in got) == [str(runs / f"grammar-v19-news-v2k-c10-s{s}") for s in (1, 2, 3)]
+    assert sorted(p["seed"] for p in got) == [1, 2, 3]
+    (runs / "grammar-v19-news-v2k-c10-s2" / "last.pt").write_bytes(b"")
+    calls = run("train_v19.sh", DIR=str(runs))
+    resumed = [parse(args) for _, args in calls if "--resume" in args]
+    assert [p["out"] for p in resumed] == [str(runs / "grammar-v19-news-v2k-c10-s2")] and resumed[0]["epochs"] == 12
