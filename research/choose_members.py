@@ -68,6 +68,18 @@ def golds(name, short_name):
     return gold, short_gold, short_index
 
 
+def read_sentences(path, first):
+    """The sentences ``onparse distill PATH --pretokenized -m FIRST`` learns from (rules 82 and
+    104): each line split on whitespace, punctuation ``first``'s vocabulary lacks dropped, lines
+    left with fewer than two words passed over."""
+    from onparse import load
+    from onparse.student.config import MIN_WORDS
+
+    with open(path, encoding="utf-8") as handle:
+        lines = [line.rstrip("\n") for line in handle]
+    return [tokens for tokens in load(first, "cpu").tokens(lines, tokenize=False) if len(tokens) >= MIN_WORDS]
+
+
 def baseline_scores(gold, short_gold, short_index) -> dict:
     """``{"right": ..., "left": ...}``: :func:`scores_of` of right- and left-branching trees, the
     baselines every rule's test step reports beside its choice (rules v7-v13)."""

@@ -79,16 +79,9 @@ def choose(rows, kinds=None):
 
 
 def read_text(lang, first):
-    """The sentences of ``runs/fit-text-L.txt`` the student learns from, as ``onparse distill
-    --pretokenized`` reads them: each line split on whitespace, punctuation the vocabulary of
-    ``first`` (the student's) lacks dropped, lines left with fewer than two words passed over
-    (amendment to rule 82: a grammar's vocabulary lacks ``&``)."""
-    from onparse import load
-    from onparse.student.config import MIN_WORDS
-
-    with open(TEXT.format(lang=lang), encoding="utf-8") as handle:
-        lines = [line.rstrip("\n") for line in handle]
-    return [tokens for tokens in load(first, "cpu").tokens(lines, tokenize=False) if len(tokens) >= MIN_WORDS]
+    """The sentences of ``runs/fit-text-L.txt`` the student learns from (amendment to rule 82: a
+    grammar's vocabulary lacks ``&``), as :func:`choose_members.read_sentences` reads them."""
+    return v5.read_sentences(TEXT.format(lang=lang), first)
 
 
 def teacher(lang):
