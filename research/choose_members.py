@@ -158,6 +158,19 @@ def write_trials(path, rows, columns=(), lead=None) -> None:
                       + "".join(f"{r[c]}\t" for c in columns) + "\t".join(cells) + "\n")
 
 
+def log_choice(lead, row) -> None:
+    """``LEAD: chosen NAME (dev F1)`` on stderr: a dev step's choice as it is made."""
+    print(f"{lead}: chosen {row['name']} (dev {100 * row['dev']['all']['sentence_f1']:.2f})", file=sys.stderr)
+
+
+def record_dev(trials_path, rows, choice_path, choice, columns=("trees",), lead=None) -> None:
+    """A rule's dev step recorded: every candidate's scores (:func:`write_trials`) and the choice
+    (a dict, as JSON)."""
+    write_trials(trials_path, rows, columns, lead)
+    with open(choice_path, "w", encoding="utf-8") as out:
+        json.dump(choice, out, indent=1)
+
+
 def every_member(n_models, layers, decoders):
     """Every model x layer x decoder, in that order: the members the candidates are drawn from."""
     from onparse import Member

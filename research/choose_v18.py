@@ -108,9 +108,8 @@ def dev(list_only=False):
               f"{100 * rows[0]['dev']['all']['sentence_f1']:.2f})", file=sys.stderr)
     if list_only:
         return
-    v5.write_trials(TRIALS, trials, ("trees",), lead="language")
-    with open(CHOICES, "w", encoding="utf-8") as out:
-        json.dump({"rule": "v18 (research/PROTOCOL.md, rules 93-98)", **choices}, out, indent=1)
+    v5.record_dev(TRIALS, trials, CHOICES, {"rule": "v18 (research/PROTOCOL.md, rules 93-98)", **choices},
+                  lead="language")
 
 
 def final_choices():

@@ -158,10 +158,8 @@ def dev(list_only=False):
         print(f"{order + 1:3d}/{len(cands)} {candidate['name']}: {100 * scores['all']['sentence_f1']:.2f}",
               file=sys.stderr)
     best = choose(rows)
-    v5.write_trials(TRIALS, rows, ("trees",))
-    with open(CHOICE, "w", encoding="utf-8") as out:
-        json.dump({"rule": "v19 (research/PROTOCOL.md, rules 99-105)", "chosen": best,
-                   "grammar_alone": list(ranked[0]), "incumbent": rows[0]}, out, indent=1)
+    v5.record_dev(TRIALS, rows, CHOICE, {"rule": "v19 (research/PROTOCOL.md, rules 99-105)", "chosen": best,
+                                         "grammar_alone": list(ranked[0]), "incumbent": rows[0]})
     print(f"chosen: {best['name']} (dev {100 * best['dev']['all']['sentence_f1']:.2f}; the bundled model "
           f"{100 * rows[0]['dev']['all']['sentence_f1']:.2f})", file=sys.stderr)
 
@@ -217,10 +215,8 @@ def final():
         row["dev"] = v5.scores_of(snapshot_trees(row["seed"], row["epoch"], tokens), gold, short, short_index)
         print(f"{row['order'] + 1:2d} {row['name']}: {100 * row['dev']['all']['sentence_f1']:.2f}", file=sys.stderr)
     best = choose(rows)
-    v5.write_trials(FINAL_TRIALS, rows, ("trees",))
-    with open(FINAL, "w", encoding="utf-8") as out:
-        json.dump({"rule": "v19, rule 104 (research/PROTOCOL.md)", "chosen": best, "teacher": recorded(),
-                   "ships": best["kind"] != "incumbent"}, out, indent=1)
+    v5.record_dev(FINAL_TRIALS, rows, FINAL, {"rule": "v19, rule 104 (research/PROTOCOL.md)", "chosen": best,
+                                              "teacher": recorded(), "ships": best["kind"] != "incumbent"})
     print(f"final: {best['name']} (dev {100 * best['dev']['all']['sentence_f1']:.2f}; the teacher "
           f"{100 * recorded()['dev']['all']['sentence_f1']:.2f})", file=sys.stderr)
 

@@ -157,13 +157,10 @@ def dev(list_only=False):
         assert abs(rows[0]["dev"]["all"]["sentence_f1"] - recorded) < 1e-9, (rows[0]["dev"], recorded)
         out[lang] = {"chosen": choose(rows), "student_alone": choose(rows, ("student",)), "v13": choice}
         trials += [{**r, "language": lang} for r in rows]
-        print(f"{lang}: chosen {out[lang]['chosen']['name']} "
-              f"(dev {100 * out[lang]['chosen']['dev']['all']['sentence_f1']:.2f})", file=sys.stderr)
+        v5.log_choice(lang, out[lang]["chosen"])
     if list_only:
         return
-    v5.write_trials(TRIALS, trials, ("trees",), lead="language")
-    with open(CHOICES, "w", encoding="utf-8") as handle:
-        json.dump(out, handle, indent=1)
+    v5.record_dev(TRIALS, trials, CHOICES, out, lead="language")
 
 
 def test():

@@ -100,13 +100,10 @@ def dev(list_only=False):
                   file=sys.stderr)
         out[lang] = {"chosen": v18.choose(rows)}
         trials += [{**r, "language": lang} for r in rows]
-        print(f"{lang}: chosen {out[lang]['chosen']['name']} "
-              f"(dev {100 * out[lang]['chosen']['dev']['all']['sentence_f1']:.2f})", file=sys.stderr)
+        v5.log_choice(lang, out[lang]["chosen"])
     if list_only:
         return
-    v5.write_trials(TRIALS, trials, ("trees",), lead="language")
-    with open(CHOICES, "w", encoding="utf-8") as handle:
-        json.dump(out, handle, indent=1)
+    v5.record_dev(TRIALS, trials, CHOICES, out, lead="language")
 
 
 if __name__ == "__main__":
