@@ -61,7 +61,7 @@ multilingual:  ## rule v7: 3 seeds of the small preset per treebank (Dutch, Span
 	$(PYTHON) research/choose_v7.py
 	test -f research/test-v7.json || $(PYTHON) research/choose_v7.py --test
 
-languages:  ## rules v13 and v15: three grammars per treebank beside rule v7's language models (retrained), then a student of the dev choice (about 2 hours on 2 CPU cores, resumable), every epoch scored on the dev part, chosen on dev, test parts scored once, README table
+languages:  ## rules v13, v15 and v18: grammars per treebank beside rule v7's language models (retrained), students of the dev choices (about 3 hours on 2 CPU cores, resumable), every epoch scored on the dev part, chosen on dev, test parts scored once, README table
 	bash research/train_v13.sh
 	for lang in alpino cess_esp floresta; do for seed in 1 2 3; do \
 		$(PYTHON) research/score_epochs.py --decoders mbr --gold $$lang-dev --records research/grammar-languages-dev.jsonl runs/grammar-fit-$$lang-s$$seed || exit 1; done; done
@@ -70,7 +70,14 @@ languages:  ## rules v13 and v15: three grammars per treebank beside rule v7's l
 	bash research/students_v15.sh
 	$(PYTHON) research/students_v15.py
 	test -f research/test-v15.json || $(PYTHON) research/students_v15.py --test
-	$(PYTHON) research/students_v15.py --readme
+	bash research/train_v18.sh
+	for lang in alpino cess_esp; do for run in runs/grammar-v18-$$lang-*; do \
+		$(PYTHON) research/score_epochs.py --decoders mbr --gold $$lang-dev --records research/grammar-v18-dev.jsonl $$run || exit 1; done; done
+	$(PYTHON) research/choose_v18.py
+	RULE=v18 LANGS="alpino cess_esp" bash research/students_v15.sh
+	$(PYTHON) research/students_v18.py
+	test -f research/test-v18.json || $(PYTHON) research/choose_v18.py --test
+	$(PYTHON) research/choose_v18.py --readme
 
 progress:  ## time to quality: every epoch of the recipe's runs, scored (for reading only)
 	$(PYTHON) research/progress.py runs/news-s1 runs/news-s2 runs/news-s3

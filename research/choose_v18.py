@@ -5,6 +5,8 @@ choice; the test parts scored once.
     python research/choose_v18.py            # dev: rule 96's candidates per language; writes
                                              # research/dev-trials-v18.tsv, research/dev-choice-v18.json
     python research/choose_v18.py --list     # the candidates only, nothing scored
+    python research/choose_v18.py --readme   # the README's "Other languages" table: rule v18's
+                                             # Dutch and Spanish, rule v15's Portuguese
     python research/choose_v18.py --test     # each final choice (rule 97's, students_v18.py) and
                                              # grammar-alone figure on the test parts, once;
                                              # research/test-v18.json
@@ -160,9 +162,40 @@ def test():
         json.dump(out, handle, indent=1)
 
 
+def readme_block(results, v15_results, v7_results) -> str:
+    """The README's "Other languages" table: Dutch and Spanish from rule v18's test record (its
+    final choice, its grammar alone, rule v15's choice, right-branching), Portuguese as rule
+    v15's table has it."""
+    rows = list(v5.LANGUAGE_TABLE_HEAD)
+    for lang, label in v15.v7.LANGUAGES.items():
+        if lang in LANGUAGES:
+            r = results[lang]
+            entries = [(f"chosen on dev (rule v18): {r['candidate']}", r["chosen"]),
+                       (f"its best grammar alone: {r['grammar_alone']['name']}", r["grammar_alone"]),
+                       ("rule v15's choice (the one before)", r["v15"]), ("right-branching", r["right"])]
+            rows += v5.language_rows(label, r["sentences"], entries)
+        else:
+            table = v5.languages_table({lang: v15_results[lang]}, v7_results, {lang: label}, "v15",
+                                       ("student_alone", "its student alone"), "")
+            rows += [line for line in table.splitlines()[len(v5.LANGUAGE_TABLE_HEAD):] if line.startswith("|")]
+    footer = ("Members (rule v7's language models, rule v13's or v18's grammars, a student of their average), voter "
+              "and tie rule chosen per language on its dev part (research/PROTOCOL.md, rules v15 and v18; "
+              "`python research/students_v18.py`, `students_v15.py`), test parts scored once; table by "
+              "`python research/choose_v18.py --readme`.")
+    return "\n".join(rows + ["", footer])
+
+
+def readme():
+    with open(TEST, encoding="utf-8") as a, open(v15.TEST, encoding="utf-8") as b, \
+            open(v15.v7.TEST, encoding="utf-8") as c:
+        block = readme_block(json.load(a), json.load(b), json.load(c))
+    v5.replace_block(os.path.join(ROOT, "README.md"), block, "multilingual")
+
+
 if __name__ == "__main__":
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--test", action="store_true", help="score the test parts, once")
     ap.add_argument("--list", action="store_true", help="list the candidates, score nothing")
+    ap.add_argument("--readme", action="store_true", help="write README.md's Other languages table (no scoring)")
     args = ap.parse_args()
-    test() if args.test else dev(list_only=args.list)
+    readme() if args.readme else test() if args.test else dev(list_only=args.list)

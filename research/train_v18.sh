@@ -5,12 +5,15 @@
 #
 #   bash research/train_v18.sh                 # DIR=runs; about 15 minutes a run on one thread
 #   LANGS="floresta" bash research/train_v18.sh    # rule 94's runs for fit's evidence
+#   SEEDS=3 RECIPES=v2k-c10 bash research/train_v18.sh   # rule 108's third seeds (the same command)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 DIR=${DIR:-runs}
 PYTHON=${PYTHON:-python}
 LANGS=${LANGS:-"alpino cess_esp"}
+SEEDS=${SEEDS:-"1 2"}
+RECIPES=${RECIPES:-"v2k v2k-c10"}
 EXTRA="--threads 1"
 EPOCHS=12
 mkdir -p "$DIR"
@@ -23,8 +26,8 @@ for lang in $LANGS; do
 done
 
 runs=()
-for seed in 1 2; do
-    for recipe in v2k v2k-c10; do
+for seed in $SEEDS; do
+    for recipe in $RECIPES; do
         for lang in $LANGS; do runs+=("$lang $recipe $seed"); done
     done
 done

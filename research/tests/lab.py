@@ -113,3 +113,16 @@ def run_dev(script, tmp_path, monkeypatch, scores_of):
     monkeypatch.setattr(script, "CHOICE", str(tmp_path / "choice.json"))
     script.dev()
     return json.loads((tmp_path / "choice.json").read_text())
+
+
+def write_run(folder, corpus, epochs=2, seconds=100.0, finished=True, config=None):
+    """A trained run's folder as fit and the refits read it: its metrics.jsonl (the text, each
+    epoch's time and perplexity, the stop record when ``finished``; ``config``: the training
+    config its start record holds)."""
+    folder.mkdir(parents=True)
+    lines = [{"event": "start", "preset": "small", "corpus": {"source": corpus}, **({"config": config} if config else {})}]
+    lines += [{"event": "epoch", "epoch": e, "train_loss": 6.0, "valid_loss": 5.0, "valid_ppl": 150.0 - e,
+               "epoch_time_s": seconds} for e in range(1, epochs + 1)]
+    if finished:
+        lines.append({"event": "stop", "reason": "epochs", "epoch": epochs})
+    (folder / "metrics.jsonl").write_text("".join(json.dumps(r) + "\n" for r in lines))

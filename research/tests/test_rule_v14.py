@@ -6,17 +6,7 @@ import os
 
 import pytest
 
-from lab import load_script
-
-
-def write_run(folder, corpus, epochs=2, seconds=100.0, finished=True):
-    folder.mkdir(parents=True)
-    lines = [{"event": "start", "preset": "small", "corpus": {"source": corpus}}]
-    lines += [{"event": "epoch", "epoch": e, "train_loss": 6.0, "valid_loss": 5.0, "valid_ppl": 150.0 - e,
-               "epoch_time_s": seconds} for e in range(1, epochs + 1)]
-    if finished:
-        lines.append({"event": "stop", "reason": "epochs", "epoch": epochs})
-    (folder / "metrics.jsonl").write_text("".join(json.dumps(r) + "\n" for r in lines))
+from lab import load_script, write_run
 
 
 def test_refit_links_checked_runs_and_resumes_the_fit(tmp_path, monkeypatch):

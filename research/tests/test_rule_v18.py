@@ -180,3 +180,19 @@ def test_the_test_scores_a_student_final_choice_with_its_snapshot(v18, tmp_path,
         # scores_of stands in as the length of the first tree's name: the choice with snapshot 4 added.
         assert out[lang]["chosen"] == {"all": {"sentence_f1": len(CHOICE["name"] + " + e4")}}
         assert out[lang]["grammar_alone"]["name"] == "g v2k-s1 e5" and out[lang]["v15"]["all"]["sentence_f1"] == 0.4
+
+
+def test_the_readme_table_is_rule_v18s_recorded_test_and_each_final_choice_beats_rule_v15():
+    """The README's "Other languages" table is `--readme`'s from the recorded test files; each
+    final choice is the one rule 97 recorded, beats right-branching and is at least rule v15's."""
+    from lab import ROOT, read_json
+
+    v18 = load_script("choose_v18")
+    results, v15_results, v7_results = (read_json(f"test-{rule}.json") for rule in ("v18", "v15", "v7"))
+    assert v18.readme_block(results, v15_results, v7_results) in (ROOT / "README.md").read_text()
+    finals = read_json("dev-choice-v18-students.json")
+    for lang in v18.LANGUAGES:
+        assert results[lang]["candidate"] == finals[lang]["chosen"]["name"]
+        assert results[lang]["v15"] == v15_results[lang]["chosen"]
+        chosen = results[lang]["chosen"]["all"]["sentence_f1"]
+        assert chosen > results[lang]["right"]["all"]["sentence_f1"] and chosen >= results[lang]["v15"]["all"]["sentence_f1"]

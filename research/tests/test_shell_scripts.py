@@ -219,6 +219,10 @@ def test_train_v18_trains_rule_94s_recipes_seed_by_seed_and_resumes(layout):
     calls = run("train_v18.sh", DIR=str(runs), LANGS="floresta")
     assert sorted(a[a.index("--out") + 1] for _, a in calls) == sorted(
         str(runs / f"grammar-v18-floresta-{r}-s{s}") for r in ("v2k", "v2k-c10") for s in (1, 2))
+    calls = run("train_v18.sh", DIR=str(runs), LANGS="alpino floresta", SEEDS="3", RECIPES="v2k-c10")
+    assert sorted(a[a.index("--out") + 1] for _, a in calls) == [
+        str(runs / f"grammar-v18-{lang}-v2k-c10-s3") for lang in ("alpino", "floresta")]
+    assert all(parse(a)["curriculum_start"] == 10 and parse(a)["seed"] == 3 for _, a in calls)
 
 
 def test_students_v15_makes_teacher_trees_then_trains_each_language_skipping_and_resuming(layout):
