@@ -5,7 +5,7 @@
 #
 #   bash research/train_v18.sh                 # DIR=runs; about 15 minutes a run on one thread
 #   LANGS="floresta" bash research/train_v18.sh    # rule 94's runs for fit's evidence
-#   SEEDS=3 RECIPES=v2k-c10 bash research/train_v18.sh   # rule 108's third seeds (the same command)
+#   SEEDS=3 RECIPES=v2k-c10 bash research/train_v18.sh   # more seeds of one recipe (the same command)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
