@@ -192,10 +192,14 @@ def train_command(seed, resume=False):
 
 
 def final_candidates():
-    """Rule 104's final candidates, in order: (a), then each snapshot alone (seed, then epoch)."""
+    """Rule 104's final candidates, in order: (a), then each snapshot alone (seed, then epoch);
+    (a) alone when rule 103 chose it (no students are trained then)."""
     with open(CHOICE, encoding="utf-8") as handle:
-        incumbent_row = json.load(handle)["incumbent"]
-    return [{**incumbent_row, "order": 0, "kind": "incumbent"}] + [
+        recorded_choice = json.load(handle)
+    first = [{**recorded_choice["incumbent"], "order": 0, "kind": "incumbent"}]
+    if recorded_choice["chosen"].get("incumbent"):
+        return first
+    return first + [
         {"order": 1 + i, "kind": "student", "seed": s, "epoch": e, "name": f"student (s{s} e{e})", "trees": 1}
         for i, (s, e) in enumerate((s, e) for s in STUDENT_SEEDS for e in STUDENT_EPOCHS)]
 

@@ -91,13 +91,16 @@ def test_the_student_is_rule_104s_command(v19, tmp_path, monkeypatch):
 
 
 def test_the_final_candidates_are_the_bundled_model_then_each_snapshot(v19, tmp_path, monkeypatch):
-    (tmp_path / "choice.json").write_text(json.dumps({"incumbent": {"order": 0, "name": "bundled", "trees": 1,
-                                                                     "incumbent": True, "dev": {}}}))
+    incumbent = {"order": 0, "name": "bundled", "trees": 1, "incumbent": True, "dev": {}}
+    (tmp_path / "choice.json").write_text(json.dumps({"incumbent": incumbent, "chosen": {"name": "LMs + g s1 e2"}}))
     monkeypatch.setattr(v19, "CHOICE", str(tmp_path / "choice.json"))
     rows = v19.final_candidates()
     assert [r["order"] for r in rows] == list(range(13)) and rows[0]["kind"] == "incumbent"
     assert [(r["seed"], r["epoch"]) for r in rows[1:]] == [(s, e) for s in (1, 2) for e in range(1, 7)]
     assert rows[7]["name"] == "student (s2 e1)"
+    # Rule 103 chose the bundled model: no students, the final choice is it.
+    (tmp_path / "choice.json").write_text(json.dumps({"incumbent": incumbent, "chosen": incumbent}))
+    assert v19.final_candidates() == [{**incumbent, "kind": "incumbent"}]
 
 
 def test_no_students_of_the_bundled_model(v19, tmp_path, monkeypatch):
