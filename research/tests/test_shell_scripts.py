@@ -12,7 +12,8 @@ import pytest
 from lab import RESEARCH, ROOT, load_script
 
 SCRIPTS = ("train_campaign.sh", "train_default.sh", "train_students.sh", "gpu_grammars.sh", "train_v13.sh",
-           "students_v15.sh", "train_v18.sh", "train_v19.sh", "grammar_recipes.sh")
+           "students_v15.sh", "train_v18.sh", "train_v19.sh", "grammar_recipes.sh",
+           "train_v20.sh")
 
 pytestmark = pytest.mark.skipif(shutil.which("bash") is None, reason="needs bash")
 
@@ -272,3 +273,15 @@ def test_train_v19_trains_three_english_seeds_with_rule_v18s_v2k_c10_recipe_and_
     calls = run("train_v19.sh", DIR=str(runs))
     resumed = [parse(args) for _, args in calls if "--resume" in args]
     assert [p["out"] for p in resumed] == [str(runs / "grammar-v19-news-v2k-c10-s2")] and resumed[0]["epochs"] == 12
+
+
+def test_train_v20_trains_four_english_seeds_of_rule_v9s_recipe_two_at_a_time(layout):
+    root, run = layout
+    runs = root / "runs"
+    got = [parse(args) for _, args in run("train_v20.sh", DIR=str(runs))]
+    assert sorted(p["seed"] for p in got) == [4, 5, 6, 7]
+    for p in got:
+        assert (p["family"], p["preset"], p["corpus"], p["epochs"]) == ("grammar", "small", "news", 6)
+        assert p["max_vocab"] is None and p["curriculum_start"] is None
+        assert p["keep_epochs"] and p["threads"] == 1 and p["checkpoint_every"] == 300
+        assert p["out"] == str(runs / f"grammar-v20-news-s{p['seed']}")
