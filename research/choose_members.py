@@ -116,20 +116,25 @@ def language_rows(label, sentences, entries) -> list:
     return rows
 
 
+def language_block(r, v7_result, label, rule, second) -> list:
+    """One language's rows of the "Other languages" table from a rule's test record ``r``: the
+    rule's choice, its ``second`` entry (``(key in r, label)``: the grammar or the student alone),
+    rule v7's choice (``v7_result``, its record) and right-branching."""
+    key, label_of_second = second
+    entries = [(f"chosen on dev (rule {rule}): {r['candidate']}", r["chosen"]),
+               (f"{label_of_second}: {r[key]['name']}", r[key]),
+               (f"rule v7's choice: {v7_result['chosen']['name']}", v7_result["chosen"]["test"]),
+               ("right-branching", r["right"])]
+    return language_rows(label, r["sentences"], entries)
+
+
 def languages_table(results, v7_results, languages, rule, second, footer) -> str:
     """The README's "Other languages" table (rules v13 and v15) from a rule's test record and
-    rule v7's: per language (``languages``: name -> label), the rule's choice, its ``second``
-    entry (``(key in results, label)``: the grammar or the student alone), rule v7's choice and
-    right-branching, then the ``footer`` line."""
-    key, label_of_second = second
+    rule v7's: per language (``languages``: name -> label), :func:`language_block`'s rows, then
+    the ``footer`` line."""
     rows = list(LANGUAGE_TABLE_HEAD)
     for lang, label in languages.items():
-        r = results[lang]
-        entries = [(f"chosen on dev (rule {rule}): {r['candidate']}", r["chosen"]),
-                   (f"{label_of_second}: {r[key]['name']}", r[key]),
-                   (f"rule v7's choice: {v7_results[lang]['chosen']['name']}", v7_results[lang]["chosen"]["test"]),
-                   ("right-branching", r["right"])]
-        rows += language_rows(label, r["sentences"], entries)
+        rows += language_block(results[lang], v7_results[lang], label, rule, second)
     return "\n".join(rows + ["", footer])
 
 

@@ -175,9 +175,8 @@ def readme_block(results, v15_results, v7_results) -> str:
                        ("rule v15's choice (the one before)", r["v15"]), ("right-branching", r["right"])]
             rows += v5.language_rows(label, r["sentences"], entries)
         else:
-            table = v5.languages_table({lang: v15_results[lang]}, v7_results, {lang: label}, "v15",
-                                       ("student_alone", "its student alone"), "")
-            rows += [line for line in table.splitlines()[len(v5.LANGUAGE_TABLE_HEAD):] if line.startswith("|")]
+            rows += v5.language_block(v15_results[lang], v7_results[lang], label, "v15",
+                                      ("student_alone", "its student alone"))
     footer = ("Members (rule v7's language models, rule v13's or v18's grammars, a student of their average), voter "
               "and tie rule chosen per language on its dev part (research/PROTOCOL.md, rules v15 and v18; "
               "`python research/students_v18.py`, `students_v15.py`), test parts scored once; table by "

@@ -43,26 +43,18 @@ def check(run, folder, plan):
 
 
 def main(language):
-    """Rule 79: rule v10's language models and rule 71's grammars."""
-    return refit(language, "v14", sources(language))
-
-
-def refit(language, rule, links, check_plan=lambda plan: None):
-    """The fit of ``language``'s text under ``rule`` (``runs/fit-L-RULE.pt``) over the trained
-    runs ``links`` (fit run name -> folder), with rule 79's settings; ``check_plan`` sees the
-    real plan before any link is made."""
     import json
 
     text = os.path.join("runs", f"fit-text-{language}.txt")        # as rule v10's fits named it
-    out = os.path.join(RUNS, f"fit-{language}-{rule}.pt")
-    run_dir = os.path.join(RUNS, f"fit-{language}-{rule}.fit")
+    out = os.path.join(RUNS, f"fit-{language}-v14.pt")
+    run_dir = os.path.join(RUNS, f"fit-{language}-v14.fit")
     base = ["onparse", "fit", text, "--out", out, "--run-dir", run_dir]
     if not os.path.exists(os.path.join(run_dir, "fit.json")):
         subprocess.run(base + ["--stop-after", "plan"] + SETTINGS, cwd=ROOT, check=True)
     with open(os.path.join(run_dir, "fit.json"), encoding="utf-8") as handle:
         plan = json.load(handle)["plan"]
+    links = sources(language)
     assert plan["runs"] == list(links), plan["runs"]
-    check_plan(plan)
     for run, folder in links.items():
         check(run, folder, plan)
         link = os.path.join(run_dir, run)
