@@ -95,7 +95,8 @@ def test_resume_continues_exactly(run, corpus, tmp_path):
     first = cli(*TRAIN, "--corpus", corpus, "--out", out, "--max-steps", "30", "--keep-epochs")   # inside epoch 2
     assert first.exit_code == 0, first.output
     assert json.loads(json.dumps(torch.load(out / "last.pt", weights_only=True)["training"]["position"]))["batch"] > 0
-    again = cli("train", "--family", "grammar", "--out", out, "--resume", "--threads", "1", "--no-progress")
+    # no --family: a resume takes the run's own (from last.pt), as examples/background_runs.sh relies on
+    again = cli("train", "--out", out, "--resume", "--threads", "1", "--no-progress")
     assert again.exit_code == 0, again.output
     mine, reference = (torch.load(p / "last.pt", weights_only=True) for p in (out, run))
     assert mine["state_dict"].keys() == reference["state_dict"].keys()
@@ -109,6 +110,14 @@ def test_an_existing_run_is_refused_and_resume_keeps_its_settings(run, corpus):
     assert result.exit_code == 1 and "already holds a run" in result.output
     changed = cli("train", "--family", "grammar", "--out", run, "--resume", "--lr", "0.1")
     assert changed.exit_code == 1 and "cannot change --lr" in changed.output
+
+
+def test_resuming_with_the_other_family_says_which(run, tmp_path):
+    as_lm = cli("train", "--family", "lm", "--out", run, "--resume")
+    assert as_lm.exit_code == 1 and "is a grammar run's last.pt: resume it with --family grammar" in as_lm.output
+    save_tiny_checkpoint(tmp_path / "last.pt", ["the", "cat"])
+    as_grammar = cli("train", "--family", "grammar", "--out", tmp_path, "--resume")
+    assert as_grammar.exit_code == 1 and "resume it with --family lm, or without --family" in as_grammar.output
 
 
 def test_divergence_stops_and_keeps_best(corpus, tmp_path, monkeypatch):

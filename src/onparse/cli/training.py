@@ -7,6 +7,7 @@ import click
 
 from .. import (CORPORA, CORPUS_FORMATS, CORPUS_SPLITS, GRAMMAR_PRESETS, GRAMMAR_SIZE_OPTIONS, PRESETS, GrammarTraining,
                 TrainConfig)
+from ..files.run_folder import run_family
 from ..files.safeio import dumps, format_ppl
 from .common import (INT_MAX, SEED_RANGE, device_option, model_option, no_verify_option, quiet_option, renamed,
                      renamed_option, threads_option)
@@ -79,9 +80,10 @@ def _config_options(command):
 
 
 @click.command("train")
-@click.option("--family", type=click.Choice(("lm", "grammar")), default="lm", show_default=True,
+@click.option("--family", type=click.Choice(("lm", "grammar")), default=None,
               help="What to train: lm (an ON-LSTM language model) or grammar (a neural PCFG with low-rank "
-                   "rules, docs/pcfg.md's recipe: Adam, a length curriculum, exact perplexity)")
+                   "rules, docs/pcfg.md's recipe: Adam, a length curriculum, exact perplexity)  [default: lm; "
+                   "with --resume, the run's own]")
 @click.option("--preset", type=click.Choice(tuple(dict.fromkeys((*PRESETS, *GRAMMAR_PRESETS)))), default="small",
               show_default=True,
               help="Starting hyperparameters.  lm: paper (section 2; a GPU job), small (CPU, minutes an epoch), "
@@ -158,6 +160,7 @@ def train_command(ctx, family, preset, corpus, valid, test, fmt, fmt_old, out, d
     from .. import RunOptions, corpus_spec, train, train_settings
 
     fmt = renamed(fmt, fmt_old, "--format", "--input-format", "auto")
+    family = family or (run_family(out) if resume and out else None) or "lm"
     if out is not None and not out.strip():
         raise click.BadParameter("is empty: name a folder, or leave --out out for runs/PRESET", param_hint="--out")
     out = out or (f"runs/{preset}" if family == "lm" else f"runs/grammar-{preset}")

@@ -38,7 +38,7 @@ import torch
 from ..version import __version__
 from ..devices import resolve_device, torch_threads
 from ..errors import OnparseError
-from ..files.checkpoint import read_file
+from ..files.checkpoint import GRAMMAR_FORMAT, read_file
 from ..files.run_folder import (BEST, EPOCH_SNAPSHOT, EPOCH_SNAPSHOT_RE, LAST, METRICS, FolderLock, MetricsLog,
                                 make_folder, refuse_old_run, remove_run_files, run_files, tidy)
 from ..files.safeio import format_ppl, perplexity_of
@@ -109,8 +109,8 @@ def read_last(out: str, verify: bool = True) -> Tuple[Dict[str, Any], Dict[str, 
     if not os.path.isfile(path):
         raise OnparseError(f"nothing to resume in {out}: {LAST} not found")
     blob = read_file(path)
-    if not isinstance(blob, dict) or blob.get("format") != "onparse-grammar":
-        raise OnparseError(f"{path} is not a grammar run's {LAST}: resume it without --family grammar")
+    if not isinstance(blob, dict) or blob.get("format") != GRAMMAR_FORMAT:
+        raise OnparseError(f"{path} is not a grammar run's {LAST}: resume it with --family lm, or without --family")
     check_grammar(blob, path, verify=verify)
     state, meta = blob.get("training"), blob.get("metadata")
     if not isinstance(state, dict) or not isinstance(state.get("position"), dict) \

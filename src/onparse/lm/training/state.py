@@ -37,7 +37,7 @@ from typing import Any, Dict, List, Optional, Tuple
 import numpy as np
 import torch
 
-from ...files.checkpoint import load_checkpoint
+from ...files.checkpoint import GRAMMAR_FORMAT, check_checkpoint, read_file
 from ...text.corpora import CorpusSpec
 from ...errors import OnparseError
 from ...files.run_folder import LAST
@@ -166,7 +166,10 @@ def read_state(out: str, verify: bool = True) -> Tuple[Dict[str, Any], TrainingS
     path = os.path.join(out, LAST)
     if not os.path.isfile(path):
         raise OnparseError(f"nothing to resume in {out}: {LAST} not found")
-    blob = load_checkpoint(path, verify=verify)
+    blob = read_file(path)
+    if isinstance(blob, dict) and blob.get("format") == GRAMMAR_FORMAT:
+        raise OnparseError(f"{path} is a grammar run's {LAST}: resume it with --family grammar, or without --family")
+    blob = check_checkpoint(blob, path, verify=verify)
     if not isinstance(blob.get("training"), dict):
         raise OnparseError(f"{path} holds no training state; it cannot be resumed")
     try:
