@@ -25,6 +25,19 @@ def load(language):
         return pickle.load(handle)
 
 
+def cached(cache, key, make):
+    """``make()``, kept under ``key`` in the pickle file ``cache`` (a dict; made on first use)."""
+    kept = {}
+    if os.path.exists(cache):
+        with open(cache, "rb") as handle:
+            kept = pickle.load(handle)
+    if key not in kept:
+        kept[key] = make()
+        with open(cache, "wb") as handle:
+            pickle.dump(kept, handle)
+    return kept[key]
+
+
 def matrix(columns):
     """[K, K] mean agreement over the held-out sentences (onparse.fitting.choice's measure)."""
     from onparse.fitting.choice import agreement_matrix

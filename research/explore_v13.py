@@ -18,13 +18,12 @@ research/grammar-languages-dev.jsonl) and right-branching.
 """
 import json
 import os
-import pickle
 import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 sys.path.insert(0, HERE)
-from explore_v12 import bundle_trees, dev_f1, load  # noqa: E402
+from explore_v12 import bundle_trees, cached, dev_f1, load  # noqa: E402
 from fit_trees import held_out  # noqa: E402
 
 LANGUAGES = ("alpino", "cess_esp", "floresta")
@@ -38,17 +37,11 @@ def grammar_trees(lang, seed, epoch, held, dev_tokens):
     from onparse import load as load_model
 
     folder = GRAMMARS.format(lang=lang, seed=seed)
-    cache = os.path.join(folder, "trees-v13.pkl")
-    kept = {}
-    if os.path.exists(cache):
-        with open(cache, "rb") as handle:
-            kept = pickle.load(handle)
-    if epoch not in kept:
+
+    def make():
         parser = load_model(os.path.join(folder, f"epoch-{epoch:03d}.pt"), "cpu")
-        kept[epoch] = {"held_out": parser.trees(held), "dev": parser.trees(dev_tokens)}
-        with open(cache, "wb") as handle:
-            pickle.dump(kept, handle)
-    return kept[epoch]
+        return {"held_out": parser.trees(held), "dev": parser.trees(dev_tokens)}
+    return cached(os.path.join(folder, "trees-v13.pkl"), epoch, make)
 
 
 def grammar_dev_records(lang):

@@ -93,3 +93,29 @@ def test_explore_v16_keeps_the_most_central_members_in_member_order():
     assert explore.variants([0.4, 0.5, 0.3, 0.6])["the top half by centrality"] == [0, 1, 3]
     assert "the 3 most central" in four and "the 2 most central" not in explore.variants([0.1, 0.2])
     assert round(explore.spearman([1, 2, 3, 4], [10, 20, 40, 30]), 6) == 0.8
+
+
+def test_cached_makes_once_and_keeps_every_key(tmp_path):
+    explore = load_script("explore_v12")
+    cache, calls = tmp_path / "trees.pkl", []
+    assert explore.cached(cache, 3, lambda: calls.append(3) or "three") == "three"
+    assert explore.cached(cache, 3, lambda: calls.append("again") or "other") == "three"   # read, not made
+    assert explore.cached(cache, 5, lambda: calls.append(5) or "five") == "five"
+    assert calls == [3, 5] and explore.cached(cache, 3, lambda: None) == "three"
+
+
+def test_explore_v21_lists_finished_runs_by_seed_and_takes_fits_epoch(tmp_path, monkeypatch):
+    explore = load_script("explore_v21")
+    runs = tmp_path / "runs"
+    for folder, finished in (("grammar-x39-floresta-s10", True), ("grammar-fit-floresta-s2", True),
+                             ("grammar-x39-floresta-s4", False), ("grammar-fit-alpino-s1", True)):
+        write_run(runs / folder, "/data/fit-text.txt", epochs=3, finished=finished)
+    (runs / "grammar-fit-floresta-s3.log").write_text("a run's log beside the folders")
+    monkeypatch.setattr(explore, "RUNS", [str(runs / "grammar-fit-{lang}-s{seed}"),
+                                          str(runs / "grammar-x39-{lang}-s{seed}")])
+    assert [os.path.basename(f) for f in explore.finished_runs("floresta")] == \
+        ["grammar-fit-floresta-s2", "grammar-x39-floresta-s10"]          # seed order; unfinished runs left out
+    folder = runs / "grammar-fit-floresta-s2"
+    for e in (1, 2):                                                    # epoch 3 (the lowest perplexity) not kept
+        (folder / f"epoch-{e:03d}.pt").write_bytes(b"")
+    assert explore.fit_epoch(str(folder)) == 2

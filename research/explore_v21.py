@@ -1,0 +1,119 @@
+"""Do a language's good grammar seeds agree with each other?  Dev evidence for issue 39 (for
+reading only: it chooses nothing and never reads a test part).
+
+    python research/explore_v21.py [LANGUAGE ...]      # default: floresta
+
+Rule v14's Portuguese fit lost 8.4 test points to its dev-gold oracle because one grammar seed
+of three found structure (dev 46.9 at the epoch fit takes) and the other members pulled it
+down; no gold-free score tried singled it out (RESULTS.md, rule v14 and "Where Portuguese's fit
+loses its points").  With more seeds of the same command (rule 71's: rule v13's
+`runs/grammar-fit-L-sS`, S = 1-3, and `runs/grammar-x39-L-sS`, S = 4-7, trained for this
+question), one can ask whether the good seeds' trees are alike, so that a cluster of runs that
+agree with each other, not the mean agreement, would find them.
+
+For each grammar run at the epoch fit would take (lowest validation perplexity): its MBR trees of
+the fit's held-out sentences (`runs/fit-L.fit`, cached in the run folder as trees-v21.pkl), its
+dev F1 (from the scorers' records), its likeness to the right- and left-branching trees, and
+the agreement of every pair of runs on the held-out sentences.  Also each language model
+member of rule v10's fit (layers 2 and 3 at their lowest-perplexity epoch) beside them.
+Output: tables on stdout, `runs/explore-v21.json`.
+"""
+import glob
+import json
+import os
+import re
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+sys.path.insert(0, HERE)
+from explore_v12 import cached, dev_f1, load, matrix  # noqa: E402
+from fit_trees import held_out  # noqa: E402
+
+RUNS = [os.path.join(ROOT, "runs", "grammar-fit-{lang}-s{seed}"), os.path.join(ROOT, "runs", "grammar-x39-{lang}-s{seed}")]
+RECORDS = [os.path.join(HERE, "grammar-languages-dev.jsonl"), os.path.join(HERE, "grammar-x39-dev.jsonl")]
+OUT = os.path.join(ROOT, "runs", "explore-v21.json")
+
+
+def records():
+    """``{(run name, epoch): dev F1, all lengths}`` of every scored grammar epoch."""
+    out = {}
+    for path in RECORDS:
+        if os.path.exists(path):
+            with open(path, encoding="utf-8") as handle:
+                for r in map(json.loads, handle):
+                    out[(r["run"], r["epoch"])] = r["dev"]["grammar"]["all"]
+    return out
+
+
+def finished_runs(lang):
+    """Run folders of rule 71's command in ``lang`` that trained all their epochs."""
+    out = []
+    for pattern in RUNS:
+        for folder in sorted(f for f in glob.glob(pattern.format(lang=lang, seed="*")) if os.path.isdir(f)):
+            with open(os.path.join(folder, "metrics.jsonl"), encoding="utf-8") as handle:
+                events = [json.loads(line) for line in handle]
+            if any(e["event"] == "stop" and e.get("reason") == "epochs" for e in events):
+                out.append(folder)
+    return sorted(out, key=lambda f: int(re.search(r"-s(\d+)$", f).group(1)))
+
+
+def fit_epoch(folder):
+    """Fit's rule 1: the kept epoch of lowest validation perplexity (ties: the later)."""
+    from onparse.fitting.pipeline import _valid_perplexity
+
+    ppl = _valid_perplexity(folder)
+    kept = [e for e in ppl if os.path.exists(os.path.join(folder, f"epoch-{e:03d}.pt"))]
+    return min(kept, key=lambda e: (ppl[e], -e))
+
+
+def held_trees(folder, epoch, held):
+    from onparse import load as load_model
+
+    return cached(os.path.join(folder, "trees-v21.pkl"), epoch,
+                  lambda: load_model(os.path.join(folder, f"epoch-{epoch:03d}.pt"), "cpu").trees(held))
+
+
+def explore(lang):
+    from onparse import load_gold
+    from onparse.fitting.choice import baseline_agreement, best_epochs, member_indices
+    from onparse.fitting.choice import Candidate
+    from onparse.fitting.pipeline import _valid_perplexity
+
+    scored = records()
+    fit_dir = os.path.join(ROOT, "runs", f"fit-{lang}.fit")
+    held = held_out(fit_dir)
+    rows, columns = [], []
+    for folder in finished_runs(lang):
+        name, epoch = os.path.basename(folder), fit_epoch(folder)
+        trees = held_trees(folder, epoch, held)
+        best = max((f, e) for (r, e), f in scored.items() if r == name) if any(r == name for r, _ in scored) else None
+        rows.append({"member": f"{name} e{epoch}", "dev": scored.get((name, epoch)), "best_epoch_dev": best,
+                     "likeness": baseline_agreement(trees)})
+        columns.append(trees)
+    data = load(lang)
+    gold = load_gold(data.get("dev_gold") or f"{lang}-dev")
+    lm_cands = [Candidate(*c) for c in data["candidates"]]
+    perplexity = {run: _valid_perplexity(os.path.join(fit_dir, run)) for run in {c.run for c in lm_cands}}
+    for i in member_indices(lm_cands, best_epochs(lm_cands, perplexity)):
+        rows.append({"member": lm_cands[i].label(), "dev": dev_f1(data["dev"][i], gold), "best_epoch_dev": None,
+                     "likeness": baseline_agreement(data["held_out"][i])})
+        columns.append(data["held_out"][i])
+    agree = matrix(columns)
+    width = max(len(r["member"]) for r in rows)
+    print(f"{lang}: {len(held)} held-out sentences; agreement of every pair, dev F1, likeness to right/left-branching")
+    for k, r in enumerate(rows):
+        dev = "  -  " if r["dev"] is None else f"{100 * r['dev']:5.1f}"
+        print(f"  {r['member']:{width}s} dev {dev}  R {r['likeness']['right']:.2f} L {r['likeness']['left']:.2f}  "
+              + " ".join(f"{agree[k, j]:.2f}" for j in range(len(rows))))
+    return {"language": lang, "rows": rows, "agreement": agree.round(4).tolist()}
+
+
+def main():
+    out = [explore(lang) for lang in sys.argv[1:] or ("floresta",)]
+    with open(OUT, "w", encoding="utf-8") as handle:
+        json.dump(out, handle, indent=1, default=str)
+
+
+if __name__ == "__main__":
+    main()
