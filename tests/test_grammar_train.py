@@ -112,6 +112,17 @@ def test_an_existing_run_is_refused_and_resume_keeps_its_settings(run, corpus):
     assert changed.exit_code == 1 and "cannot change --lr" in changed.output
 
 
+def test_run_family_is_the_kind_of_last_pt(run, tmp_path):
+    assert onparse.run_family(run) == "grammar"
+    (tmp_path / "lm").mkdir()
+    save_tiny_checkpoint(tmp_path / "lm" / "last.pt", ["the", "cat"])
+    assert onparse.run_family(tmp_path / "lm") == "lm"
+    assert onparse.run_family(tmp_path / "nothing") is None
+    (tmp_path / "broken").mkdir()
+    (tmp_path / "broken" / "last.pt").write_text("not a checkpoint")
+    assert onparse.run_family(tmp_path / "broken") is None
+
+
 def test_resuming_with_the_other_family_says_which(run, tmp_path):
     as_lm = cli("train", "--family", "lm", "--out", run, "--resume")
     assert as_lm.exit_code == 1 and "is a grammar run's last.pt: resume it with --family grammar" in as_lm.output

@@ -29,7 +29,7 @@ __all__ = [
     "describe_file", "load_model", "load_student", "load_grammar", "save_bundle", "holds_model",
     # corpora, training, perplexity, distillation
     "corpus_spec", "CORPORA", "CORPUS_FORMATS", "CORPUS_SPLITS",
-    "train", "TrainConfig", "RunOptions", "PRESETS", "train_settings",
+    "train", "TrainConfig", "RunOptions", "PRESETS", "train_settings", "run_family",
     "train_grammar", "GrammarTraining", "GRAMMAR_PRESETS", "GRAMMAR_SIZE_OPTIONS", "train_grammar_settings",
     "PerplexityResult", "distill", "DistillResult", "StudentConfig", "DistillSettings",
     # raw text to a parser with no gold tree
@@ -79,7 +79,7 @@ def __getattr__(name):
         from .trees import tree as home
     elif name == "describe_file":
         from .files import describe as home
-    elif name == "save_bundle":
+    elif name in ("save_bundle", "run_family"):
         from .files import bundle as home
     elif name == "holds_model":
         from .files import checkpoint as home

@@ -58,6 +58,8 @@ class ParsingModel:
     decoders: ClassVar[Tuple[str, ...]] = ()
     #: Whether its members choose a layer (``--layer`` applies to it).
     layered: ClassVar[bool] = False
+    #: The ``onparse train --family`` that trains it (None: ``onparse train`` does not).
+    family: ClassVar[Optional[str]] = None
 
     def __init__(self, model: Any, vocab: Any, metadata: Optional[Dict[str, Any]] = None):
         self.model = model

@@ -7,7 +7,6 @@ import click
 
 from .. import (CORPORA, CORPUS_FORMATS, CORPUS_SPLITS, GRAMMAR_PRESETS, GRAMMAR_SIZE_OPTIONS, PRESETS, GrammarTraining,
                 TrainConfig)
-from ..files.run_folder import run_family
 from ..files.safeio import dumps, format_ppl
 from .common import (INT_MAX, SEED_RANGE, device_option, model_option, no_verify_option, quiet_option, renamed,
                      renamed_option, threads_option)
@@ -157,7 +156,7 @@ def train_command(ctx, family, preset, corpus, valid, test, fmt, fmt_old, out, d
     Every hyperparameter option defaults to the preset's value.  Ctrl-C stops after saving
     (exit 130); --resume continues from where the run stopped.
     """
-    from .. import RunOptions, corpus_spec, train, train_settings
+    from .. import RunOptions, corpus_spec, run_family, train, train_settings
 
     fmt = renamed(fmt, fmt_old, "--format", "--input-format", "auto")
     family = family or (run_family(out) if resume and out else None) or "lm"

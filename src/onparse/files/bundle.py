@@ -23,7 +23,8 @@ read back into float32.  Like checkpoints, bundles hold plain values and tensors
 """
 from __future__ import annotations
 
-from typing import Any, Dict, List, Sequence, Type
+import os
+from typing import Any, Dict, List, Optional, Sequence, Type
 
 from ..errors import OnparseError
 from ..grammar.kind import Grammar
@@ -34,6 +35,7 @@ from ..student.kind import Student
 from ..trees.average import DEFAULT_TIES, check_ties
 from ..trees.baselines import check_voters
 from .checkpoint import BUNDLE_FORMAT, DIGEST_KEY, read_file, write_atomically
+from .run_folder import LAST
 from .weights import convert_weights, dequantize, weights_digest
 
 VERSION = 1
@@ -53,6 +55,19 @@ def kind_of(blob: Dict[str, Any], path, *, entry: bool = False) -> Type[ParsingM
         if blob.get("kind") == kind.entry_kind:
             return kind
     raise OnparseError(f"{path}: unknown kind of model {str(blob.get('kind'))[:40]!r}")
+
+
+def run_family(out: str) -> Optional[str]:
+    """The ``onparse train --family`` of the run saved in the folder ``out`` (``lm`` or
+    ``grammar``), by the kind of its ``last.pt``, so that a resume needs no ``--family``; None
+    when there is no readable ``last.pt`` of a trained kind (the resume itself then says what is
+    wrong).  Reads the whole file."""
+    path = os.path.join(out, LAST)
+    try:
+        blob = read_file(path) if os.path.isfile(path) else None
+        return kind_of(blob, path).family if isinstance(blob, dict) else None
+    except OnparseError:
+        return None
 
 
 def is_bundle(blob: Dict[str, Any]) -> bool:

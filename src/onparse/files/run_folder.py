@@ -27,22 +27,6 @@ EPOCH_SNAPSHOT_RE = re.compile(r"epoch-\d{3,}\.pt")
 LOCK = ".onparse.lock"
 
 
-def run_family(out: str) -> Optional[str]:
-    """The family of the run saved in ``out`` (``grammar`` or ``lm``), read from its ``last.pt``'s
-    ``format``, so that ``--resume`` needs no ``--family``; None when there is no readable
-    ``last.pt`` (the resume itself then says what is wrong)."""
-    from .checkpoint import GRAMMAR_FORMAT, read_file
-
-    path = os.path.join(out, LAST)
-    try:
-        blob = read_file(path) if os.path.isfile(path) else None
-    except OnparseError:
-        return None
-    if not isinstance(blob, dict):
-        return None
-    return "grammar" if blob.get("format") == GRAMMAR_FORMAT else "lm"
-
-
 def run_files(folder: str) -> List[str]:
     """The files of an onparse run in ``folder``: checkpoints, snapshots and the metrics log."""
     try:

@@ -41,6 +41,7 @@ class Grammar(ParsingModel):
     kind = "grammar"
     file_format = GRAMMAR_FORMAT
     entry_kind = GRAMMAR_KIND
+    family = "grammar"
     decoders = ("mbr", "viterbi")
     config_class, module_class = GrammarConfig, NeuralPCFG
 

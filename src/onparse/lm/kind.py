@@ -31,6 +31,7 @@ class LanguageModel(ParsingModel):
     kind = "language model"
     file_format = FORMAT
     entry_kind = None
+    family = "lm"
     decoders = DECODERS
     layered = True
 
