@@ -27,7 +27,7 @@ import sys
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 sys.path.insert(0, HERE)
-from explore_v12 import bundle_trees, dev_f1  # noqa: E402
+from explore_v12 import bundle_trees, dev_f1, lean  # noqa: E402
 from explore_v13 import load_pool  # noqa: E402
 from score_fit import spearman  # noqa: E402  (tied values share their average rank)
 
@@ -52,7 +52,7 @@ def variants(scores):
 
 def explore(lang):
     from onparse import baseline_trees
-    from onparse.fitting.choice import _voter, choose
+    from onparse.fitting.choice import choose
 
     pool = load_pool(lang)
     gold, cands = pool["gold"], pool["lm_cands"] + pool["grammar_cands"]
@@ -65,7 +65,7 @@ def explore(lang):
     rows = []
     for name, kept in variants(centrality).items():
         chosen = [members[i] for i in kept]
-        voter, ties, _ = _voter([[pool["held_cols"][m][s] for m in chosen] for s in range(len(held))])
+        voter, ties, _ = lean({"held_out": pool["held_cols"]}, chosen)
         score = dev_f1(bundle_trees({"dev": pool["dev_cols"]}, chosen, voter, ties), gold)
         rows.append({"variant": name, "members": [cands[m].label() for m in chosen], "voter": voter,
                      "dev": round(score, 5)})

@@ -30,7 +30,7 @@ import sys
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 sys.path.insert(0, HERE)
-from explore_v12 import bundle_trees, cached, dev_f1, load, matrix  # noqa: E402
+from explore_v12 import bundle_trees, cached, dev_f1, lean, load, matrix  # noqa: E402
 from fit_trees import held_out  # noqa: E402
 
 RUNS = [os.path.join(ROOT, "runs", "grammar-fit-{lang}-s{seed}"), os.path.join(ROOT, "runs", "grammar-x39-{lang}-s{seed}")]
@@ -84,8 +84,6 @@ def averages(rows, held_cols, dev_cols, gold, agree, grammars):
     """Dev F1 of averages of the grammar members that a gold-free rule could keep: all of them,
     the more central half (mean agreement with the other grammars), the 3 most central; each
     with fit's voter rule (rule 4) on the held-out trees, and the same with the language models."""
-    from onparse.fitting.choice import _voter
-
     centrality = [sum(agree[k][j] for j in grammars if j != k) / (len(grammars) - 1) for k in grammars]
     order = [grammars[i] for i in sorted(range(len(grammars)), key=lambda i: -centrality[i])]
     lms = [k for k in range(len(rows)) if k not in grammars]
@@ -94,7 +92,7 @@ def averages(rows, held_cols, dev_cols, gold, agree, grammars):
     kept.update({f"{name} + the language models": members + lms for name, members in list(kept.items())})
     out = []
     for name, members in kept.items():
-        voter, ties, _ = _voter([[held_cols[m][s] for m in members] for s in range(len(held_cols[0]))])
+        voter, ties, _ = lean({"held_out": held_cols}, members)
         score = dev_f1(bundle_trees({"dev": dev_cols}, members, voter, ties), gold)
         out.append({"kept": name, "members": [rows[m]["member"] for m in members], "voter": voter, "dev": score})
         print(f"  {name:48s} dev {100 * score:5.1f}  voter {voter}")
@@ -119,7 +117,7 @@ def explore(lang):
         both = grammar_trees(folder, epoch, held, dev_tokens)
         trees = both["held_out"]
         dev_cols.append(both["dev"])
-        best = max((f, e) for (r, e), f in scored.items() if r == name) if any(r == name for r, _ in scored) else None
+        best = max(((f, e) for (r, e), f in scored.items() if r == name), default=None)
         rows.append({"member": f"{name} e{epoch}", "dev": scored.get((name, epoch)), "best_epoch_dev": best,
                      "likeness": baseline_agreement(trees)})
         columns.append(trees)
