@@ -10,7 +10,10 @@ already trained with the commands that fit runs (nothing is trained again).
    to have finished its epochs, and to have taken less than the plan's share.
 3. The fit resumes: training finds every run finished, and the choose and bundle stages run with
    onparse fit's rule (v14).
+
+`research/refit_v21.py` is the same with seven grammars (rule v21); both go through `refit`.
 """
+import json
 import os
 import subprocess
 import sys
@@ -42,27 +45,62 @@ def check(run, folder, plan):
           file=sys.stderr)
 
 
-def main(language):
-    import json
+def carried_seconds(run, folder, plan):
+    """A run an earlier fit trained under the same share (its folder sits in that fit's run folder):
+    the training seconds that fit recorded for it, so the resumed fit counts them as spent and
+    trains it no further.  The run must have trained on this fit's text."""
+    from onparse.files.training_log import read_log
 
-    text = os.path.join("runs", f"fit-text-{language}.txt")        # as rule v10's fits named it
-    out = os.path.join(RUNS, f"fit-{language}-v14.pt")
-    run_dir = os.path.join(RUNS, f"fit-{language}-v14.fit")
+    with open(os.path.join(os.path.dirname(folder), "fit.json"), encoding="utf-8") as handle:
+        earlier = json.load(handle)
+    corpus = read_log(folder).corpus
+    assert corpus == plan["corpus"], f"{run}: trained on {corpus}, not {plan['corpus']}"
+    share = earlier["plan"]["seconds_per_run"]
+    assert share == plan["seconds_per_run"], f"{run}: trained under a share of {share:.0f} s, not {plan['seconds_per_run']:.0f}"
+    seconds = earlier["train_seconds"][os.path.basename(folder)]
+    print(f"{run} -> {folder}: {seconds / 60:.1f} min spent by an earlier fit (share {share / 60:.0f} min)",
+          file=sys.stderr)
+    return seconds
+
+
+def refit(language, name, settings, links, carried=(), trained=()):
+    """Plan ``onparse fit`` for real with ``settings`` into runs/fit-L-NAME.fit, link ``links``
+    (fit run -> folder) into it after checking each, and resume it.  ``carried``: the runs among
+    ``links`` that an earlier fit trained under the same share (their seconds are carried over;
+    the others must have finished); ``trained``: the plan's runs left for the fit to train.  The
+    plan's runs must be exactly ``links`` and ``trained``."""
+    text = os.path.join("runs", f"fit-text-{language}.txt") if language != "english" else "news"
+    out = os.path.join(RUNS, f"fit-{language}-{name}.pt")
+    run_dir = os.path.join(RUNS, f"fit-{language}-{name}.fit")
     base = ["onparse", "fit", text, "--out", out, "--run-dir", run_dir]
-    if not os.path.exists(os.path.join(run_dir, "fit.json")):
-        subprocess.run(base + ["--stop-after", "plan"] + SETTINGS, cwd=ROOT, check=True)
-    with open(os.path.join(run_dir, "fit.json"), encoding="utf-8") as handle:
-        plan = json.load(handle)["plan"]
-    links = sources(language)
-    assert plan["runs"] == list(links), plan["runs"]
+    state_path = os.path.join(run_dir, "fit.json")
+    if not os.path.exists(state_path):
+        subprocess.run(base + ["--stop-after", "plan"] + settings, cwd=ROOT, check=True)
+    with open(state_path, encoding="utf-8") as handle:
+        state = json.load(handle)
+    plan = state["plan"]
+    assert sorted(plan["runs"]) == sorted([*links, *trained]), (plan["runs"], sorted(links), trained)
+    spent = state.setdefault("train_seconds", {})
     for run, folder in links.items():
-        check(run, folder, plan)
+        if run in carried:
+            spent[run] = carried_seconds(run, folder, plan)
+        else:
+            check(run, folder, plan)
         link = os.path.join(run_dir, run)
         if not os.path.islink(link):
             os.symlink(folder, link)
-    command = base + ["--resume"] + SETTINGS
+    if spent:
+        with open(state_path, "w", encoding="utf-8") as handle:
+            json.dump(state, handle, indent=1)
+            handle.write("\n")
+    command = base + ["--resume"] + settings
     print(" ".join(command), file=sys.stderr)
     return subprocess.call(command, cwd=ROOT)
+
+
+def main(language):
+    links = sources(language)
+    return refit(language, "v14", SETTINGS, links)
 
 
 if __name__ == "__main__":
