@@ -103,3 +103,22 @@ def test_rule_v21s_settings_give_rule_v14s_share():
     runs = 2 + int(settings[settings.index("--grammars") + 1])
     waves = -(-runs // 2)
     assert 200 * 60 * (1 - pipeline.CHOOSE_SHARE) / waves == SHARE
+
+
+@pytest.mark.parametrize("language", ["alpino", "floresta"])
+def test_refit_v21_checks_time_except_for_dutch_and_spanish_new_seeds(tmp_path, monkeypatch, language):
+    """Rule 114: a Dutch or Spanish seed 4-7 over the share passes (trained beside other work);
+    a Portuguese one, or any of rule 71's seeds, does not."""
+    corpus = f"/data/fit-text-{language}.txt"
+    refit, runs, calls = patched(tmp_path, monkeypatch, NINE, corpus)
+    for s in (1, 2):
+        write_run(runs / f"fit-{language}.fit" / f"lm-{s}", corpus)
+    for s in range(1, 8):
+        write_run(runs / f"grammar-{'fit' if s < 4 else 'x39'}-{language}-s{s}", corpus,
+                  seconds=1200.0 if s == 5 else 100.0)                           # 2 epochs: 40 minutes
+    if language == "alpino":
+        assert refit.main(language) == 0 and len(calls) == 1
+    else:
+        with pytest.raises(AssertionError, match="grammar-5: 2400 s of training"):
+            refit.main(language)
+        assert calls == []
