@@ -34,11 +34,9 @@ def sources(language):
 def check(run, folder, plan, timed=True):
     """The run trained on the fit's text, finished its epochs and (``timed``) took less than its
     share."""
-    from onparse.files.training_log import read_log
     from onparse.fitting.pipeline import _epoch_seconds, _finished
 
-    corpus = read_log(folder).corpus
-    assert corpus == plan["corpus"], f"{run}: trained on {corpus}, not {plan['corpus']}"
+    same_text(run, folder, plan)
     assert _finished(folder), f"{run}: {folder} did not finish its epochs"
     spent = sum(_epoch_seconds(folder))
     assert not timed or spent < plan["seconds_per_run"], f"{run}: {spent:.0f} s of training, more than the plan's share"
@@ -46,16 +44,21 @@ def check(run, folder, plan, timed=True):
           f"{'' if timed else ', not checked'})", file=sys.stderr)
 
 
+def same_text(run, folder, plan):
+    """The run trained on the fit's text."""
+    from onparse.files.training_log import read_log
+
+    corpus = read_log(folder).corpus
+    assert corpus == plan["corpus"], f"{run}: trained on {corpus}, not {plan['corpus']}"
+
+
 def carried_seconds(run, folder, plan):
     """A run an earlier fit trained under the same share (its folder sits in that fit's run folder):
     the training seconds that fit recorded for it, so the resumed fit counts them as spent and
     trains it no further.  The run must have trained on this fit's text."""
-    from onparse.files.training_log import read_log
-
     with open(os.path.join(os.path.dirname(folder), "fit.json"), encoding="utf-8") as handle:
         earlier = json.load(handle)
-    corpus = read_log(folder).corpus
-    assert corpus == plan["corpus"], f"{run}: trained on {corpus}, not {plan['corpus']}"
+    same_text(run, folder, plan)
     share = earlier["plan"]["seconds_per_run"]
     assert share == plan["seconds_per_run"], f"{run}: trained under a share of {share:.0f} s, not {plan['seconds_per_run']:.0f}"
     seconds = earlier["train_seconds"][os.path.basename(folder)]
@@ -81,7 +84,7 @@ def refit(language, name, settings, links, carried=(), trained=(), untimed=()):
     with open(state_path, encoding="utf-8") as handle:
         state = json.load(handle)
     plan = state["plan"]
-    assert sorted(plan["runs"]) == sorted([*links, *trained]), (plan["runs"], sorted(links), trained)
+    assert plan["runs"] == [*links, *trained], (plan["runs"], list(links), trained)
     spent = state.setdefault("train_seconds", {})
     for run, folder in links.items():
         if run in carried:
@@ -92,9 +95,11 @@ def refit(language, name, settings, links, carried=(), trained=(), untimed=()):
         if not os.path.islink(link):
             os.symlink(folder, link)
     if spent:
-        with open(state_path, "w", encoding="utf-8") as handle:
-            json.dump(state, handle, indent=1)
-            handle.write("\n")
+        from onparse.files.safeio import atomic_output, dumps
+
+        # As fit writes its own state: whole or not at all.
+        with atomic_output(state_path) as tmp, open(tmp, "w", encoding="utf-8") as handle:
+            handle.write(dumps(state, indent=1) + "\n")
     command = base + ["--resume"] + settings
     print(" ".join(command), file=sys.stderr)
     return subprocess.call(command, cwd=ROOT)
