@@ -9,7 +9,9 @@ F1, ON-LSTM convention); the dev-gold oracle is the highest (ties to the earlier
 last).  Then, on the **test** part (all lengths and <= 10 words): the bundle, the oracle and
 right-branching.  Also the Spearman rank correlation over the candidates between the gold-free
 score fit chose by and dev F1.  One JSON line is appended to ``--records``
-(``research/fit-v10.jsonl``) and printed.
+(``research/fit-v10.jsonl``) and printed.  The dev trees are kept as they are made, in the run
+folder's ``score-trees-DEV.pkl`` (:class:`TreeCache`): a score stopped part way starts again
+where it stopped, and nothing of the test part is read before every dev tree is made.
 """
 import argparse
 import json
@@ -56,24 +58,70 @@ def f1(trees, gold):
     return round(evaluate(trees, gold).sentence_f1.f1, 5)
 
 
-def candidate_trees(run_dir, choice, tokens, known=None):
+def candidate_trees(run_dir, choice, tokens, known=None, kept=None):
     """Per candidate of ``choice`` (in its order) its trees of ``tokens``; ``known``: trees of
-    the same tokens already computed, ``{(run, epoch, layer, decoder): trees}``, used as they are."""
+    the same tokens already computed, ``{(run, epoch, layer, decoder): trees}``, used as they are;
+    ``kept``: a :class:`TreeCache` of these tokens' trees, read first and written after each epoch
+    file (a stopped score starts again where it stopped)."""
     from onparse import load
 
     out = dict(known or {})
+    if kept is not None:
+        out.update(kept.trees)
     wanted = {}
     for c in choice["scores"]:
         if (c["run"], c["epoch"], c["layer"], c["decoder"]) not in out:
             wanted.setdefault((c["run"], c["epoch"]), []).append((c["layer"], c["decoder"]))
     for (run, epoch), members in wanted.items():
-        parser = load(os.path.join(run_dir, run, f"epoch-{epoch:03d}.pt"), "cpu")
+        path = os.path.join(run_dir, run, f"epoch-{epoch:03d}.pt")
+        parser = load(path, "cpu")
         parser = parser.with_grid("all", "all") if parser.models[0].layered else parser
         rows = parser.member_trees(tokens)
-        for k, m in enumerate(parser.members):
-            if (m.layer, m.decoder) in members:
-                out[(run, epoch, m.layer, m.decoder)] = [row[k] for row in rows]
+        new = {(run, epoch, m.layer, m.decoder): [row[k] for row in rows]
+               for k, m in enumerate(parser.members) if (m.layer, m.decoder) in members}
+        out.update(new)
+        if kept is not None:
+            kept.add(path, new)
     return [out[(c["run"], c["epoch"], c["layer"], c["decoder"])] for c in choice["scores"]]
+
+
+class TreeCache:
+    """Dev trees a score computed, kept in ``path`` (a pickle) by candidate with the stamp (real
+    path, size, mtime) of the epoch file they came from; an entry whose file changed since, or a
+    file of another gold set, is not read."""
+
+    def __init__(self, path, gold_name):
+        import pickle
+
+        self.path, self.gold_name = path, gold_name
+        self.trees, self.stamps = {}, {}
+        if os.path.exists(path):
+            with open(path, "rb") as handle:
+                kept = pickle.load(handle)
+            if kept["dev_gold"] == gold_name:
+                for key, trees in kept["trees"].items():
+                    stamp = kept["stamps"][key]
+                    if stamp == self.stamp(stamp[0]):
+                        self.trees[key], self.stamps[key] = trees, stamp
+
+    @staticmethod
+    def stamp(path):
+        real = os.path.realpath(path)
+        if not os.path.exists(real):
+            return None
+        info = os.stat(real)
+        return (real, info.st_size, info.st_mtime_ns)
+
+    def add(self, path, trees):
+        import pickle
+
+        from onparse.files.safeio import atomic_output
+
+        stamp = self.stamp(path)
+        for key, value in trees.items():
+            self.trees[key], self.stamps[key] = value, stamp
+        with atomic_output(self.path) as tmp, open(tmp, "wb") as handle:
+            pickle.dump({"dev_gold": self.gold_name, "trees": self.trees, "stamps": self.stamps}, handle)
 
 
 def known_dev_trees(path, run_dir, dev_name):
@@ -117,7 +165,8 @@ def score(bundle, run_dir, language, dev_trees=None):
     dev_tokens = [list(s.words) for s in dev]
     fitted = load(bundle, "cpu")
     known = known_dev_trees(dev_trees, run_dir, dev_name) if dev_trees else None
-    dev_f1 = [f1(trees, dev) for trees in candidate_trees(run_dir, choice, dev_tokens, known)]
+    kept = TreeCache(os.path.join(run_dir, f"score-trees-{dev_name}.pkl"), dev_name)
+    dev_f1 = [f1(trees, dev) for trees in candidate_trees(run_dir, choice, dev_tokens, known, kept)]
     bundle_dev = f1(fitted.trees(dev_tokens), dev)
     options = dev_f1 + [bundle_dev]
     best = max(range(len(options)), key=lambda i: (options[i], -i))

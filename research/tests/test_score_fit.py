@@ -87,3 +87,29 @@ def test_perplexity_ranking_reads_the_members_readings_only(tmp_path):
     assert script.perplexity_ranking(str(tmp_path), {"scores": scores}, dev_f1) == pytest.approx(
         script.spearman([-300, -200, -100, -900, -800], [0.1, 0.2, 0.3, 0.05, 0.06]))
     assert script.perplexity_ranking(str(tmp_path), {"scores": scores[:2]}, dev_f1[:2]) is None
+
+
+def test_tree_cache_keeps_trees_by_epoch_file_and_drops_changed_ones(tmp_path, monkeypatch):
+    import os
+
+    script = load_script("score_fit")
+    run = tmp_path / "fit.fit" / "grammar-1"
+    run.mkdir(parents=True)
+    for epoch in (1, 2):
+        (run / f"epoch-{epoch:03d}.pt").write_bytes(b"x" * epoch)
+    cache = str(tmp_path / "fit.fit" / "score-trees-alpino-dev.pkl")
+    kept = script.TreeCache(cache, "alpino-dev")
+    assert kept.trees == {}
+    kept.add(str(run / "epoch-001.pt"), {("grammar-1", 1, 1, "mbr"): ["t1"]})
+    kept.add(str(run / "epoch-002.pt"), {("grammar-1", 2, 1, "mbr"): ["t2"]})
+    again = script.TreeCache(cache, "alpino-dev")
+    assert again.trees == {("grammar-1", 1, 1, "mbr"): ["t1"], ("grammar-1", 2, 1, "mbr"): ["t2"]}
+    # What was kept is used as it is: no epoch file is loaded.
+    monkeypatch.setattr("onparse.load", lambda *a, **k: pytest.fail("loaded an epoch file"))
+    choice = {"scores": [{"run": "grammar-1", "epoch": e, "layer": 1, "decoder": "mbr"} for e in (2, 1)]}
+    assert script.candidate_trees(str(tmp_path / "fit.fit"), choice, [["a"]], kept=again) == [["t2"], ["t1"]]
+    # An epoch file written again (a resumed run) loses its trees; another gold set reads none.
+    (run / "epoch-002.pt").write_bytes(b"yyy")
+    assert set(script.TreeCache(cache, "alpino-dev").trees) == {("grammar-1", 1, 1, "mbr")}
+    assert script.TreeCache(cache, "cess_esp-dev").trees == {}
+    assert sorted(os.listdir(tmp_path / "fit.fit")) == ["grammar-1", "score-trees-alpino-dev.pkl"]  # no temporary left
