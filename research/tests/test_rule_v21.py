@@ -122,3 +122,19 @@ def test_refit_v21_checks_time_except_for_dutch_and_spanish_new_seeds(tmp_path, 
         with pytest.raises(AssertionError, match="grammar-5: 2400 s of training"):
             refit.main(language)
         assert calls == []
+
+
+def test_explore_v22_groups_fits_members_and_every_grammar_at_fits_epoch():
+    explore = load_script("explore_v22")
+    scores = [{"run": r, "epoch": e, "layer": layer, "decoder": d}
+              for r, e, layer, d in (("lm-1", 3, 2, "onlstm"), ("lm-1", 3, 3, "onlstm"), ("grammar-1", 1, 1, "mbr"),
+                                     ("grammar-1", 2, 1, "mbr"), ("grammar-2", 1, 1, "mbr"), ("grammar-2", 2, 1, "mbr"))]
+    choice = {"scores": scores, "epochs": {"lm-1": 3, "grammar-1": 2, "grammar-2": 1},
+              "members": [scores[0], scores[1], scores[3]]}                 # grammar-2 left out as a baseline
+    got = explore.groups(choice)
+    lms = [("lm-1", 3, 2, "onlstm"), ("lm-1", 3, 3, "onlstm")]
+    assert got["fit's members"] == lms + [("grammar-1", 2, 1, "mbr")]
+    assert got["its language models only"] == lms
+    assert got["its grammars only"] == [("grammar-1", 2, 1, "mbr")]
+    assert got["every grammar at fit's epoch, baseline-like too"] == [("grammar-1", 2, 1, "mbr"), ("grammar-2", 1, 1, "mbr")]
+    assert got["every grammar + the language models"] == got["every grammar at fit's epoch, baseline-like too"] + lms
