@@ -15,15 +15,15 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 sys.path.insert(0, HERE)
 from explore_v12 import bundle_trees, dev_f1  # noqa: E402
-from score_fit import GOLD, TreeCache, known_dev_trees  # noqa: E402
+from score_fit import GOLD, TreeCache, candidate_key, known_dev_trees  # noqa: E402
 
 
 def groups(choice):
     """Named member lists (keys of the kept trees): fit's members, and parts of them."""
-    members = [(m["run"], m["epoch"], m["layer"], m["decoder"]) for m in choice["members"]]
+    members = [candidate_key(m) for m in choice["members"]]
     lms = [m for m in members if m[0].startswith("lm-")]
     kept = [m for m in members if m[0].startswith("grammar-")]
-    every = [(s["run"], s["epoch"], s["layer"], s["decoder"]) for s in choice["scores"]
+    every = [candidate_key(s) for s in choice["scores"]
              if s["run"].startswith("grammar-") and s["epoch"] == choice["epochs"][s["run"]]]
     return {"fit's members": members, "its language models only": lms, "its grammars only": kept,
             "every grammar at fit's epoch, baseline-like too": every,
@@ -40,12 +40,13 @@ def explore(language):
     gold = load_gold(dev_name)
     trees = known_dev_trees(os.path.join(ROOT, "runs", f"fit-{language}.fit", "trees-v12.pkl"), run_dir, dev_name)
     trees.update(TreeCache(os.path.join(run_dir, f"score-trees-{dev_name}.pkl"), dev_name).trees)
+    named = groups(choice)
     out = []
-    for m in groups(choice)["every grammar + the language models"]:
+    for m in named["every grammar + the language models"]:
         alone = dev_f1(trees[m], gold)
         out.append({"members": "-".join(map(str, m)), "n": 1, "dev": round(alone, 5)})
         print(f"{language}: {' '.join(map(str, m)):48s}  1 member   dev {100 * alone:5.1f}")
-    for name, members in groups(choice).items():
+    for name, members in named.items():
         score = dev_f1(bundle_trees({"dev": [trees[m] for m in members]}, range(len(members)),
                                     choice["voter"], choice["ties"]), gold)
         out.append({"members": name, "n": len(members), "dev": round(score, 5)})

@@ -17,7 +17,7 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
-from score_fit import GOLD, candidate_trees  # noqa: E402
+from score_fit import GOLD, candidate_key, candidate_trees  # noqa: E402
 
 OUT = "trees-v12.pkl"
 
@@ -46,7 +46,7 @@ def main():
     started = time.time()
     dev_name = GOLD[args.language][0]
     dev_tokens = [list(s.words) for s in load_gold(dev_name)]
-    out = {"candidates": [(c["run"], c["epoch"], c["layer"], c["decoder"]) for c in choice["scores"]],
+    out = {"candidates": [candidate_key(c) for c in choice["scores"]],
            "held_out": candidate_trees(args.run_dir, choice, held_out(args.run_dir)),
            "dev": candidate_trees(args.run_dir, choice, dev_tokens), "dev_gold": dev_name}
     with open(os.path.join(args.run_dir, OUT), "wb") as handle:

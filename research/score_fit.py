@@ -58,6 +58,11 @@ def f1(trees, gold):
     return round(evaluate(trees, gold).sentence_f1.f1, 5)
 
 
+def candidate_key(c):
+    """A candidate's key in every kept-trees mapping: ``(run, epoch, layer, decoder)``."""
+    return (c["run"], c["epoch"], c["layer"], c["decoder"])
+
+
 def candidate_trees(run_dir, choice, tokens, known=None, kept=None):
     """Per candidate of ``choice`` (in its order) its trees of ``tokens``; ``known``: trees of
     the same tokens already computed, ``{(run, epoch, layer, decoder): trees}``, used as they are;
@@ -70,7 +75,7 @@ def candidate_trees(run_dir, choice, tokens, known=None, kept=None):
         out.update(kept.trees)
     wanted = {}
     for c in choice["scores"]:
-        if (c["run"], c["epoch"], c["layer"], c["decoder"]) not in out:
+        if candidate_key(c) not in out:
             wanted.setdefault((c["run"], c["epoch"]), []).append((c["layer"], c["decoder"]))
     for (run, epoch), members in wanted.items():
         path = os.path.join(run_dir, run, f"epoch-{epoch:03d}.pt")
@@ -82,7 +87,7 @@ def candidate_trees(run_dir, choice, tokens, known=None, kept=None):
         out.update(new)
         if kept is not None:
             kept.add(path, new)
-    return [out[(c["run"], c["epoch"], c["layer"], c["decoder"])] for c in choice["scores"]]
+    return [out[candidate_key(c)] for c in choice["scores"]]
 
 
 class TreeCache:
