@@ -322,3 +322,39 @@ def test_a_run_that_completed_no_epoch_is_left_out_and_reported(tmp_path, monkey
     assert lines[:2] == ["chosen epochs (lowest validation perplexity): lm-1 epoch 2 (80.0)",
                          "left out (no epoch within its share of --max-time): grammar-1"]
     assert "left out" not in report(choice)
+
+
+def test_grammar_options_reach_the_grammar_runs_only(tmp_path):
+    text = write_corpus(tmp_path / "text.txt", n_sentences=400, seed=2)
+    out = run("fit", text, "--out", tmp_path / "p.pt", *TINY, "--epochs", "1", "--grammar-vocab", "12",
+              "--grammar-curriculum", "6", "--stop-after", "train")
+    assert out.exit_code == 0, out.output
+    starts = {name: json.loads((tmp_path / "p.fit" / name / "metrics.jsonl").read_text().splitlines()[0])
+              for name in ("lm-1", "grammar-1")}
+    grammar = starts["grammar-1"]
+    assert grammar["family"] == "grammar" and grammar["vocab_size"] == 12
+    assert grammar["config"]["max_vocab"] == 12 and grammar["config"]["curriculum_start"] == 6
+    assert starts["lm-1"]["vocab_size"] > 12               # the language model keeps its own vocabulary
+    state = json.loads((tmp_path / "p.fit" / "fit.json").read_text())
+    assert state["settings"]["grammar_vocab"] == 12 and state["settings"]["grammar_curriculum"] == 6
+    # A fit recorded before these options existed (no such keys) resumes without them.
+    for key in ("grammar_vocab", "grammar_curriculum"):
+        del state["settings"][key]
+    (tmp_path / "q.fit").mkdir()
+    (tmp_path / "q.fit" / "fit.json").write_text(json.dumps({**state, "text": str(text)}))
+    from onparse.fitting.pipeline import FitSettings, _Fit
+
+    _Fit(str(text), str(tmp_path / "q.pt"), FitSettings(seeds=1, preset="tiny", grammars=1, grammar_preset="tiny",
+                                                         epochs=1, cores=1, limit=20),
+         str(tmp_path / "q.fit"), None, print)
+
+
+@pytest.mark.parametrize("option, value, expect", [
+    ("--grammar-vocab", "2", "max_vocab must be 0 (no limit) or at least 3"),
+    ("--grammar-curriculum", "41", "curriculum_start must lie in 2..max_words (40)"),
+    ("--grammar-curriculum", "1", "1 is not in the range 2<=x")])
+def test_bad_grammar_options_are_usage_errors(tmp_path, option, value, expect):
+    text = write_corpus(tmp_path / "text.txt", n_sentences=400, seed=1)
+    out = run("fit", text, "--out", tmp_path / "p.pt", *TINY, option, value)
+    assert out.exit_code == 2 and expect in out.output and "Traceback" not in out.output
+    assert not (tmp_path / "p.fit").exists()

@@ -21,6 +21,13 @@ from .training import _Duration
               help="Neural PCFGs to train too (seeds 1..N, onparse train --family grammar); they are candidates "
                    "like the language models.")
 @click.option("--grammar-preset", default="small", show_default=True, help="The grammars' preset.")
+@click.option("--grammar-vocab", type=click.IntRange(0, INT_MAX), default=None, metavar="N",
+              help="The grammars' largest vocabulary (onparse train --max-vocab; 0: no limit)  [default: onparse "
+                   "train's].  2000 kept Dutch and Spanish grammars off right-branching trees on their 5,000-line "
+                   "texts (research/RESULTS.md, rule v18).")
+@click.option("--grammar-curriculum", type=click.IntRange(2, INT_MAX), default=None, metavar="WORDS",
+              help="The grammars' longest sentence in their first epoch, one word more each epoch (onparse train "
+                   "--curriculum-start)  [default: onparse train's].")
 @click.option("--epochs", type=click.IntRange(1, INT_MAX), default=None,
               help="Most epochs per seed  [default: the preset's]; --max-time may stop them sooner.")
 @click.option("--max-time", type=_Duration(), default=None,
@@ -40,8 +47,8 @@ from .training import _Duration
 @click.option("--json", "as_json", is_flag=True, help="Print the report as one JSON object.")
 @force_option
 @quiet_option
-def fit_command(text, out, run_dir, resume, seeds, preset, grammars, grammar_preset, epochs, max_time, threads, limit,
-                weights, student, stop_after, as_json, force, quiet):
+def fit_command(text, out, run_dir, resume, seeds, preset, grammars, grammar_preset, grammar_vocab, grammar_curriculum,
+                epochs, max_time, threads, limit, weights, student, stop_after, as_json, force, quiet):
     """Turn raw text into a parser with no gold tree: train several ON-LSTM seeds (and
     --grammars PCFGs) on TEXT (a file of raw lines, or a plain-text corpus name such as news),
     take each run's epoch of lowest validation perplexity, read at layers 2 and 3 with the
@@ -61,7 +68,7 @@ def fit_command(text, out, run_dir, resume, seeds, preset, grammars, grammar_pre
     onparse fit my-text.txt --out mine.pt --resume
     onparse induce new-text.txt -m mine.pt
     """
-    from .. import GRAMMAR_PRESETS, PRESETS, FitSettings, fit
+    from .. import GRAMMAR_PRESETS, PRESETS, FitSettings, OnparseError, fit
 
     if preset not in PRESETS:
         raise click.BadParameter(f"unknown preset {preset!r}; known: {', '.join(PRESETS)}", param_hint="--preset")
@@ -79,8 +86,13 @@ def fit_command(text, out, run_dir, resume, seeds, preset, grammars, grammar_pre
     if student is not None and stop_after is not None:
         raise click.UsageError("--stop-after stops before the student; give --student when you resume")
     say = (lambda _: None) if quiet else (lambda line: click.echo(line, err=True))
-    settings = FitSettings(seeds=seeds, preset=preset, grammars=grammars, grammar_preset=grammar_preset, epochs=epochs, max_time=max_time, cores=threads,
-                           limit=limit, weights=weights)
+    settings = FitSettings(seeds=seeds, preset=preset, grammars=grammars, grammar_preset=grammar_preset,
+                           grammar_vocab=grammar_vocab, grammar_curriculum=grammar_curriculum, epochs=epochs,
+                           max_time=max_time, cores=threads, limit=limit, weights=weights)
+    try:
+        settings.grammar_training()
+    except OnparseError as err:
+        raise click.UsageError(f"--grammar-vocab or --grammar-curriculum: {err}")
     try:
         result = fit(text, out, settings, run_dir=run_dir, resume=resume, student=student, stop_after=stop_after,
                      say=say)

@@ -39,6 +39,7 @@ from ..errors import OnparseError
 from ..files.run_folder import FolderLock, make_folder
 from ..files.safeio import atomic_output, dumps, format_duration
 from ..lm.training.config import PRESETS
+from ..grammar.settings import GrammarTraining
 from ..members import Member
 from ..progress import PLAIN_EVERY
 from ..text.corpora import TREEBANK_NAMES, load_corpus, make_spec
@@ -62,6 +63,8 @@ class FitSettings:
     preset: str = "small"            # onparse train's preset of the language models
     grammars: int = 0                # neural PCFGs trained too, seeds 1..grammars
     grammar_preset: str = "small"    # their preset
+    grammar_vocab: Optional[int] = None       # their --max-vocab (None: onparse train's default)
+    grammar_curriculum: Optional[int] = None  # their --curriculum-start (None: onparse train's default)
     epochs: Optional[int] = None     # most epochs a seed trains (None: the preset's)
     max_time: Optional[float] = None  # seconds for the whole fit (None: no limit)
     cores: Optional[int] = None      # CPU cores to use (None: every usable one)
@@ -77,6 +80,12 @@ class FitSettings:
             raise OnparseError(f"the held-out limit must be at least 10 sentences, got {self.limit}")
         if self.max_time is not None and self.max_time <= 0:
             raise OnparseError(f"--max-time must be positive, got {self.max_time}")
+        self.grammar_training()          # SettingError (an OnparseError) for a bad grammar option
+
+    def grammar_training(self) -> GrammarTraining:
+        """The grammars' training settings as fit's options change them (the rest onparse train's)."""
+        changes = {"max_vocab": self.grammar_vocab, "curriculum_start": self.grammar_curriculum}
+        return GrammarTraining().with_overrides({k: v for k, v in changes.items() if v is not None})
 
 
 @dataclass
@@ -161,10 +170,11 @@ class _Fit:
             self.state = {"format": "onparse-fit", "text": text, "settings": asdict(settings), "seconds": {}}
 
     def _check_same_fit(self) -> None:
-        saved = {k: v for k, v in self.state.get("settings", {}).items() if k != "max_time"}
-        mine = {k: v for k, v in asdict(self.settings).items() if k != "max_time"}
-        if saved != mine:
-            differs = sorted(k for k in mine if saved.get(k) != mine[k])
+        # A setting the record lacks came after that fit was made: it ran with the default.
+        saved = {**asdict(FitSettings()), **self.state.get("settings", {})}
+        mine = asdict(self.settings)
+        differs = sorted(k for k in set(mine) | set(saved) if k != "max_time" and saved.get(k) != mine.get(k))
+        if differs:
             raise OnparseError(f"{self.run_dir} is a fit with other settings ({', '.join(differs)}); "
                                "resume it with the same ones, or give another --run-dir")
         if self.state.get("text") != self.text:
@@ -274,6 +284,10 @@ class _Fit:
                    "--checkpoint-every", "5m"]
         if family == "grammar":
             command[4:4] = ["--family", "grammar"]
+            if self.settings.grammar_vocab is not None:
+                command += ["--max-vocab", str(self.settings.grammar_vocab)]
+            if self.settings.grammar_curriculum is not None:
+                command += ["--curriculum-start", str(self.settings.grammar_curriculum)]
         if self.settings.epochs is not None:
             command += ["--epochs", str(self.settings.epochs)]
         if seconds is not None:
