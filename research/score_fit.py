@@ -2,6 +2,7 @@
 
     python research/score_fit.py --language english runs/fit-english.pt
     python research/score_fit.py --language alpino runs/fit-alpino.pt [--run-dir DIR]
+    python research/score_fit.py --language alpino runs/fit-alpino.pt --dev-only   # test never read
 
 For the fit's run folder (``BUNDLE``'s ``.fit`` beside it, or ``--run-dir``), every candidate of
 ``choice.json`` alone and the fit's bundle are scored on the language's **dev** part (sentence
@@ -160,13 +161,15 @@ def perplexity_ranking(run_dir, choice, dev_f1):
     return spearman([p for p, _ in pairs], [f for _, f in pairs]) if len(pairs) > 1 else None
 
 
-def score(bundle, run_dir, language, dev_trees=None):
+def score(bundle, run_dir, language, dev_trees=None, dev_only=False):
+    """Rule 58's figures (module docstring) as one record; ``dev_only``: the dev part's alone,
+    the test part never loaded (a reading for a rule still to be written)."""
     from onparse import baseline_trees, load, load_gold
 
     with open(os.path.join(run_dir, "choice.json"), encoding="utf-8") as handle:
         choice = json.load(handle)
     dev_name, test_name, short_name = GOLD[language]
-    dev, test, short = load_gold(dev_name), load_gold(test_name), load_gold(short_name)
+    dev = load_gold(dev_name)
     dev_tokens = [list(s.words) for s in dev]
     fitted = load(bundle, "cpu")
     known = known_dev_trees(dev_trees, run_dir, dev_name) if dev_trees else None
@@ -176,6 +179,14 @@ def score(bundle, run_dir, language, dev_trees=None):
     options = dev_f1 + [bundle_dev]
     best = max(range(len(options)), key=lambda i: (options[i], -i))
     oracle = "bundle" if best == len(dev_f1) else choice["scores"][best]
+    record = {"language": language, "bundle": bundle,
+              "choice": {k: choice[k] for k in ("epochs", "members", "voter", "ties")},
+              "dev": {"bundle": bundle_dev, "oracle": options[best], "candidates": dev_f1},
+              "oracle": oracle, "spearman": spearman([c["agreement"] for c in choice["scores"]], dev_f1),
+              "spearman_perplexity": perplexity_ranking(run_dir, choice, dev_f1)}
+    if dev_only:
+        return record
+    test, short = load_gold(test_name), load_gold(short_name)
 
     def test_scores(trees_of):
         return {"all": f1(trees_of(test), test), "10": f1(trees_of(short), short)}
@@ -189,12 +200,8 @@ def score(bundle, run_dir, language, dev_trees=None):
         def oracle_trees(g):
             return candidate_trees(run_dir, {"scores": [oracle]}, tokens(g))[0]
         oracle_test = test_scores(oracle_trees)
-    return {"language": language, "bundle": bundle, "choice": {k: choice[k] for k in ("epochs", "members", "voter", "ties")},
-            "dev": {"bundle": bundle_dev, "oracle": options[best], "candidates": dev_f1},
-            "oracle": oracle, "spearman": spearman([c["agreement"] for c in choice["scores"]], dev_f1),
-            "spearman_perplexity": perplexity_ranking(run_dir, choice, dev_f1),
-            "test": {"fit": test_scores(lambda g: fitted.trees(tokens(g))), "oracle": oracle_test,
-                     "right": test_scores(lambda g: baseline_trees(tokens(g), "right"))}}
+    return {**record, "test": {"fit": test_scores(lambda g: fitted.trees(tokens(g))), "oracle": oracle_test,
+                               "right": test_scores(lambda g: baseline_trees(tokens(g), "right"))}}
 
 
 def main():
@@ -205,9 +212,11 @@ def main():
     parser.add_argument("--records", default=RECORDS)
     parser.add_argument("--dev-trees", default=None, metavar="PKL",
                         help="dev trees fit_trees.py kept for runs this fit links to (used, not recomputed)")
+    parser.add_argument("--dev-only", action="store_true",
+                        help="score the dev part only; the test part is not read (a rule still to be written)")
     args = parser.parse_args()
     run_dir = args.run_dir or os.path.splitext(args.bundle)[0] + ".fit"
-    record = score(args.bundle, run_dir, args.language, args.dev_trees)
+    record = score(args.bundle, run_dir, args.language, args.dev_trees, args.dev_only)
     line = json.dumps(record)
     with open(args.records, "a", encoding="utf-8") as handle:
         handle.write(line + "\n")

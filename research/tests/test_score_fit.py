@@ -48,6 +48,14 @@ def test_scores_a_tiny_fit(tmp_path, monkeypatch):
 
     one = one.with_members([Member(0, first["layer"], first["decoder"])])
     assert record["dev"]["candidates"][0] == round(evaluate(one.trees(tokens), g).sentence_f1.f1, 5)
+    # --dev-only: the same dev figures, and the test part is never read (its gold is missing here).
+    missing = str(tmp_path / "no-test-gold.txt")
+    monkeypatch.setitem(script.GOLD, "english", (str(gold), missing, missing))
+    monkeypatch.setattr("sys.argv", ["score_fit.py", str(bundle), "--language", "english", "--records", str(records),
+                                     "--dev-only"])
+    script.main()
+    dev_only = json.loads(records.read_text().splitlines()[1])
+    assert "test" not in dev_only and dev_only == {k: v for k, v in record.items() if k != "test"}
 
 
 def test_known_dev_trees_are_those_of_the_same_run_folders(tmp_path):
