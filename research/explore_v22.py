@@ -1,6 +1,7 @@
 """Issue 39 after rule v21 (dev only, no rule): where Dutch's fit loses its 5.2 dev points.
 
     python research/explore_v22.py alpino      # or cess_esp, floresta
+    python research/explore_v22.py alpino runs/fit-alpino-v22.fit   # another fit (rule v22's)
 
 Reads the dev trees rule v21's score kept (``runs/fit-L-v21.fit/score-trees-L-dev.pkl``, the
 grammars) and rule v10's (``runs/fit-L.fit/trees-v12.pkl``, the language models), and scores on
@@ -30,15 +31,16 @@ def groups(choice):
             "every grammar + the language models": every + lms}
 
 
-def explore(language):
+def explore(language, run_dir=None):
     from onparse import load_gold
 
-    run_dir = os.path.join(ROOT, "runs", f"fit-{language}-v21.fit")
+    run_dir = run_dir or os.path.join(ROOT, "runs", f"fit-{language}-v21.fit")
     with open(os.path.join(run_dir, "choice.json"), encoding="utf-8") as handle:
         choice = json.load(handle)
     dev_name = GOLD[language][0]
     gold = load_gold(dev_name)
-    trees = known_dev_trees(os.path.join(ROOT, "runs", f"fit-{language}.fit", "trees-v12.pkl"), run_dir, dev_name)
+    earlier = os.path.join(ROOT, "runs", f"fit-{language}.fit", "trees-v12.pkl")   # rule v21's links
+    trees = known_dev_trees(earlier, run_dir, dev_name) if os.path.exists(earlier) else {}
     trees.update(TreeCache(os.path.join(run_dir, f"score-trees-{dev_name}.pkl"), dev_name).trees)
     named = groups(choice)
     out = []
@@ -55,4 +57,4 @@ def explore(language):
 
 
 if __name__ == "__main__":
-    explore(sys.argv[1])
+    explore(*sys.argv[1:3])
