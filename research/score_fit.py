@@ -11,8 +11,8 @@ last).  Then, on the **test** part (all lengths and <= 10 words): the bundle, th
 right-branching.  Also the Spearman rank correlation over the candidates between the gold-free
 score fit chose by and dev F1.  One JSON line is appended to ``--records``
 (``research/fit-v10.jsonl``) and printed.  The dev trees are kept as they are made, in the run
-folder's ``score-trees-DEV.pkl`` (:class:`TreeCache`): a score stopped part way starts again
-where it stopped, and nothing of the test part is read before every dev tree is made.
+folder's ``score-trees-DEV.pkl`` (:class:`TreeCache`, written at least once a minute): a score
+stopped part way starts again about where it stopped, and nothing of the test part is read before every dev tree is made.
 """
 import argparse
 import json
@@ -67,8 +67,8 @@ def candidate_key(c):
 def candidate_trees(run_dir, choice, tokens, known=None, kept=None):
     """Per candidate of ``choice`` (in its order) its trees of ``tokens``; ``known``: trees of
     the same tokens already computed, ``{(run, epoch, layer, decoder): trees}``, used as they are;
-    ``kept``: a :class:`TreeCache` of these tokens' trees, read first and written after each epoch
-    file (a stopped score starts again where it stopped)."""
+    ``kept``: a :class:`TreeCache` of these tokens' trees, read first, added to after each epoch
+    file and written at least once a minute (a stopped score starts again about where it stopped)."""
     from onparse import load
 
     out = dict(known or {})
@@ -88,6 +88,8 @@ def candidate_trees(run_dir, choice, tokens, known=None, kept=None):
         out.update(new)
         if kept is not None:
             kept.add(path, new)
+    if kept is not None and wanted:
+        kept.save()
     return [out[candidate_key(c)] for c in choice["scores"]]
 
 
@@ -96,10 +98,14 @@ class TreeCache:
     path, size, mtime) of the epoch file they came from; an entry whose file changed since, or a
     file of another gold set, is not read."""
 
-    def __init__(self, path, gold_name):
+    def __init__(self, path, gold_name, every=60.0):
         import pickle
+        import time
 
-        self.path, self.gold_name = path, gold_name
+        # Written at most every ``every`` seconds (and by save()): rewriting the whole pickle
+        # after each of a fit's 264 epochs made the writes grow with the square of their number.
+        self.path, self.gold_name, self.every = path, gold_name, every
+        self.saved = time.monotonic()
         self.trees, self.stamps = {}, {}
         if os.path.exists(path):
             with open(path, "rb") as handle:
@@ -119,15 +125,25 @@ class TreeCache:
         return (real, info.st_size, info.st_mtime_ns)
 
     def add(self, path, trees):
-        import pickle
-
-        from onparse.files.safeio import atomic_output
+        """Keep ``trees`` (by candidate key) of the epoch file ``path``."""
+        import time
 
         stamp = self.stamp(path)
         for key, value in trees.items():
             self.trees[key], self.stamps[key] = value, stamp
+        if time.monotonic() - self.saved >= self.every:
+            self.save()
+
+    def save(self):
+        """Write every tree kept so far to the pickle."""
+        import pickle
+        import time
+
+        from onparse.files.safeio import atomic_output
+
         with atomic_output(self.path) as tmp, open(tmp, "wb") as handle:
             pickle.dump({"dev_gold": self.gold_name, "trees": self.trees, "stamps": self.stamps}, handle)
+        self.saved = time.monotonic()
 
 
 def known_dev_trees(path, run_dir, dev_name):

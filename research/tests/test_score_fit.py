@@ -106,8 +106,13 @@ def test_tree_cache_keeps_trees_by_epoch_file_and_drops_changed_ones(tmp_path, m
     for epoch in (1, 2):
         (run / f"epoch-{epoch:03d}.pt").write_bytes(b"x" * epoch)
     cache = str(tmp_path / "fit.fit" / "score-trees-alpino-dev.pkl")
-    kept = script.TreeCache(cache, "alpino-dev")
+    kept = script.TreeCache(cache, "alpino-dev", every=3600)
     assert kept.trees == {}
+    kept.add(str(run / "epoch-001.pt"), {("grammar-1", 1, 1, "mbr"): ["t1"]})
+    assert not os.path.exists(cache)                       # not an hour yet: nothing written
+    kept.save()
+    assert script.TreeCache(cache, "alpino-dev").trees == {("grammar-1", 1, 1, "mbr"): ["t1"]}
+    kept = script.TreeCache(cache, "alpino-dev", every=0)  # written after each epoch file
     kept.add(str(run / "epoch-001.pt"), {("grammar-1", 1, 1, "mbr"): ["t1"]})
     kept.add(str(run / "epoch-002.pt"), {("grammar-1", 2, 1, "mbr"): ["t2"]})
     again = script.TreeCache(cache, "alpino-dev")
