@@ -38,8 +38,8 @@ from ..devices import torch_threads, usable_cores
 from ..errors import OnparseError
 from ..files.run_folder import FolderLock, make_folder
 from ..files.safeio import atomic_output, dumps, format_duration
-from ..lm.training.config import PRESETS
 from ..grammar.settings import GrammarTraining
+from ..lm.training.config import PRESETS
 from ..members import Member
 from ..progress import PLAIN_EVERY
 from ..text.corpora import TREEBANK_NAMES, load_corpus, make_spec
@@ -82,10 +82,15 @@ class FitSettings:
             raise OnparseError(f"--max-time must be positive, got {self.max_time}")
         self.grammar_training()          # SettingError (an OnparseError) for a bad grammar option
 
+    def grammar_changes(self) -> Dict[str, int]:
+        """The :class:`GrammarTraining` fields fit's grammar options set (those given), the one
+        place that maps one to the other; onparse train takes each as ``--field-name``."""
+        changes = {"max_vocab": self.grammar_vocab, "curriculum_start": self.grammar_curriculum}
+        return {k: v for k, v in changes.items() if v is not None}
+
     def grammar_training(self) -> GrammarTraining:
         """The grammars' training settings as fit's options change them (the rest onparse train's)."""
-        changes = {"max_vocab": self.grammar_vocab, "curriculum_start": self.grammar_curriculum}
-        return GrammarTraining().with_overrides({k: v for k, v in changes.items() if v is not None})
+        return GrammarTraining().with_overrides(self.grammar_changes())
 
 
 @dataclass
@@ -284,10 +289,8 @@ class _Fit:
                    "--checkpoint-every", "5m"]
         if family == "grammar":
             command[4:4] = ["--family", "grammar"]
-            if self.settings.grammar_vocab is not None:
-                command += ["--max-vocab", str(self.settings.grammar_vocab)]
-            if self.settings.grammar_curriculum is not None:
-                command += ["--curriculum-start", str(self.settings.grammar_curriculum)]
+            for name, value in self.settings.grammar_changes().items():
+                command += ["--" + name.replace("_", "-"), str(value)]
         if self.settings.epochs is not None:
             command += ["--epochs", str(self.settings.epochs)]
         if seconds is not None:
