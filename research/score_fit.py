@@ -12,12 +12,14 @@ right-branching.  Also the Spearman rank correlation over the candidates between
 score fit chose by and dev F1.  One JSON line is appended to ``--records``
 (``research/fit-v10.jsonl``) and printed.  The dev trees are kept as they are made, in the run
 folder's ``score-trees-DEV.pkl`` (:class:`TreeCache`, written at least once a minute): a score
-stopped part way starts again about where it stopped, and nothing of the test part is read before every dev tree is made.
+stopped part way starts again about where it stopped, and nothing of the test part is read
+before every dev tree is made.
 """
 import argparse
 import json
 import os
 import sys
+import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 RECORDS = os.path.join(HERE, "fit-v10.jsonl")
@@ -100,7 +102,6 @@ class TreeCache:
 
     def __init__(self, path, gold_name, every=60.0):
         import pickle
-        import time
 
         # Written at most every ``every`` seconds (and by save()): rewriting the whole pickle
         # after each of a fit's 264 epochs made the writes grow with the square of their number.
@@ -126,8 +127,6 @@ class TreeCache:
 
     def add(self, path, trees):
         """Keep ``trees`` (by candidate key) of the epoch file ``path``."""
-        import time
-
         stamp = self.stamp(path)
         for key, value in trees.items():
             self.trees[key], self.stamps[key] = value, stamp
@@ -137,7 +136,6 @@ class TreeCache:
     def save(self):
         """Write every tree kept so far to the pickle."""
         import pickle
-        import time
 
         from onparse.files.safeio import atomic_output
 
