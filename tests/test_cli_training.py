@@ -183,6 +183,11 @@ def test_durations():
     for bad in ("", "h", "soon", "5d", "-3"):
         with pytest.raises(ValueError):
             parse_duration(bad)
+    # Issue 55.6: 400 nines parse to inf as a float; no duration past a year is meant.
+    for absurd in ("9" * 400, "9" * 400 + "h", "1e309", "400d", "9000h"):
+        with pytest.raises(ValueError):
+            parse_duration(absurd)
+    assert parse_duration("8760h") == 365 * 24 * 3600
 
 
 def test_help_shows_presets():

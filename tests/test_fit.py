@@ -358,3 +358,24 @@ def test_bad_grammar_options_are_usage_errors(tmp_path, option, value, expect):
     out = run("fit", text, "--out", tmp_path / "p.pt", *TINY, option, value)
     assert out.exit_code == 2 and expect in out.output and "Traceback" not in out.output
     assert not (tmp_path / "p.fit").exists()
+
+
+@pytest.mark.parametrize("value, expect", [("9" * 400, "longer than a year"), ("0", "must be positive")])
+def test_a_duration_of_nothing_or_forever_is_a_usage_error(tmp_path, value, expect):
+    # Issue 55.6: 400 nines parsed to inf and fit crashed after planning; 0 was a data error.
+    text = write_corpus(tmp_path / "text.txt", n_sentences=400, seed=1)
+    out = run("fit", text, "--out", tmp_path / "p.pt", *TINY, "--max-time", value)
+    assert out.exit_code == 2, out.output
+    assert expect in out.output and "Traceback" not in out.output
+    assert not (tmp_path / "p.fit").exists()
+
+
+def test_a_budget_too_short_to_start_a_run_names_no_log(tmp_path):
+    # Issue 55.6: --max-time 0.5 left each run under a second, none started, and the error
+    # pointed to a train.log never written.
+    text = write_corpus(tmp_path / "text.txt", n_sentences=400, seed=1)
+    out = run("fit", text, "--out", tmp_path / "p.pt", *TINY, "--max-time", "0.5")
+    assert out.exit_code == 1 and "Traceback" not in out.output
+    error = out.output.strip().splitlines()[-1]
+    assert "no run completed an epoch" in error and "under a second" in error
+    assert "train.log" not in error and not (tmp_path / "p.fit" / "lm-1" / "train.log").exists()

@@ -96,6 +96,10 @@ def fit_command(text, out, run_dir, resume, seeds, preset, grammars, grammar_pre
     except OnparseError as err:
         raise click.UsageError(f"--grammar-vocab or --grammar-curriculum: {err}")
     try:
+        settings.check()            # the API's home of the rules (--max-time 0 ...): options, so usage
+    except OnparseError as err:
+        raise click.UsageError(str(err))
+    try:
         result = fit(text, out, settings, run_dir=run_dir, resume=resume, student=student, stop_after=stop_after,
                      say=say)
     except KeyboardInterrupt:

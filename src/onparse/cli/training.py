@@ -13,6 +13,8 @@ from .common import (INT_MAX, SEED_RANGE, device_option, model_option, no_verify
 
 # Kept free of torch imports (the homes of the names above import none): `onparse --help` must stay fast.
 _DURATION = re.compile(r"^(?:(\d+(?:\.\d*)?)h)?(?:(\d+(?:\.\d*)?)m)?(?:(\d+(?:\.\d*)?)s?)?$")
+#: The longest duration accepted: a year, in seconds.
+MAX_DURATION = 365 * 24 * 3600
 
 
 def parse_duration(text: str) -> float:
@@ -26,7 +28,13 @@ def parse_duration(text: str) -> float:
     if not text.strip() or not m or not any(m.groups()):
         raise ValueError(f"not a duration: {text!r} (examples: 3600, 90s, 45m, 2h, 1h30m)")
     h, mins, secs = (float(g) if g else 0.0 for g in m.groups())
-    return h * 3600 + mins * 60 + secs
+    seconds = h * 3600 + mins * 60 + secs
+    # Hundreds of digits parse to inf, which no timer or plan can use: no run is meant to last
+    # beyond a year (issue 55.6).
+    if not seconds <= MAX_DURATION:
+        shown = text.strip() if len(text.strip()) <= 20 else text.strip()[:20] + "..."
+        raise ValueError(f"too long a duration: {shown} is longer than a year (8760h)")
+    return seconds
 
 
 class _Duration(click.ParamType):

@@ -268,8 +268,11 @@ class _Fit:
         epochs = {run: _epochs_of(self._folder(run)) for run in runs}
         empty = [run for run, e in epochs.items() if not e]
         if len(empty) == len(runs):
-            raise OnparseError(f"no run completed an epoch ({', '.join(empty)}); give more --max-time "
-                               f"(log: {self._folder(empty[0])}/train.log)")
+            logs = [os.path.join(self._folder(run), "train.log") for run in empty]
+            logs = [log for log in logs if os.path.exists(log)]
+            # A budget under a second a run starts none: there is no log to point to.
+            why = f"log: {logs[0]}" if logs else "each run's share of it was under a second: none started"
+            raise OnparseError(f"no run completed an epoch ({', '.join(empty)}); give more --max-time ({why})")
         if empty:
             # A grammar on a large text can need more than its share for one epoch: the runs
             # that have epochs still make a parser, and the report says what was left out.
