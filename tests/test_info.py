@@ -150,3 +150,48 @@ def test_recorded_scores_without_a_figure_show_a_dash(checkpoint, tmp_path):
     assert result.exit_code == 0, result.output
     line = next(text for text in result.stdout.splitlines() if text.split()[:1] == ["wsj-sample-test"])
     assert line.split()[-4:] == ["50.0", "25.0", "-", "-"]
+
+
+# -- issue 55.7: info describes what it can of a bundle's free-form metadata ----------------------
+
+def _bundle_with_metadata(checkpoint, path, metadata):
+    """A bundle whose metadata is ``metadata`` as written by hand (save_bundle takes dicts only)."""
+    import torch
+
+    import onparse
+
+    onparse.load(str(checkpoint), "cpu").save_bundle(str(path), weights="float32")
+    blob = torch.load(path, weights_only=True)
+    blob["metadata"] = metadata
+    torch.save(blob, path)
+    return path
+
+
+@pytest.mark.parametrize("metadata, skipped", [
+    ({"scores": [5]}, 1),
+    ({"scores": [{"gold": "wsj10", "sentence_f1_onlstm": 0.5}]}, 1),           # a row without 'trees'
+    ({"scores": [{"gold": "wsj10", "trees": "layer 2 onlstm", "sentence_f1_onlstm": 0.5}, "x"], "recipe": "r"}, 1),
+    ({"seeds": {"a": 1}, "scores": "abc"}, 2),
+    ({"seeds": 5, "scores": {"gold": "wsj10"}}, 2),
+])
+def test_info_describes_what_it_can_of_odd_bundle_metadata(checkpoint, tmp_path, metadata, skipped):
+    bundle = _bundle_with_metadata(checkpoint, tmp_path / "b.pt", metadata)
+    assert CliRunner().invoke(main, ["induce", "-", "-m", str(bundle)], input="the cat sat\n").exit_code == 0
+    result = CliRunner().invoke(main, ["info", "-m", str(bundle)])
+    assert result.exit_code == 0 and "Traceback" not in result.output, result.output
+    assert result.stdout.startswith(f"model: {bundle}\n") and "members (in tie-breaking order)" in result.stdout
+    assert f"note: {skipped} part(s) of the metadata have unexpected types and are not shown" in result.stdout
+    rows = [line.split() for line in result.stdout.splitlines() if line.split()[:1] == ["wsj10"]]
+    assert rows == ([["wsj10", "layer", "2", "onlstm", "50.0", "-", "-", "-"]] if "recipe" in metadata else [])
+    assert json.loads(CliRunner().invoke(main, ["info", "-m", str(bundle), "--json"]).stdout)["metadata"] == metadata
+
+
+@pytest.mark.parametrize("metadata", ["abc", ["x"], 7, None])
+def test_a_bundle_whose_metadata_is_no_dict_is_refused_in_one_line(checkpoint, tmp_path, metadata):
+    bundle = _bundle_with_metadata(checkpoint, tmp_path / "b.pt", metadata)
+    outputs = []
+    for args in (["info", "-m", str(bundle)], ["induce", "-", "-m", str(bundle)]):
+        result = CliRunner().invoke(main, args, input="the cat sat\n")
+        assert result.exit_code == 1 and "Traceback" not in result.output, result.output
+        outputs.append(result.stderr)
+    assert outputs[0] == outputs[1] == f"error: {bundle}: metadata is a {type(metadata).__name__}, not a dict\n"

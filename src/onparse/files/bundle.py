@@ -83,6 +83,9 @@ def check_bundle(blob: Dict[str, Any], path) -> Dict[str, Any]:
     models, members = blob.get("models"), blob.get("members")
     if not isinstance(models, list) or not models:
         raise OnparseError(f"{path}: bundle holds no models")
+    meta = blob.get("metadata", {})
+    if not isinstance(meta, dict):       # as a model file's (checkpoint.check_common): readers take a dict
+        raise OnparseError(f"{path}: metadata is a {type(meta).__name__}, not a dict")
     for i, entry in enumerate(models):
         if not isinstance(entry, dict) or any(k not in entry for k in ("config", "vocab", "state_dict")):
             raise OnparseError(f"{path}: model {i + 1} of the bundle lacks its config, vocabulary or weights")

@@ -56,9 +56,12 @@ def describe(blob: dict, name: str, path: str, kind, parameters: int) -> str:
             lines += section(blob, meta)
         except (KeyError, TypeError, ValueError, AttributeError, IndexError):
             skipped += 1
-    if skipped:
-        lines.append(f"note: {skipped} part(s) of the metadata have unexpected types and are not shown")
-    return "\n".join(lines)
+    return "\n".join(lines + _skipped_note(skipped))
+
+
+def _skipped_note(skipped: int) -> list:
+    """The line that says how many parts of free-form metadata were left out (none: no line)."""
+    return [f"note: {skipped} part(s) of the metadata have unexpected types and are not shown"] if skipped else []
 
 
 def _file_lines(meta, path):
@@ -104,7 +107,12 @@ def describe_bundle(blob: dict, name: str, path: str, counts) -> str:
     lines += ["", "members (in tie-breaking order): " + "; ".join(m.label(len(models)) for m in members)]
     lines.append("voters: " + (", ".join(f"{v}-branching tree" for v in voters) if voters else "none"))
     lines += [f"ties: {ties} ({TIE_MEANINGS[ties]})", ""]
+    # The metadata is free-form (the loader checks only that it is a dict): what has an
+    # unexpected type is left out and counted, as describe() does for a model's.
+    skipped = 0
     seeds = meta.get("seeds") or []
+    if not isinstance(seeds, list):
+        seeds, skipped = [], skipped + 1
     for i, entry in enumerate(models):
         extra = seeds[i] if i < len(seeds) and isinstance(seeds[i], dict) else {}
         test = f", test ppl {format_ppl(extra['test_ppl'])} ({extra.get('test_set', 'test')})" if isinstance(
@@ -114,6 +122,11 @@ def describe_bundle(blob: dict, name: str, path: str, counts) -> str:
         own = describe(entry, name, path, kind, counts[i]).splitlines()
         lines += ["  " + line for line in own[2:]]               # not its name and file
     scores = meta.get("scores") or []
+    if not isinstance(scores, list):
+        scores, skipped = [], skipped + 1
+    rows = [r for r in scores if isinstance(r, dict) and "gold" in r and "trees" in r]
+    skipped += len(scores) - len(rows)
+    scores = rows
     if scores:
         g = max(len("gold"), *(len(str(r["gold"])) for r in scores))
         t = max(len("trees"), *(len(str(r["trees"])) for r in scores))
@@ -123,4 +136,4 @@ def describe_bundle(blob: dict, name: str, path: str, counts) -> str:
             lines.append(f"  {r['gold']:{g}}  {r['trees']:{t}}"
                          + "".join(f"{100 * r[key]:>18.1f}" if isinstance(r.get(key), (int, float)) else f"{'-':>18}"
                                    for key, _ in SCORE_KEYS))      # a figure not recorded: a dash
-    return "\n".join(lines)
+    return "\n".join(lines + _skipped_note(skipped))
