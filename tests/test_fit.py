@@ -379,3 +379,30 @@ def test_a_budget_too_short_to_start_a_run_names_no_log(tmp_path):
     error = out.output.strip().splitlines()[-1]
     assert "no run completed an epoch" in error and "under a second" in error
     assert "train.log" not in error and not (tmp_path / "p.fit" / "lm-1" / "train.log").exists()
+
+
+@pytest.mark.parametrize("option, name", [
+    ("--out", "fit.json"), ("--out", "choice.json"), ("--out", "lm-1"), ("--out", "grammar-2/best.pt"),
+    ("--out", "student-text.txt"), ("--student", "fit.json"), ("--student", "student")])
+def test_fit_refuses_outputs_that_are_its_own_files(tmp_path, option, name):
+    # Issue 55.8: --out R/fit.json --run-dir R overwrote fit's state with the bundle (exit 0);
+    # --out R/lm-1 failed with "Is a directory" only after all training.
+    text = write_corpus(tmp_path / "text.txt", n_sentences=400, seed=1)
+    folder = tmp_path / "R"
+    folder.mkdir()
+    target = os.path.normpath(folder / name)
+    outputs = {"--out": tmp_path / "p.pt", "--student": None, option: target}
+    args = ["--out", outputs["--out"]] + (["--student", outputs["--student"]] if outputs["--student"] else [])
+    out = run("fit", text, *args, "--run-dir", folder, *TINY)
+    assert out.exit_code == 2 and "Traceback" not in out.output, out.output
+    assert f"{option} {target} is one of fit's own files in its run folder {folder}" in out.output
+    assert os.listdir(folder) == []                        # refused before any stage
+    # A file of another name in the run folder is the user's to choose.
+    fine = run("fit", text, "--out", folder / "parser.pt", "--run-dir", folder, *TINY, "--stop-after", "plan")
+    assert fine.exit_code == 0, fine.output
+    # The run folder itself (a folder not made yet, which click's file check lets through).
+    from onparse.errors import OnparseError
+    from onparse.fitting.pipeline import FitSettings
+
+    with pytest.raises(OnparseError, match="is fit's run folder"):
+        FitSettings().check(str(tmp_path / "S"), None, str(tmp_path / "S"))

@@ -79,6 +79,18 @@ def fit_command(text, out, run_dir, resume, seeds, preset, grammars, grammar_pre
                                  param_hint="--grammar-preset")
     if seeds + grammars == 0:
         raise click.UsageError("nothing to train: give --seeds or --grammars of at least 1")
+    settings = FitSettings(seeds=seeds, preset=preset, grammars=grammars, grammar_preset=grammar_preset,
+                           grammar_vocab=grammar_vocab, grammar_curriculum=grammar_curriculum, epochs=epochs,
+                           max_time=max_time, cores=threads, limit=limit, weights=weights)
+    try:
+        settings.grammar_training()
+    except OnparseError as err:
+        raise click.UsageError(f"--grammar-vocab or --grammar-curriculum: {err}")
+    try:
+        # The API's homes of these rules (--max-time 0, --out R/fit.json ...): options, so usage.
+        settings.check(out, student, run_dir)
+    except OnparseError as err:
+        raise click.UsageError(str(err))
     check_writable(out, "--out")
     if student is not None:
         check_writable(student, "--student")
@@ -88,17 +100,6 @@ def fit_command(text, out, run_dir, resume, seeds, preset, grammars, grammar_pre
     if student is not None and stop_after is not None:
         raise click.UsageError("--stop-after stops before the student; give --student when you resume")
     say = (lambda _: None) if quiet else (lambda line: click.echo(line, err=True))
-    settings = FitSettings(seeds=seeds, preset=preset, grammars=grammars, grammar_preset=grammar_preset,
-                           grammar_vocab=grammar_vocab, grammar_curriculum=grammar_curriculum, epochs=epochs,
-                           max_time=max_time, cores=threads, limit=limit, weights=weights)
-    try:
-        settings.grammar_training()
-    except OnparseError as err:
-        raise click.UsageError(f"--grammar-vocab or --grammar-curriculum: {err}")
-    try:
-        settings.check()            # the API's home of the rules (--max-time 0 ...): options, so usage
-    except OnparseError as err:
-        raise click.UsageError(str(err))
     try:
         result = fit(text, out, settings, run_dir=run_dir, resume=resume, student=student, stop_after=stop_after,
                      say=say)

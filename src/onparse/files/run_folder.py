@@ -12,7 +12,7 @@ import os
 import re
 import sys
 import time
-from typing import List, Optional
+from typing import Any, Dict, List, Optional
 
 from ..errors import OnparseError
 from .safeio import TEMP_PATTERN, dumps, remove_stale_temp_files
@@ -239,3 +239,55 @@ def _logged_by(line: bytes, step: int) -> bool:
     logged = record.get("step")
     return not isinstance(logged, int) or logged <= step
 
+
+# -- what a run has done, from its files (onparse fit reads its runs by these) -------------------
+def epoch_path(folder: str, epoch: int) -> str:
+    return os.path.join(folder, EPOCH_SNAPSHOT.format(epoch))
+
+
+def kept_epochs(folder: str) -> List[int]:
+    """The epochs whose snapshots ``folder`` holds (``--keep-epochs``), in order."""
+    if not os.path.isdir(folder):
+        return []
+    return sorted(int(name[6:9]) for name in os.listdir(folder)
+                  if name.startswith("epoch-") and name.endswith(".pt") and name[6:9].isdigit())
+
+
+def logged_events(folder: str) -> List[Dict[str, Any]]:
+    """The events a run has logged in its ``metrics.jsonl`` (a line cut short by a kill is skipped)."""
+    log = os.path.join(folder, METRICS)
+    if not os.path.exists(log):
+        return []
+    out = []
+    with open(log, encoding="utf-8") as handle:
+        for line in handle:
+            try:
+                event = json.loads(line)
+            except ValueError:
+                continue
+            if isinstance(event, dict):
+                out.append(event)
+    return out
+
+
+def valid_perplexities(folder: str) -> Dict[int, float]:
+    """Each logged epoch's validation perplexity (the last record of an epoch logged twice)."""
+    return {int(e["epoch"]): float(e["valid_ppl"]) for e in logged_events(folder)
+            if e.get("event") == "epoch" and isinstance(e.get("valid_ppl"), (int, float))
+            and isinstance(e.get("epoch"), int)}
+
+
+def epoch_seconds(folder: str) -> List[float]:
+    """The training seconds of each epoch a run has logged."""
+    return [float(e["epoch_time_s"]) for e in logged_events(folder)
+            if e.get("event") == "epoch" and isinstance(e.get("epoch_time_s"), (int, float))]
+
+
+def has_last(folder: str) -> bool:
+    return os.path.exists(os.path.join(folder, LAST))
+
+
+def run_finished(folder: str) -> bool:
+    """Whether the run in ``folder`` stopped for good (its epochs done, or it diverged)."""
+    stops = [e for e in logged_events(folder) if e.get("event") in ("stop", "diverged")]
+    return bool(stops) and (stops[-1]["event"] == "diverged" or stops[-1].get("reason") == "epochs")

@@ -26,6 +26,7 @@ import hashlib
 import json
 import math
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -36,8 +37,9 @@ from typing import Any, Callable, Dict, List, Optional
 from ..api import load
 from ..devices import torch_threads, usable_cores
 from ..errors import OnparseError
-from ..files.run_folder import FolderLock, make_folder
-from ..files.safeio import atomic_output, dumps, format_duration
+from ..files.run_folder import (LOCK, FolderLock, epoch_path, epoch_seconds, has_last, kept_epochs, make_folder,
+                                run_finished, valid_perplexities)
+from ..files.safeio import TEMP_PATTERN, atomic_output, dumps, format_duration
 from ..grammar.settings import GrammarTraining
 from ..lm.training.config import PRESETS
 from ..members import Member
@@ -48,6 +50,10 @@ from .choice import Candidate, Choice, choose
 STAGES = ("plan", "train", "choose", "bundle", "student")
 STATE = "fit.json"
 CHOICE = "choice.json"
+#: What the student stage writes in the run folder: the text it learns from, and its run folder.
+STUDENT_TEXT, STUDENT_DIR = "student-text.txt", "student"
+#: The training runs' folders in the run folder (:meth:`_Fit.runs`).
+RUN_NAME = re.compile(r"(?:lm|grammar)-\d+")
 #: The fewest sentences fit accepts: its held-out 5% must give choosing sentences.
 MIN_SENTENCES = 200
 #: Shares of --max-time kept for choosing and bundling, and for the student when asked for.
@@ -71,7 +77,11 @@ class FitSettings:
     limit: int = 1000                # held-out sentences of >= 3 words that choose
     weights: str = "float16"         # how the bundle stores weights
 
-    def check(self) -> None:
+    def check(self, out: Optional[str] = None, student: Optional[str] = None, run_dir: Optional[str] = None) -> None:
+        """OnparseError (one line) for settings fit cannot run with and, given ``out``, for a
+        bundle or ``student`` path that is one of fit's own (:func:`check_outputs`)."""
+        if out is not None:
+            check_outputs(out, student, run_dir)
         if self.seeds < 0 or self.grammars < 0 or self.seeds + self.grammars < 1:
             raise OnparseError(f"fit needs at least one model to train (seeds {self.seeds}, grammars {self.grammars})")
         if self.epochs is not None and self.epochs < 1:
@@ -114,6 +124,26 @@ def default_run_dir(out: str) -> str:
     return (root if ext == ".pt" else out) + ".fit"
 
 
+def check_outputs(out: str, student: Optional[str], run_dir: Optional[str]) -> None:
+    """Refuse a bundle or student path that is fit's own: its run folder (``run_dir``, default
+    :func:`default_run_dir`), or a file or folder fit writes there (its state, its choice, a
+    training run, the student's text or folder, its lock).  Writing one would destroy the fit
+    (a bundle written over ``fit.json``), or fail only after all the training (``--out R/lm-1``).
+    OnparseError (one line); the CLI makes it a usage error."""
+    run_dir = run_dir or default_run_dir(out)
+    for option, path in (("--out", out), ("--student", student)):
+        if path is None:
+            continue
+        rel = os.path.relpath(os.path.realpath(path), os.path.realpath(run_dir))
+        if rel == ".":
+            raise OnparseError(f"{option} {path} is fit's run folder; choose another path")
+        first = rel.split(os.sep)[0]
+        if first != ".." and (first in (STATE, CHOICE, LOCK, STUDENT_TEXT, STUDENT_DIR) or RUN_NAME.fullmatch(first)
+                              or TEMP_PATTERN.fullmatch(first)):
+            raise OnparseError(f"{option} {path} is one of fit's own files in its run folder {run_dir}; "
+                               "choose another path")
+
+
 def fit(text: str, out: str, settings: FitSettings = FitSettings(), *, run_dir: Optional[str] = None,
         resume: bool = False, student: Optional[str] = None, stop_after: Optional[str] = None,
         student_options: Optional[Dict[str, Any]] = None, say: Callable[[str], None] = lambda _: None) -> FitResult:
@@ -124,7 +154,7 @@ def fit(text: str, out: str, settings: FitSettings = FitSettings(), *, run_dir: 
     small, unreadable or a treebank's gold, a run folder holding another fit, or a failed stage.
     Cost: ``settings.max_time``, or the seeds' epochs of training (most of it), then one parse of
     the held-out sentences per kept epoch."""
-    settings.check()
+    settings.check(out, student, run_dir)
     if stop_after is not None and stop_after not in STAGES:
         raise OnparseError(f"unknown stage {stop_after!r}; stages: {', '.join(STAGES)}")
     run_dir = run_dir or default_run_dir(out)
@@ -265,7 +295,7 @@ class _Fit:
         used = self.state.setdefault("train_seconds", {})
         for first in range(0, len(runs), plan["parallel"]):
             self._run_wave(runs[first:first + plan["parallel"]], plan, used)
-        epochs = {run: _epochs_of(self._folder(run)) for run in runs}
+        epochs = {run: kept_epochs(self._folder(run)) for run in runs}
         empty = [run for run, e in epochs.items() if not e]
         if len(empty) == len(runs):
             logs = [os.path.join(self._folder(run), "train.log") for run in empty]
@@ -307,7 +337,7 @@ class _Fit:
         running = {}
         for run in wave:
             left = None if budget is None else budget - used.get(run, 0.0)
-            if left is not None and left < 1 or _finished(self._folder(run)):
+            if left is not None and left < 1 or run_finished(self._folder(run)):
                 continue
             os.makedirs(self._folder(run), exist_ok=True)
             log = open(os.path.join(self._folder(run), "train.log"), "a", encoding="utf-8")
@@ -330,7 +360,7 @@ class _Fit:
                 if time.monotonic() - last_line >= PLAIN_EVERY and running:
                     last_line = time.monotonic()
                     self.say("fit: train: " + ", ".join(
-                        f"{run} epoch {len(_epochs_of(self._folder(run)))}" for run in running)
+                        f"{run} epoch {len(kept_epochs(self._folder(run)))}" for run in running)
                         + (self._left() or self._training_eta(list(running), plan)))
         except BaseException:
             # Stopped (Ctrl-C, a signal): each run saves its state on SIGINT and resumes exactly.
@@ -349,12 +379,12 @@ class _Fit:
     def _training_eta(self, running: List[str], plan: Dict[str, Any]) -> str:
         """Without ``--max-time``: the training time left, from the epochs the runs have timed
         (their ``metrics.jsonl``), the epochs planned and the waves still to come."""
-        times = [t for run in plan["runs"] for t in _epoch_seconds(self._folder(run))]
+        times = [t for run in plan["runs"] for t in epoch_seconds(self._folder(run))]
         planned = self.settings.epochs or _preset_epochs(self.settings.preset)
         if not times or planned is None:
             return ""
         per_epoch = sum(times) / len(times)
-        now = max(planned - len(_epoch_seconds(self._folder(run))) for run in running)
+        now = max(planned - len(epoch_seconds(self._folder(run))) for run in running)
         later = plan["runs"][plan["runs"].index(running[-1]) + 1:]
         left = per_epoch * (now + planned * math.ceil(len(later) / plan["parallel"]))
         return f"; training ends in about {format_duration(left)}"
@@ -366,7 +396,7 @@ class _Fit:
         columns: List[List[Any]] = []
         for run, epochs in self.state["train"]["epochs"].items():
             for epoch in epochs:
-                parser = load(_epoch_path(self._folder(run), epoch), "cpu")
+                parser = load(epoch_path(self._folder(run), epoch), "cpu")
                 # A language model: every layer x decoder; a grammar: its MBR tree (Viterbi's
                 # full-tensor pass is too slow to try on every epoch).
                 parser = parser.with_grid("all", "all") if parser.models[0].layered else parser
@@ -375,7 +405,7 @@ class _Fit:
                     candidates.append(Candidate(run, epoch, member.layer, member.decoder))
                     columns.append([row[k] for row in per_sentence])
                 self.say(f"fit: choose: {run} epoch {epoch} parsed ({len(parser.members)} member(s))")
-        perplexity = {run: _valid_perplexity(self._folder(run)) for run in self.state["train"]["epochs"]}
+        perplexity = {run: valid_perplexities(self._folder(run)) for run in self.state["train"]["epochs"]}
         try:
             choice = choose(candidates, [list(row) for row in zip(*columns)], perplexity)
         except ValueError as err:
@@ -396,7 +426,7 @@ class _Fit:
     def _bundle(self) -> Dict[str, Any]:
         choice = self.state["choose"]["choice"]
         runs = list(dict.fromkeys(m["run"] for m in choice["members"]))
-        paths = [_epoch_path(self._folder(run), choice["epochs"][run]) for run in runs]
+        paths = [epoch_path(self._folder(run), choice["epochs"][run]) for run in runs]
         members = [Member(runs.index(m["run"]), m["layer"], m["decoder"]) for m in choice["members"]]
         parser = load(paths, "cpu").with_members(members, [choice["voter"]] if choice["voter"] else [],
                                                  choice["ties"])
@@ -413,16 +443,20 @@ class _Fit:
     def _student(self) -> Dict[str, Any]:
         # The training part of TEXT as the language models read it (one sentence a line, their
         # tokens): the student learns from what its teachers learnt from, never the held-out part.
-        text = os.path.join(self.run_dir, "student-text.txt")
+        text = os.path.join(self.run_dir, STUDENT_TEXT)
         if not os.path.exists(text):
             corpus = load_corpus(make_spec(self.state["plan"]["corpus"]))
             with atomic_output(text) as tmp, open(tmp, "w", encoding="utf-8") as handle:
                 handle.writelines(" ".join(s) + "\n" for s in corpus.train)
-        folder = os.path.join(self.run_dir, "student")
-        load(self.out, "cpu").distill(text, self.student, run_dir=folder, resume=_has_last(folder),
+        folder = os.path.join(self.run_dir, STUDENT_DIR)
+        load(self.out, "cpu").distill(text, self.student, run_dir=folder, resume=has_last(folder),
                                       tokenize=False, quiet=True, **self.student_options)
         self.say(f"fit: wrote the student {self.student}")
         return {"student": self.student}
+
+
+#: The names research scripts import from here, as they were called when these lived here.
+_epoch_seconds, _finished, _valid_perplexity = epoch_seconds, run_finished, valid_perplexities
 
 
 def held_out_sentences(corpus, limit: int) -> List[List[str]]:
@@ -444,56 +478,5 @@ def describe(choice: Choice) -> str:
     return f"{epochs}; {len(choice.members)} member(s); {voter}"
 
 
-def _epoch_path(folder: str, epoch: int) -> str:
-    return os.path.join(folder, f"epoch-{epoch:03d}.pt")
-
-
-def _epochs_of(folder: str) -> List[int]:
-    if not os.path.isdir(folder):
-        return []
-    return sorted(int(name[6:9]) for name in os.listdir(folder)
-                  if name.startswith("epoch-") and name.endswith(".pt") and name[6:9].isdigit())
-
-
-def _events(folder: str) -> List[Dict[str, Any]]:
-    """The events a run has logged in its ``metrics.jsonl`` (a line cut short by a kill is skipped)."""
-    log = os.path.join(folder, "metrics.jsonl")
-    if not os.path.exists(log):
-        return []
-    out = []
-    with open(log, encoding="utf-8") as handle:
-        for line in handle:
-            try:
-                event = json.loads(line)
-            except ValueError:
-                continue
-            if isinstance(event, dict):
-                out.append(event)
-    return out
-
-
-def _valid_perplexity(folder: str) -> Dict[int, float]:
-    """Each logged epoch's validation perplexity (the last record of an epoch logged twice)."""
-    return {int(e["epoch"]): float(e["valid_ppl"]) for e in _events(folder)
-            if e.get("event") == "epoch" and isinstance(e.get("valid_ppl"), (int, float))
-            and isinstance(e.get("epoch"), int)}
-
-
-def _epoch_seconds(folder: str) -> List[float]:
-    """The training seconds of each epoch a run has logged."""
-    return [float(e["epoch_time_s"]) for e in _events(folder)
-            if e.get("event") == "epoch" and isinstance(e.get("epoch_time_s"), (int, float))]
-
-
 def _preset_epochs(preset: str) -> Optional[int]:
     return PRESETS[preset].epochs if preset in PRESETS else None
-
-
-def _has_last(folder: str) -> bool:
-    return os.path.exists(os.path.join(folder, "last.pt"))
-
-
-def _finished(folder: str) -> bool:
-    """Whether the run in ``folder`` stopped for good (its epochs done, or it diverged)."""
-    stops = [e for e in _events(folder) if e.get("event") in ("stop", "diverged")]
-    return bool(stops) and (stops[-1]["event"] == "diverged" or stops[-1].get("reason") == "epochs")
