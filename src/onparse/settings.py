@@ -13,15 +13,15 @@ from __future__ import annotations
 import math
 import numbers
 from dataclasses import MISSING, asdict, dataclass, field, fields
-from typing import Any, Optional
+from typing import Any, Optional, Tuple
 
 from .errors import OnparseError
 
 #: What values a setting takes: ``count`` an integer of at least ``least`` (1 unless given) and
 #: at most ``most`` when given; ``probability`` a number in [0, 1); ``fraction`` in [0, 1];
 #: ``positive`` a finite number above 0; ``non_negative`` a finite number (an integer for an int
-#: field) of at least 0.
-CHECKS = ("count", "probability", "fraction", "positive", "non_negative")
+#: field) of at least 0; ``choice`` one of the strings ``choices``.
+CHECKS = ("count", "probability", "fraction", "positive", "non_negative", "choice")
 
 
 class SettingError(OnparseError, ValueError):
@@ -38,18 +38,22 @@ class Spec:
     check: str
     least: Optional[float] = None
     most: Optional[float] = None
+    choices: Tuple[str, ...] = ()
 
     def field(self, **metadata):
-        return field(default=self.default, metadata={"help": self.help, "check": self.check,
-                                                     "least": self.least, "most": self.most, **metadata})
+        return field(default=self.default, metadata={"help": self.help, "check": self.check, "least": self.least,
+                                                     "most": self.most, "choices": self.choices, **metadata})
 
 
-def setting(default: Any, help: str, check: str, least: Optional[float] = None, most: Optional[float] = None):
+def setting(default: Any, help: str, check: str, least: Optional[float] = None, most: Optional[float] = None,
+            choices: Tuple[str, ...] = ()):
     """A dataclass field declared as a setting (module docstring); ``default`` may be
     ``dataclasses.MISSING`` for a setting that must be given."""
     if check not in CHECKS:
         raise ValueError(f"unknown check {check!r}")
-    return Spec(default, help, check, least, most).field()
+    if (check == "choice") != bool(choices):
+        raise ValueError("a choice setting, and only one, names its choices")
+    return Spec(default, help, check, least, most, tuple(choices)).field()
 
 
 def check_settings(config: Any) -> None:
@@ -61,6 +65,10 @@ def check_settings(config: Any) -> None:
         if check is None:
             continue
         value = getattr(config, f.name)
+        if check == "choice":
+            if value not in f.metadata["choices"]:
+                raise SettingError(f"{f.name} must be one of {', '.join(f.metadata['choices'])}, got {value!r}")
+            continue
         object.__setattr__(config, f.name, _checked(f.name, value, check, f.metadata.get("least"),
                                                     f.metadata.get("most"), f.type in (int, "int")))
 

@@ -75,7 +75,7 @@ def format_report(report: dict) -> str:
     the samples, each a sentence line and its tree."""
     sizes = report["sizes"]
     lines = [f"grammar {report['model']}: {sizes['nonterminals']} nonterminals, {sizes['preterminals']} "
-             f"preterminals, rank {sizes['rank']}, vocabulary {sizes['vocabulary']:,}"]
+             f"preterminals, {_form(sizes)}, vocabulary {sizes['vocabulary']:,}"]
     if report["start"]:
         lines += ["", "most probable start rules (S -> A, P(A)):"]
         lines += [f"  S -> {r['symbol']}  {r['probability']:.3f}" for r in report["start"]]
@@ -97,3 +97,9 @@ def format_report(report: dict) -> str:
 def register(group: click.Group) -> None:
     """Add ``grammar`` to the ``onparse`` command group."""
     group.add_command(grammar_command)
+
+
+def _form(sizes) -> str:
+    """The binary rules' form in words: ``rank 64`` (low rank), ``simple rules`` or ``full rules``."""
+    form = sizes.get("rule_form", "low_rank")
+    return f"rank {sizes['rank']}" if form == "low_rank" else f"{form} rules"

@@ -7,6 +7,7 @@ import click
 
 from .. import (CORPORA, CORPUS_FORMATS, CORPUS_SPLITS, GRAMMAR_PRESETS, GRAMMAR_SIZE_OPTIONS, PRESETS, GrammarTraining,
                 TrainConfig)
+from ..grammar.config import GrammarConfig
 from ..files.safeio import dumps, format_ppl
 from .common import (INT_MAX, SEED_RANGE, device_option, model_option, no_verify_option, quiet_option, renamed,
                      renamed_option, threads_option)
@@ -65,8 +66,13 @@ def _config_options(command):
     """One ``--field-name`` option per TrainConfig and GrammarTraining field and one per grammar
     size, default: the preset's (or the grammar recipe's) value."""
     grammar = {f.name: f for f in fields(GrammarTraining)}
+    sized = {f.name: f for f in fields(GrammarConfig)}
     for name in reversed(_GRAMMAR_ONLY):
-        if name in SIZE_OPTIONS:
+        if name in SIZE_OPTIONS and sized[name].metadata["check"] == "choice":
+            values = ", ".join(dict.fromkeys(sizes[name] for sizes in GRAMMAR_PRESETS.values()))
+            text = f"Grammar: {sized[name].metadata['help']} [every preset: {values}]"
+            kind = click.Choice(sized[name].metadata["choices"])
+        elif name in SIZE_OPTIONS:
             values = ", ".join(f"{preset} {sizes[name]}" for preset, sizes in GRAMMAR_PRESETS.items())
             text, kind = f"Grammar size: {name.replace('n_', '').replace('_', ' ')} [preset: {values}]", \
                 click.IntRange(1, INT_MAX)

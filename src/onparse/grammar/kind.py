@@ -104,7 +104,8 @@ class Grammar(ParsingModel):
         O(p vocab) for the words, O(words) per sample."""
         model, config = self.model, self.model.config
         report: Dict[str, Any] = {"model": name, "sizes": {
-            "nonterminals": config.n_nonterminals, "preterminals": config.n_preterminals, "rank": config.rank,
+            "nonterminals": config.n_nonterminals, "preterminals": config.n_preterminals, "rule_form": config.rule_form,
+            "rank": config.rank,
             "vocabulary": config.vocab_size}}
         with torch.no_grad():
             start = model.rules().log_root.exp()

@@ -1,14 +1,24 @@
-""":class:`NeuralPCFG`: a low-rank (TN-PCFG style) neural PCFG over a word vocabulary.
+""":class:`NeuralPCFG`: a neural PCFG over a word vocabulary, its binary rules in one of the
+three forms of :mod:`onparse.grammar.config` (``rule_form``).
 
-Every symbol -- the start symbol S, the ``m`` nonterminals, the ``p`` preterminals -- and every
-rank component ``q`` has an embedding; residual MLPs (Kim et al. 2019's blocks) turn them into
-the rule log-probabilities of ``docs/pcfg.md``:
+Every symbol -- the start symbol S, the ``m`` nonterminals, the ``p`` preterminals -- has an
+embedding; residual MLPs (Kim et al. 2019's blocks) turn them into the rule log-probabilities of
+``docs/pcfg.md``:
 
 - root ``pi = softmax(mlp_root(e_S))`` over the m nonterminals;
 - emissions ``E[P] = softmax(mlp_emit(e_P))`` over the vocabulary;
-- ``U[A] = softmax_q(mlp_parent(e_A) . e_q)`` over the r components;
-- ``V[:, q] = softmax_B(mlp_left(e_B) . e_q)`` and ``W[:, q]`` likewise (``mlp_right``) over
-  the m + p symbols, so ``T[A, B, C] = sum_q U[A, q] V[B, q] W[C, q]`` sums to 1 over (B, C).
+- ``simple``: ``L[A] = softmax_B(mlp_left(e_A) . c_B)`` and ``R[A]`` likewise (``mlp_right``) over
+  the m + p symbols, ``c`` the rules' own child embeddings (the preterminals' emission
+  embeddings stay theirs); ``T[A, B, C] = L[A, B] R[A, C]``;
+- ``low_rank``: with an embedding ``e_q`` per rank component, ``U[A] = softmax_q(mlp_parent(e_A)
+  . e_q)``, ``V[:, q] = softmax_B(mlp_left(e_B) . e_q)`` and ``W[:, q]`` likewise;
+  ``T[A, B, C] = sum_q U[A, q] V[B, q] W[C, q]``;
+- ``full``: ``T[A] = softmax_{B,C}(mlp_rule(e_A))``.
+
+Every form reaches the inside as rank-space rules (:class:`~onparse.grammar.inside.RankRules`):
+the simple form is rank m with ``U`` the identity, ``V = L^T`` and ``W = R^T``; the full form is
+rank (m+p)^2, one component per child pair, with one-hot ``V`` and ``W``.  So one inside, one
+marginal pass and one sampler serve the three.
 
 The rules do not depend on the sentence (no compound latent), so they carry no batch dimension
 and are computed once per batch.
@@ -24,7 +34,7 @@ from torch import Tensor, nn
 
 from .config import GrammarConfig
 from ..trees.span_trees import cyk
-from .inside import (LabelledTree, RankRules, full_rules_from_rank, labelled_marginals, rank_inside, sample,
+from .inside import (NEG, LabelledTree, RankRules, full_rules_from_rank, labelled_marginals, rank_inside, sample,
                      span_labels, symbol_name)
 
 
@@ -57,13 +67,20 @@ class ResidualBlock(nn.Module):
         return x + F.relu(self.lin2(F.relu(self.lin1(x))))
 
 
+def _log_one_hot(index: Tensor, size: int) -> Tensor:
+    """``[size, len(index)]``: column k is log one-hot(index[k]) (0 there, ``NEG`` elsewhere)."""
+    out = torch.full((size, len(index)), NEG)
+    out[index, torch.arange(len(index))] = 0.0
+    return out
+
+
 def _mlp(d_in: int, hidden: int, d_out: int) -> nn.Sequential:
     return nn.Sequential(nn.Linear(d_in, hidden), ResidualBlock(hidden), ResidualBlock(hidden),
                          nn.Linear(hidden, d_out))
 
 
 class NeuralPCFG(nn.Module):
-    """A neural PCFG with rank-``r`` binary rules, built from a :class:`GrammarConfig`.
+    """A neural PCFG built from a :class:`GrammarConfig` (its ``rule_form``: module docstring).
 
     Sentences are ``ids [B, T]`` (word ids, padding anything in range) with ``lengths [B]``.
     """
@@ -71,28 +88,62 @@ class NeuralPCFG(nn.Module):
     def __init__(self, config: GrammarConfig):
         super().__init__()
         self.config = config
-        d, h = config.symbol_size, config.mlp_size
+        d, h, m, n_symbols = config.symbol_size, config.mlp_size, config.n_nonterminals, config.n_symbols
         self.start = nn.Parameter(torch.empty(1, d))
-        self.nonterminals = nn.Parameter(torch.empty(config.n_nonterminals, d))
+        self.nonterminals = nn.Parameter(torch.empty(m, d))
         self.preterminals = nn.Parameter(torch.empty(config.n_preterminals, d))
-        self.components = nn.Parameter(torch.empty(config.rank, d))      # the q embeddings
-        self.mlp_root = _mlp(d, h, config.n_nonterminals)
+        self.mlp_root = _mlp(d, h, m)
         self.mlp_emit = _mlp(d, h, config.vocab_size)
-        self.mlp_parent, self.mlp_left, self.mlp_right = _mlp(d, h, d), _mlp(d, h, d), _mlp(d, h, d)
+        if config.rule_form == "low_rank":
+            self.components = nn.Parameter(torch.empty(config.rank, d))      # the q embeddings
+            self.mlp_parent, self.mlp_left, self.mlp_right = _mlp(d, h, d), _mlp(d, h, d), _mlp(d, h, d)
+        elif config.rule_form == "simple":
+            # ``children`` would shadow nn.Module.children(); files name it ``children``
+            # (GrammarConfig.parameter_shapes), see state_dict / load_state_dict.
+            self.child_symbols = nn.Parameter(torch.empty(n_symbols, d))
+            self.mlp_left, self.mlp_right = _mlp(d, h, d), _mlp(d, h, d)
+        else:
+            self.mlp_rule = _mlp(d, h, n_symbols * n_symbols)
+            pairs = torch.arange(n_symbols * n_symbols)
+            # The full form's rank space: component q = (B, C) has V[:, q] = one-hot(B), W[:, q] = one-hot(C).
+            self.register_buffer("pair_left", _log_one_hot(pairs // n_symbols, n_symbols), persistent=False)
+            self.register_buffer("pair_right", _log_one_hot(pairs % n_symbols, n_symbols), persistent=False)
+        if config.rule_form != "low_rank":
+            self.register_buffer("log_identity", _log_one_hot(torch.arange(m), m), persistent=False)
         # Xavier for every matrix, as Kim et al.; biases keep nn.Linear's default.
         for parameter in self.parameters():
             if parameter.dim() > 1:
                 nn.init.xavier_uniform_(parameter)
 
+    def state_dict(self, *args, **kwargs):
+        state = super().state_dict(*args, **kwargs)
+        if "child_symbols" in state:
+            state["children"] = state.pop("child_symbols")
+        return state
+
+    def load_state_dict(self, state_dict, strict: bool = True, assign: bool = False):
+        state_dict = {("child_symbols" if k == "children" else k): v for k, v in state_dict.items()}
+        return super().load_state_dict(state_dict, strict=strict, assign=assign)
+
     def rules(self) -> GrammarRules:
-        """The rule log-probabilities (:class:`GrammarRules`, no batch dim).
-        Cost: O(p h vocab) for the emissions (the bulk), O((m + p) r d) for U, V, W."""
-        symbols = torch.cat([self.nonterminals, self.preterminals])      # [m + p, d]
+        """The rule log-probabilities as rank-space rules (:class:`GrammarRules`, no batch dim;
+        module docstring).  Cost: O(p h vocab) for the emissions (the bulk); the binary rules
+        O((m + p) r d) (low rank), O(m (m + p) d) (simple), O(m h (m + p)^2) (full)."""
+        form = self.config.rule_form
         log_root = self.mlp_root(self.start).squeeze(0).log_softmax(-1)
-        log_U = (self.mlp_parent(self.nonterminals) @ self.components.t()).log_softmax(-1)
-        log_V = (self.mlp_left(symbols) @ self.components.t()).log_softmax(0)
-        log_W = (self.mlp_right(symbols) @ self.components.t()).log_softmax(0)
         log_emission = self.mlp_emit(self.preterminals).log_softmax(-1)
+        if form == "low_rank":
+            symbols = torch.cat([self.nonterminals, self.preterminals])      # [m + p, d]
+            log_U = (self.mlp_parent(self.nonterminals) @ self.components.t()).log_softmax(-1)
+            log_V = (self.mlp_left(symbols) @ self.components.t()).log_softmax(0)
+            log_W = (self.mlp_right(symbols) @ self.components.t()).log_softmax(0)
+        elif form == "simple":
+            log_U = self.log_identity
+            log_V = (self.mlp_left(self.nonterminals) @ self.child_symbols.t()).log_softmax(-1).t()   # [m + p, m]
+            log_W = (self.mlp_right(self.nonterminals) @ self.child_symbols.t()).log_softmax(-1).t()
+        else:
+            log_U = self.mlp_rule(self.nonterminals).log_softmax(-1)        # [m, (m + p)^2]
+            log_V, log_W = self.pair_left, self.pair_right
         return GrammarRules(log_root, log_U, log_V, log_W, log_emission)
 
     def forward(self, ids: Tensor, lengths: Tensor) -> Tensor:
@@ -151,6 +202,31 @@ class NeuralPCFG(nn.Module):
             out.append((symbol_name(parent, m), symbol_name(left, m), symbol_name(right, m),
                         math.exp(value)))
         return out
+
+    @torch.no_grad()
+    def rule_entropy(self, most_work: int = 1 << 30) -> Optional[float]:
+        """The mean over nonterminals A of the entropy (nats) of ``P(B C | A)``; None for a
+        low-rank grammar whose exact figure would cost more than ``most_work`` multiply-adds
+        (``m (m+p)^2 r``: the medium and large presets).  Cost: O(m (m+p) d) (simple),
+        O(m (m+p)^2) (full), O(m (m+p)^2 r) (low rank, a few parents at a time)."""
+        rules, config = self.rules(), self.config
+
+        def entropy(log_p: Tensor) -> Tensor:          # over the last dim; log 0 read as 0 p log p
+            return -(log_p.exp() * log_p.clamp(min=-1e4)).sum(-1)
+
+        if config.rule_form == "simple":                # independent children: the entropies add
+            per_parent = entropy(rules.log_V.t()) + entropy(rules.log_W.t())
+        elif config.rule_form == "full":
+            per_parent = entropy(rules.log_U)
+        else:
+            n_symbols = config.n_symbols
+            if config.n_nonterminals * n_symbols ** 2 * config.rank > most_work:
+                return None
+            step = max(1, 4_000_000 // (n_symbols * n_symbols))
+            per_parent = torch.cat([entropy(full_rules_from_rank(rules.log_U[a:a + step], rules.log_V,
+                                                                 rules.log_W).flatten(-2))
+                                    for a in range(0, config.n_nonterminals, step)])
+        return float(per_parent.mean())
 
     @torch.no_grad()
     def top_words(self, words: Sequence[str], k: int = 10) -> List[List[Tuple[str, float]]]:

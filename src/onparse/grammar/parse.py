@@ -22,6 +22,7 @@ from ..student.model import encode
 from ..trees import average
 from ..trees.tree import Span, spans_to_tree, tree_spans
 from .inside import full_rules_from_rank, labelled_marginals, mbr_spans, rank_inside, span_labels, viterbi
+from .health import branching_shares
 from .model import GrammarRules, NeuralPCFG
 
 #: Rank-space chart cells (sentences x words^3 x rank) one batch may hold: about 0.5 GB of
@@ -87,7 +88,7 @@ def log_likelihood(model: NeuralPCFG, vocab, token_lists: Sequence[Sequence[str]
     device = next(model.parameters()).device
     rules = model.rules()
     total, words = torch.zeros((), dtype=torch.float64, device=device), 0
-    for group in cubic_batches([len(t) for t in kept], batch_size, model.config.rank):
+    for group in cubic_batches([len(t) for t in kept], batch_size, model.config.chart_rank):
         ids, lengths = encode([kept[i] for i in group], vocab)
         z = rank_inside(rules.for_words(ids.to(device)), lengths.to(device))
         total += z.double().sum()
@@ -95,6 +96,19 @@ def log_likelihood(model: NeuralPCFG, vocab, token_lists: Sequence[Sequence[str]
         if progress is not None:
             progress(len(group))
     return float(total), words, len(kept)
+
+
+@torch.no_grad()
+def branching(model: NeuralPCFG, vocab, token_lists: Sequence[Sequence[str]], batch_size: int) -> Tuple[float, float, int]:
+    """:func:`onparse.grammar.health.branching_shares` of the model's MBR trees of
+    ``token_lists`` (each of at most :func:`exact_words` words).  Cost: the span marginals and
+    CYK of each sentence."""
+    reader = Reader(model, vocab, batch_size)
+    sets: List[Tuple[int, List[Span]]] = []
+    for group in cubic_batches([len(t) for t in token_lists], batch_size, model.config.chart_rank):
+        chosen = [list(token_lists[i]) for i in group]
+        sets += [(len(tokens), spans) for tokens, spans in zip(chosen, reader.mbr(chosen))]
+    return branching_shares(sets)
 
 
 def piece_bounds(n: int, piece: int) -> List[int]:
@@ -125,7 +139,7 @@ class Reader:
         self.device = next(model.parameters()).device
         with torch.no_grad():
             self.rules: GrammarRules = model.rules()
-        self.cap = exact_words(model.config.rank)
+        self.cap = exact_words(model.config.chart_rank)
         self._full = None
 
     def _ids(self, token_lists):
@@ -163,7 +177,7 @@ class Reader:
         for i, tokens in enumerate(token_lists):
             if len(tokens) == 1:
                 out[i] = tokens[0]
-        for group in cubic_batches([len(token_lists[i]) for i in whole], self.batch_size, self.model.config.rank):
+        for group in cubic_batches([len(token_lists[i]) for i in whole], self.batch_size, self.model.config.chart_rank):
             chosen = [list(token_lists[whole[k]]) for k in group]
             for k, tokens, spans in zip(group, chosen, decode(chosen)):
                 out[whole[k]] = spans_to_tree(tokens, spans)
@@ -190,7 +204,7 @@ class Reader:
             if len(tokens) == 1:
                 out[i] = (tokens[0], {})
         whole = [i for i, t in enumerate(token_lists) if 2 <= len(t) <= self.cap]
-        for group in cubic_batches([len(token_lists[i]) for i in whole], self.batch_size, self.model.config.rank):
+        for group in cubic_batches([len(token_lists[i]) for i in whole], self.batch_size, self.model.config.chart_rank):
             chosen = [list(token_lists[whole[k]]) for k in group]
             for k, tokens, (spans, labels) in zip(group, chosen, self._labelled_spans(chosen)):
                 out[whole[k]] = (spans_to_tree(tokens, spans), dict(zip(spans, labels)))
@@ -224,7 +238,7 @@ class Reader:
                 inner = [(s - a, e - a) for s, e in spans if a <= s and e <= b]
                 if inner:
                     work.append((i, a, list(tokens[a:b]), inner))
-        for group in cubic_batches([len(w[2]) for w in work], self.batch_size, self.model.config.rank):
+        for group in cubic_batches([len(w[2]) for w in work], self.batch_size, self.model.config.chart_rank):
             chosen = [work[k] for k in group]
             ids, lengths = self._ids([w[2] for w in chosen])
             names = span_labels(self.rules.for_words(ids), lengths, [w[3] for w in chosen])

@@ -10,7 +10,11 @@ The recipe is ``docs/pcfg.md``'s (Kim et al. 2019; settings in :mod:`onparse.gra
   the seed and the epoch; loss = minus the mean ``log Z`` per sentence; Adam, gradient norm
   clipped;
 * after each epoch, the exact per-word perplexity ``exp(-sum log Z / words)`` of the
-  validation sentences of two words or more (all lengths) chooses ``best.pt``.
+  validation sentences of two words or more (all lengths) chooses ``best.pt``; beside it the
+  epoch records the collapse alarm's figures (:mod:`onparse.grammar.health`: the unigram
+  baseline's perplexity, the share of branching chains among its held-out trees, its rules'
+  entropy) and how the gradient was clipped (``clipped_share``, ``median_grad_norm``), and a
+  collapsed grammar gets a one-line warning.
 
 The run folder is a training run's (:mod:`onparse.files.run_folder`): its lock, ``best.pt``,
 ``last.pt`` (saved every ``checkpoint_every`` seconds, when stopped and at each epoch's end),
@@ -52,7 +56,8 @@ from ..text.vocab import Vocabulary
 from .config import GRAMMAR_PRESETS, GrammarConfig
 from .file import check_grammar, save_grammar
 from .model import NeuralPCFG
-from .parse import log_likelihood
+from .health import collapse_alarm, held_out_sample, unigram_perplexity
+from .parse import branching, log_likelihood
 from .config import SIZE_OPTIONS
 from .settings import GrammarTraining
 
@@ -68,6 +73,7 @@ class Position:
     words: int = 0                       # ... and their words
     seconds: float = 0.0                 # training time of the current epoch so far
     skipped: int = 0                     # sentences of the current epoch whose log Z underflowed
+    norms: List[float] = field(default_factory=list)   # the current epoch's gradient norms, before clipping
     best_loss: Optional[float] = None    # best validation nats per word, and its epoch
     best_epoch: Optional[int] = None
     history: List[Dict[str, Any]] = field(default_factory=list)   # the epoch records
@@ -90,7 +96,9 @@ def run_settings(preset: Optional[str], spec: Optional[CorpusSpec], sizes: Dict[
     saved = {k: v for k, v in blob["config"].items() if k != "vocab_size"}
     settings = GrammarTraining.from_dict(meta["training"])
     saved_spec = CorpusSpec.from_dict(meta["corpus"])
-    changed = [SIZE_OPTIONS[k] for k, v in sizes.items() if saved[k] != v]
+    # A run recorded before a setting existed holds its default (rule_form: low_rank).
+    current = GrammarConfig(vocab_size=1, **saved).to_dict()
+    changed = [SIZE_OPTIONS[k] for k, v in sizes.items() if current[k] != v]
     changed += ["--" + k.replace("_", "-") for k, v in overrides.items() if k != "epochs" and getattr(settings, k) != v]
     if preset is not None and preset != meta.get("preset"):
         changed.append("--preset")
@@ -155,6 +163,9 @@ class _Run:
         self.fingerprint = fingerprint(encode_stream(corpus.train, self.vocab))
         self.train_text = [s for s in corpus.train if 2 <= len(s) <= settings.max_words]
         self.valid_text, self.test_text = corpus.valid, corpus.test
+        # The collapse alarm's fixed parts: the unigram baseline and the sentences parsed each epoch.
+        self.unigram_ppl = unigram_perplexity(corpus.train, self.valid_text, self.vocab)
+        self.health_sample = held_out_sample(self.valid_text)
         if not any(len(t) <= settings.curriculum_start for t in self.train_text):
             raise OnparseError(f"{spec.source} has no training sentence of 2 to {settings.curriculum_start} words "
                                "(the first epoch's; see --curriculum-start and --max-words)")
@@ -252,6 +263,7 @@ class _Run:
         norm = torch.nn.utils.clip_grad_norm_(self.model.parameters(), self.settings.clip or float("inf"))
         if not bool(torch.isfinite(norm)):
             self._diverged(f"the gradient norm became {float(norm)}")
+        at.norms.append(float(norm))
         self.optimizer.step()
         at.batch += 1
         at.step += 1
@@ -287,7 +299,8 @@ class _Run:
                   "improved": improved, "length_limit": s.length_limit(at.epoch), "batches": n_batches,
                   "valid_sentences": sentences, "valid_words": words, "epoch_time_s": at.seconds,
                   "skipped_sentences": at.skipped,
-                  "words_per_s": at.words / at.seconds if at.seconds > 0 else None}
+                  "words_per_s": at.words / at.seconds if at.seconds > 0 else None,
+                  **self._health(), **self._clipping()}
         at.history.append(record)
         self._check_weights()
         if improved:
@@ -297,9 +310,32 @@ class _Run:
         self.log.event("epoch", **record)
         self.log.say(f"epoch {at.epoch:3d} | sentences <= {record['length_limit']} words | train ppl "
                      f"{format_ppl(record['train_ppl']):>9} | valid ppl {format_ppl(record['valid_ppl']):>9}"
-                     f"{' *' if improved else '  '} | {record['words_per_s'] or 0:,.0f} words/s | {at.seconds:.0f}s")
-        at.batch, at.log_z, at.words, at.seconds, at.skipped = 0, 0.0, 0, 0.0, 0
+                     f"{' *' if improved else '  '} (unigram {format_ppl(record['unigram_ppl'])}) | chains "
+                     f"{record['branching_share']:.0%} | {record['words_per_s'] or 0:,.0f} words/s | {at.seconds:.0f}s")
+        alarm = collapse_alarm(record)
+        if alarm:
+            self.log.say(f"warning: this grammar is not learning: {alarm}; its trees may be no better than a "
+                         "right- or left-branching baseline (try another --seed, a lower --lr, or more text)")
+        at.batch, at.log_z, at.words, at.seconds, at.skipped, at.norms = 0, 0.0, 0, 0.0, 0, []
         self._save_last()
+
+    def _health(self) -> Dict[str, Any]:
+        """The collapse alarm's figures of the model as it stands (:mod:`onparse.grammar.health`).
+        Cost: the MBR trees of at most 300 held-out sentences, and the rules' entropy."""
+        right, left, counted = branching(self.model, self.vocab, self.health_sample, self.settings.batch_size)
+        return {"unigram_ppl": self.unigram_ppl, "right_branching_share": right, "left_branching_share": left,
+                "branching_share": right + left, "branching_sentences": counted,
+                "rule_entropy": self.model.rule_entropy()}
+
+    def _clipping(self) -> Dict[str, Any]:
+        """How the epoch's gradients met the clip: the share of steps clipped, the median norm."""
+        norms, clip = sorted(self.at.norms), self.settings.clip
+        if not norms:
+            return {"clipped_share": None, "median_grad_norm": None}
+        middle = len(norms) // 2
+        median = norms[middle] if len(norms) % 2 else (norms[middle - 1] + norms[middle]) / 2
+        return {"clipped_share": sum(n > clip for n in norms) / len(norms) if clip else 0.0,
+                "median_grad_norm": median}
 
     # ---- files ---------------------------------------------------------------------------------
     def _metadata(self) -> Dict[str, Any]:
