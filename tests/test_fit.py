@@ -192,6 +192,14 @@ def test_fit_end_to_end_stopped_and_resumed_without_gold(tmp_path, no_gold):
     assert state["train_seconds"].keys() == {"lm-1", "grammar-1"}
     text_report = run("fit", text, "--out", out, *TINY, "--resume")
     assert text_report.exit_code == 0 and "chosen epochs (lowest validation perplexity): lm-1 epoch" in text_report.stdout
+    # Issue 55.10: a finished fit resumed for a bundle that is not there (deleted, or another
+    # --out) writes it, rather than name a file that does not exist.
+    out.unlink()
+    other = tmp_path / "other.pt"
+    for bundle, extra in ((out, []), (other, ["--run-dir", run_dir]), (out, [])):
+        again = run("fit", text, "--out", bundle, *extra, *TINY, "--resume")
+        assert again.exit_code == 0 and f"bundle: {bundle}" in again.stdout, again.output
+        assert load(bundle).metadata["fit"]["choice"] == choice
     # The Python twin resumes the same fit with a student: only the student stage runs, learning
     # the bundle's trees of the training part (never the held-out sentences).
     from onparse import DistillSettings, FitSettings, fit, load_student
@@ -406,3 +414,130 @@ def test_fit_refuses_outputs_that_are_its_own_files(tmp_path, option, name):
 
     with pytest.raises(OnparseError, match="is fit's run folder"):
         FitSettings().check(str(tmp_path / "S"), None, str(tmp_path / "S"))
+
+
+# ---- issue 55.1, 55.2, 55.9: a stopped fit can always resume ------------------------------------
+
+def test_runs_killed_before_their_first_checkpoint_start_afresh_on_resume(tmp_path):
+    # A run killed before its first last.pt (the first comes at --checkpoint-every or the end of
+    # epoch 1) leaves metrics.jsonl and perhaps a temporary file of a save cut short (a kill, a
+    # full disk): nothing to resume, and `onparse train` refused the folder ("already holds
+    # onparse files; pass --resume").
+    text = write_corpus(tmp_path / "text.txt", n_sentences=400, seed=1)
+    args = ["fit", text, "--out", tmp_path / "p.pt", *TINY[:-4], "--limit", "20", "--epochs", "1", "--threads", "1"]
+    assert run(*args, "--stop-after", "plan").exit_code == 0
+    for name in ("lm-1", "grammar-1"):
+        folder = tmp_path / "p.fit" / name
+        folder.mkdir()
+        (folder / "metrics.jsonl").write_text(json.dumps({"event": "start", "step": 0}) + "\n" + '{"event": "ep')
+        (folder / f".onparse-{os.getpid()}-last.pt.tmp").write_bytes(b"cut short")
+    done = run(*args, "--resume", "--stop-after", "train")
+    assert done.exit_code == 0, done.output
+    state = json.loads((tmp_path / "p.fit" / "fit.json").read_text())
+    assert state["train"]["epochs"] == {"lm-1": [1], "grammar-1": [1]}
+    for name in ("lm-1", "grammar-1"):
+        events = [json.loads(line)["event"] for line in (tmp_path / "p.fit" / name / "metrics.jsonl").open()]
+        assert events[0] == "start" and events.count("start") == 1 and "epoch" in events   # afresh, once
+
+
+def _start_fit(tmp_path, *extra, began="training:"):
+    """A real `onparse fit` in a session of its own (as a terminal's job is), training one
+    language model that cannot finish (50 epochs of 2,000 sentences), once its run has said
+    ``began`` in its log."""
+    import subprocess
+    import sys
+    import time
+
+    text = tmp_path / "text.txt"
+    if not text.exists():
+        write_corpus(text, n_sentences=2000, seed=1)
+    proc = subprocess.Popen([sys.executable, "-m", "onparse", "fit", str(text), "--out", str(tmp_path / "p.pt"),
+                             "--seeds", "1", "--preset", "tiny", "--epochs", "50", "--threads", "1", "--limit", "20",
+                             *extra], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            start_new_session=True)
+    log = tmp_path / "p.fit" / "lm-1" / "train.log"
+    for _ in range(1200):
+        if log.exists() and began in log.read_text():
+            break
+        assert proc.poll() is None, proc.communicate()
+        time.sleep(0.1)
+    time.sleep(1.0)                   # past its start: the run now saves when asked to stop
+    return proc, log
+
+
+def _lock_holder_pid(folder):
+    text = (folder / ".onparse.lock").read_text()
+    return int(text.split()[1])            # "pid N on HOST since T"
+
+
+def _ctrl_c(proc):
+    """A terminal's Ctrl-C, which reaches the whole process group; fit's exit status and stderr."""
+    import signal
+
+    os.killpg(proc.pid, signal.SIGINT)
+    _, err = proc.communicate(timeout=300)
+    return proc.returncode, err
+
+
+def test_ctrl_c_of_fit_stops_each_run_once_and_it_saves(tmp_path):
+    proc, log = _start_fit(tmp_path)
+    status, err = _ctrl_c(proc)
+    assert status == 130 and "interrupted: continue with" in err, err
+    text = log.read_text()
+    # One stop request (the terminal's SIGINT does not reach the run as a second, which aborted it
+    # without saving): the run stopped and saved its place.
+    assert "stopped (interrupted)" in text and "Traceback" not in text, text
+    assert (tmp_path / "p.fit" / "lm-1" / "last.pt").exists()
+    # ... and the advised --resume continues it.
+    proc, log = _start_fit(tmp_path, "--resume", began="resuming:")
+    assert _ctrl_c(proc)[0] == 130 and log.read_text().count("stopped (interrupted)") == 2
+
+
+def test_a_training_run_stops_and_saves_when_fit_is_killed(tmp_path):
+    import signal
+    import time
+
+    proc, log = _start_fit(tmp_path)
+    folder = tmp_path / "p.fit" / "lm-1"
+    child = _lock_holder_pid(folder)
+    os.kill(proc.pid, signal.SIGKILL)       # fit alone: its run must not train on as an orphan
+    proc.communicate(timeout=60)
+    for _ in range(1200):
+        try:
+            os.kill(child, 0)
+        except ProcessLookupError:
+            break
+        time.sleep(0.1)
+    else:
+        os.kill(child, signal.SIGKILL)
+        pytest.fail("the training run outlived fit")
+    assert "stopped (interrupted)" in log.read_text() and (folder / "last.pt").exists()
+    proc, log = _start_fit(tmp_path, "--resume", began="resuming:")     # not "in use by another run"
+    assert _ctrl_c(proc)[0] == 130 and log.read_text().count("stopped (interrupted)") == 2
+
+
+def test_a_folder_lock_can_be_waited_for(tmp_path):
+    # A run of an earlier fit that still saves (or an orphan of a fit killed before this
+    # version) holds its folder's lock: the resumed fit waits for it and says why, rather than
+    # fail "in use by another training run".
+    import subprocess
+    import sys
+
+    from onparse.files.run_folder import FolderLock
+
+    folder = tmp_path / "run"
+    folder.mkdir()
+    holder = subprocess.Popen([sys.executable, "-c", (
+        "import sys, time; from onparse.files.run_folder import FolderLock; "
+        f"lock = FolderLock({str(folder)!r}).acquire(); print('held', flush=True); sys.stdin.read(); lock.release()")],
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    assert holder.stdout.readline() == "held\n"
+    said = []
+
+    def waiting(who):
+        said.append(who)
+        holder.stdin.close()                 # the earlier run ends once we have said we wait
+    lock = FolderLock(str(folder)).acquire(wait=waiting)
+    lock.release()
+    assert holder.wait(timeout=60) == 0
+    assert len(said) == 1 and said[0].startswith(f"pid {holder.pid} on ")

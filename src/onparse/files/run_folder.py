@@ -99,7 +99,9 @@ class FolderLock:
         self.path = os.path.join(folder, LOCK)
         self.fd: Optional[int] = None
 
-    def acquire(self, warn=None) -> "FolderLock":
+    def acquire(self, warn=None, wait=None) -> "FolderLock":
+        """Take the lock; OnparseError when another process holds it, or with ``wait`` (a
+        callable) wait for it to be released, calling ``wait`` once with the holder's description."""
         try:
             import fcntl
         except ImportError:                  # not a Unix system: no lock
@@ -114,6 +116,10 @@ class FolderLock:
             except BlockingIOError:
                 holder = _lock_holder(fd)
                 os.close(fd)
+                if wait is not None:
+                    wait(holder)
+                    wait = _poll
+                    continue
                 raise OnparseError(f"{self.folder} is in use by another training run ({holder}); wait for "
                                    f"it to end or choose another {self.option}") from None
             except OSError as err:
@@ -156,6 +162,11 @@ class FolderLock:
     def __exit__(self, *exc) -> bool:
         self.release()
         return False
+
+
+def _poll(holder: str) -> None:
+    """How :meth:`FolderLock.acquire` waits for the holder after saying so once."""
+    time.sleep(0.5)
 
 
 def _is_current(fd: int, path: str) -> bool:

@@ -38,13 +38,14 @@ from ..api import load
 from ..devices import torch_threads, usable_cores
 from ..errors import OnparseError
 from ..files.run_folder import (LOCK, FolderLock, epoch_path, epoch_seconds, has_last, kept_epochs, make_folder,
-                                run_finished, valid_perplexities)
+                                run_files, run_finished, valid_perplexities)
 from ..files.safeio import TEMP_PATTERN, atomic_output, dumps, format_duration
 from ..grammar.settings import GrammarTraining
 from ..lm.training.config import PRESETS
 from ..members import Member
 from ..progress import PLAIN_EVERY
 from ..text.corpora import TREEBANK_NAMES, load_corpus, make_spec
+from ..lm.training.stops import stopped_with_parent
 from .choice import Candidate, Choice, choose
 
 STAGES = ("plan", "train", "choose", "bundle", "student")
@@ -220,7 +221,7 @@ class _Fit:
             handle.write(dumps(self.state, indent=1) + "\n")
 
     def do(self, stage: str) -> None:
-        if stage in self.state:
+        if stage in self.state and not self._redo(stage):
             return
         self.say(f"fit: {stage} ({STAGES.index(stage) + 1} of {len(STAGES) - (self.student is None)})"
                  f"{self._left()}")
@@ -236,6 +237,11 @@ class _Fit:
             self.save()
         self.state[stage] = record
         self.save()
+
+    def _redo(self, stage: str) -> bool:
+        """Whether a stage done already must run again: the bundle, when this invocation's
+        ``--out`` is not the one written (another path, or the file was deleted)."""
+        return stage == "bundle" and (self.state[stage].get("out") != self.out or not os.path.exists(self.out))
 
     def _left(self) -> str:
         """The budget left, counting every stage's time so far, this one's included."""
@@ -328,8 +334,12 @@ class _Fit:
             command += ["--epochs", str(self.settings.epochs)]
         if seconds is not None:
             command += ["--max-time", str(max(1, int(seconds)))]
-        if os.path.exists(os.path.join(folder, "last.pt")):
+        if has_last(folder):
             command.append("--resume")
+        elif run_files(folder):
+            # Killed (or out of disk) before its first last.pt: nothing to resume, and a new
+            # run refuses a folder that holds its metrics.jsonl (issue 55.1).
+            command.append("--overwrite")
         return command
 
     def _run_wave(self, wave: List[str], plan: Dict[str, Any], used: Dict[str, float]) -> None:
@@ -340,9 +350,16 @@ class _Fit:
             if left is not None and left < 1 or run_finished(self._folder(run)):
                 continue
             os.makedirs(self._folder(run), exist_ok=True)
+            # A run of a fit stopped a moment ago may still be saving (issue 55.9).
+            FolderLock(self._folder(run)).acquire(wait=lambda holder, run=run: self.say(
+                f"fit: waiting for an earlier training of {run} to end ({holder})")).release()
             log = open(os.path.join(self._folder(run), "train.log"), "a", encoding="utf-8")
+            # A session of its own: a terminal's Ctrl-C reaches fit alone, which passes it on once
+            # (a second SIGINT aborts a run without saving, issue 55.2); and the run is stopped,
+            # saving, when fit dies however it dies (issue 55.9).
             running[run] = (subprocess.Popen(self._command(run, plan, left), stdout=log, stderr=log,
-                                             stdin=subprocess.DEVNULL), log, time.monotonic())
+                                             stdin=subprocess.DEVNULL, start_new_session=True,
+                                             preexec_fn=stopped_with_parent()), log, time.monotonic())
         last_line = time.monotonic()
         try:
             while running:

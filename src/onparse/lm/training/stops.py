@@ -1,6 +1,10 @@
-"""Stopping a run cleanly: the first Ctrl-C (or SIGTERM) asks the loop to stop and save."""
+"""Stopping a run cleanly: the first Ctrl-C (or SIGTERM) asks the loop to stop and save; a
+run started by another process (``onparse fit``'s) gets SIGTERM when that process dies."""
+import os
 import signal
+import sys
 import threading
+from typing import Callable, Optional
 
 
 class StopRequests:
@@ -28,3 +32,20 @@ class StopRequests:
         for sig, handler in self._old.items():
             signal.signal(sig, handler)
         return False
+
+
+def stopped_with_parent() -> Optional[Callable[[], None]]:
+    """For ``Popen(preexec_fn=)``: the child gets SIGTERM (a training run's request to stop and
+    save) when this process dies, ``kill -9`` included (strictly: when the thread that starts it
+    ends, so start children from a thread that outlives them); Linux only (None elsewhere)."""
+    if not sys.platform.startswith("linux"):
+        return None
+    import ctypes
+
+    libc, parent = ctypes.CDLL(None, use_errno=True), os.getpid()
+
+    def arrange() -> None:                   # in the child, before it starts the command
+        libc.prctl(1, signal.SIGTERM)        # PR_SET_PDEATHSIG
+        if os.getppid() != parent:           # the parent died before that took effect
+            os.kill(os.getpid(), signal.SIGTERM)
+    return arrange
