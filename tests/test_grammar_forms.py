@@ -13,6 +13,7 @@ from click.testing import CliRunner
 
 from conftest import write_corpus
 from onparse.cli import main
+from onparse.files.training_log import read_log
 from onparse.grammar.config import GRAMMAR_PRESETS, RULE_FORMS, GrammarConfig
 from onparse.grammar.file import check_grammar, save_grammar
 from onparse.grammar.health import collapse_alarm, unigram_perplexity
@@ -187,6 +188,12 @@ def test_a_healthy_tiny_grammar_records_its_figures_and_raises_no_alarm(tmp_path
         assert 0.0 <= record["clipped_share"] <= 1.0 and record["median_grad_norm"] > 0
         assert collapse_alarm(record) is None
     assert len({r["unigram_ppl"] for r in records}) == 1     # one baseline for the whole run
+    log = read_log(str(tmp_path / "g"))                     # what plot-log draws
+    assert log.unigram_ppl == records[0]["unigram_ppl"]
+    assert log.branching_share == tuple(r["branching_share"] for r in records)
+    info = cli("info", "-m", tmp_path / "g" / "best.pt")
+    assert "simple rules" in info.output and "collapse alarm: none" in info.output
+    assert f"against {records[0]['unigram_ppl']:.2f} for counting words" in info.output
 
 
 def test_train_warns_when_its_grammar_is_a_chain(tmp_path, monkeypatch):
@@ -204,3 +211,7 @@ def test_train_warns_when_its_grammar_is_a_chain(tmp_path, monkeypatch):
     assert "warning: this grammar is not learning: 100% of its held-out trees are right- or left-branching" \
         in result.output
     assert epochs_of(tmp_path / "g")[0]["right_branching_share"] == 1.0
+    monkeypatch.undo()
+    info = cli("info", "-m", tmp_path / "g" / "best.pt")
+    assert "100% of its held-out trees are right- or left-branching chains" in info.output
+    assert "warning: this grammar is not learning" in info.output

@@ -37,6 +37,11 @@ class TrainingLog:
     epoch_seconds: Tuple[float, ...] = ()
     corpus: Optional[str] = None
     config: Optional[Dict[str, Any]] = field(default=None, compare=False, hash=False)
+    #: A grammar run's collapse figures (onparse.grammar.health): the unigram baseline's
+    #: perplexity, and per epoch the share of its held-out trees that are branching chains (None
+    #: for an epoch that did not record it, and for other kinds).
+    unigram_ppl: Optional[float] = None
+    branching_share: Tuple[Optional[float], ...] = ()
 
     @property
     def seed(self) -> Optional[int]:
@@ -83,8 +88,8 @@ def read_log(path: str, max_line_bytes: int = MAX_LINE_BYTES) -> TrainingLog:
     except NotUTF8Error:
         raise OnparseError(f"{path} is not a training log: not UTF-8 text (expected the "
                            "metrics.jsonl written by `onparse train`)") from None
-    epochs: Dict[int, Tuple[float, float, float, float]] = {}
-    asgd = test = preset = parameters = corpus = config = None
+    epochs: Dict[int, Tuple[float, float, float, float, Optional[float]]] = {}
+    asgd = test = preset = parameters = corpus = config = unigram = None
     for number, line in enumerate(text.splitlines(), 1):
         if not line.strip():
             continue
@@ -102,8 +107,10 @@ def read_log(path: str, max_line_bytes: int = MAX_LINE_BYTES) -> TrainingLog:
                 valid_loss = float(record["valid_loss"])
                 valid_ppl = record.get("valid_ppl")
                 valid_ppl = perplexity_of(valid_loss) if valid_ppl is None else float(valid_ppl)
+                share = record.get("branching_share")
                 epochs[epoch] = (float(record["train_loss"]), valid_loss, valid_ppl,
-                                 float(record.get("epoch_time_s") or 0.0))
+                                 float(record.get("epoch_time_s") or 0.0), None if share is None else float(share))
+                unigram = float(record["unigram_ppl"]) if record.get("unigram_ppl") is not None else unigram
             elif event == "asgd":
                 asgd = int(record["epoch"]) if asgd is None else asgd
             elif event == "test" and record.get("test_ppl") is not None:
@@ -131,6 +138,8 @@ def read_log(path: str, max_line_bytes: int = MAX_LINE_BYTES) -> TrainingLog:
         epoch_seconds=tuple(epochs[e][3] for e in order),
         corpus=corpus if isinstance(corpus, str) else None,
         config=config if isinstance(config, dict) else None,
+        unigram_ppl=unigram,
+        branching_share=tuple(epochs[e][4] for e in order),
     )
 
 

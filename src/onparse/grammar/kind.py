@@ -28,6 +28,7 @@ from ..progress import Progress as Bar
 from ..trees.tree import Span
 from .config import GrammarConfig
 from .file import GRAMMAR_KIND, check_grammar
+from .health import collapse_alarm
 from .model import NeuralPCFG
 from .parse import Reader, log_likelihood, viterbi_refusal
 
@@ -173,8 +174,11 @@ def _grammar_lines(blob, meta):
     c = blob["config"]
     n_params = sum(t.numel() for name, t in blob["state_dict"].items() if ":" not in name)
     viterbi = "MBR and Viterbi" if viterbi_refusal(c) is None else "MBR (too large for Viterbi)"
-    return [f"architecture: a neural PCFG with low-rank rules: {c['n_nonterminals']} nonterminals, "
-            f"{c['n_preterminals']} preterminals, rank {c['rank']}, symbol embeddings {c['symbol_size']}, MLPs "
+    form = GrammarConfig.from_dict(c).rule_form      # a file from before the setting holds low-rank rules
+    rules = {"low_rank": f"low-rank rules (rank {c['rank']})", "simple": "simple rules (independent left and "
+             "right child)", "full": "a full rule tensor"}[form]
+    return [f"architecture: a neural PCFG with {rules}: {c['n_nonterminals']} nonterminals, "
+            f"{c['n_preterminals']} preterminals, symbol embeddings {c['symbol_size']}, MLPs "
             f"{c['mlp_size']}, vocabulary {len(blob['vocab']):,}; {n_params:,} parameters; trees by {viterbi}"]
 
 
@@ -192,4 +196,19 @@ def _training_lines(blob, meta):
         minutes = sum(e.get("epoch_time_s") or 0 for e in epochs if isinstance(e.get("epoch_time_s"), (int, float))) / 60
         lines.append("valid perplexity by epoch: " + ", ".join(format_ppl(float(e["valid_ppl"])) for e in epochs)
                      + f" ({minutes:.1f} min of training)")
-    return lines
+    return lines + _health_lines(next((e for e in epochs if e.get("epoch") == meta.get("epoch")), None))
+
+
+def _health_lines(record: Optional[Dict[str, Any]]) -> List[str]:
+    """The collapse alarm's figures of the file's own epoch (:mod:`onparse.grammar.health`), and
+    its verdict; nothing for a grammar trained before they were recorded."""
+    if not record or not isinstance(record.get("unigram_ppl"), (int, float)) \
+            or not isinstance(record.get("branching_share"), (int, float)):
+        return []
+    entropy = record.get("rule_entropy")
+    alarm = collapse_alarm(record)
+    return [f"learning: valid perplexity {format_ppl(float(record['valid_ppl']))} against "
+            f"{format_ppl(float(record['unigram_ppl']))} for counting words (unigram); "
+            f"{record['branching_share']:.0%} of its held-out trees are right- or left-branching chains"
+            + (f"; rule entropy {entropy:.2f} nats" if isinstance(entropy, (int, float)) else ""),
+            f"warning: this grammar is not learning: {alarm}" if alarm else "collapse alarm: none"]

@@ -406,6 +406,13 @@ def plot_log(log: TrainingLog, path: str, caption: Optional[str] = None, fmt: Op
         if log.test_ppl is not None and math.isfinite(log.test_ppl):
             ax_ppl.axhline(log.test_ppl, color="#6a9a48", ls="--", lw=1,
                            label=f"test (best checkpoint): {format_ppl(log.test_ppl)}")
+        if log.unigram_ppl is not None and math.isfinite(log.unigram_ppl):
+            # A grammar above this line is worse than counting words: the collapse alarm's baseline.
+            ax_ppl.axhline(log.unigram_ppl, color="#a33b3b", ls="-.", lw=1,
+                           label=f"counting words (unigram): {format_ppl(log.unigram_ppl)}")
+            shares = [f"{share:.0%}" if share is not None else "-" for share in log.branching_share]
+            caption = "  ·  ".join(filter(None, [caption, "held-out trees that are branching chains, by epoch: "
+                                                 + " ".join(shares)]))
         ax_ppl.set_ylabel("perplexity")
         ax_ppl.set_title("validation perplexity", loc="left")
         for ax in (ax_loss, ax_ppl):
