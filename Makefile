@@ -1,4 +1,8 @@
-PYTHON ?= python
+# The Python every target runs: an active virtual environment's, else ./.venv's when it exists,
+# else python3 (a stock Debian/Ubuntu has no `python`); PYTHON=... on the command line overrides.
+PYTHON ?= $(if $(VIRTUAL_ENV),$(VIRTUAL_ENV)/bin/python,$(if $(wildcard .venv/bin/python),.venv/bin/python,python3))
+# The command line through that Python (works before the `onparse` script is on PATH).
+ONPARSE = $(PYTHON) -m onparse
 NLTK_PACKAGES = treebank conll2000 abc brown alpino cess_esp floresta
 
 .PHONY: install installed data test research-test quickstart bench figures model results campaign multilingual languages students progress clean
@@ -18,15 +22,14 @@ research-test:  ## the lab's tests: research/tests (every script of research/ ag
 	$(PYTHON) -m pytest -q research/tests
 
 installed:  ## install, unless `onparse` already runs this checkout (then nothing to do)
-	@if $(PYTHON) -c 'import os, sys, onparse; sys.exit(os.path.dirname(os.path.abspath(onparse.__file__)) != os.path.abspath("src/onparse"))' 2>/dev/null \
-		&& command -v onparse >/dev/null; then \
+	@if $(PYTHON) -c 'import os, sys, importlib.metadata, onparse; importlib.metadata.distribution("onparse"); sys.exit(os.path.dirname(os.path.abspath(onparse.__file__)) != os.path.abspath("src/onparse"))' 2>/dev/null; then \
 		echo "onparse is installed from this checkout: install skipped (make install forces it)"; \
 	else $(MAKE) install; fi
 
 quickstart: installed data  ## end to end on the embedded data: the bundled model beside right-branching on the test half, and a sentence parsed
-	onparse eval --gold wsj10-sample-test --beside right
-	@echo "The test half (WSJ section 01 of NLTK's sample) chose nothing; without its right-branching voter the bundled model's language models score 53.1 at all lengths against right-branching's 39.9 (README, Results)."
-	echo "the cat sat on the mat" | onparse induce -
+	$(ONPARSE) eval --gold wsj10-sample-test --beside right
+	@echo "Above: the bundled model (a student parser; onparse info says what it is) beside right-branching trees, on the test half of NLTK's WSJ sample (sentences of at most 10 words), which chose nothing."
+	echo "the cat sat on the mat" | $(ONPARSE) induce -
 
 bench:  ## side-by-side speed comparisons (prints ratios)
 	$(PYTHON) benchmarks/bench_eval.py
