@@ -358,3 +358,40 @@ def test_text_that_does_not_suit_the_model_is_named_once_on_stderr(model, vocab,
     english = VocabularyCheck(vocab)
     english.add("the zebra sat on the yak".split())               # 2 of 6 unknown: no note
     assert english.note() is None
+
+
+# -- issue 55.13: the note about long sentences says what happened to them ------------------------
+
+@pytest.fixture(scope="module")
+def grammar_run(tmp_path_factory):
+    from click.testing import CliRunner
+
+    from conftest import write_corpus
+    from onparse.cli import main
+
+    folder = tmp_path_factory.mktemp("grammar")
+    corpus = write_corpus(folder / "text.txt", n_sentences=120, seed=5)
+    trained = CliRunner().invoke(main, ["train", "--family", "grammar", "--preset", "tiny", "--corpus", corpus,
+                                        "--epochs", "1", "--threads", "1", "--out", str(folder / "g")])
+    assert trained.exit_code == 0, trained.output
+    return folder / "g" / "best.pt", folder / "text.txt"
+
+
+def test_a_sentence_a_grammar_parses_in_pieces_is_noted_as_such(grammar_run, monkeypatch):
+    # A 400-word line through one grammar (whole up to 322 words at its size) was noted as "of
+    # more than 2,000 words ... too long to average: each got its first member's tree".
+    from click.testing import CliRunner
+
+    import onparse.grammar.parse as parse
+    from onparse.cli import main
+
+    monkeypatch.setattr(parse, "exact_words", lambda rank: 8)         # the grammar's whole-sentence limit
+    grammar, text = grammar_run
+    words = " ".join(text.read_text().split()[:30]).replace(" .", "").replace(" ,", "")
+    lines = words + "\nthe dog saw a cat\n"
+    alone = CliRunner().invoke(main, ["induce", "-", "-m", str(grammar)], input=lines)
+    assert alone.exit_code == 0 and len(alone.stdout.splitlines()) == 2, alone.output
+    assert alone.stderr == ("note: 1 sentence(s) were too long for the grammar to parse whole: each got a tree "
+                            "built in pieces, joined by a tree over them\n")
+    both = CliRunner().invoke(main, ["induce", "-", "-m", str(grammar), "--voter", "right"], input=lines)
+    assert both.exit_code == 0 and both.stderr == alone.stderr, both.output          # averaged: still in pieces

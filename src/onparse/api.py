@@ -37,7 +37,7 @@ from .kinds import ParsingModel
 from .lm.kind import LanguageModel
 from .members import DEFAULT_DECODER, DEFAULT_LAYER, GATES, Member, checked, grid
 from .progress import Progress
-from .scores.agreement import MIN_WORDS, agreement_scores
+from .scores.agreement import MIN_WORDS, measure as measure_agreement
 from .scores.metrics import evaluate
 from .student.distill import distill
 from .text.tokens import DEFAULT_PUNCT, PUNCT_POLICIES, Preprocessor
@@ -157,7 +157,9 @@ class Parser(ParserI):
     Attributes: ``models`` (:class:`onparse.kinds.ParsingModel` each), ``members``,
     ``names`` (where each model came from), ``metadata`` (of the first file), ``voters`` and
     ``ties`` (the average's voters and tie rule), ``too_long`` (sentences so far whose tree is
-    their first member's because they were too long to average; :mod:`onparse.average`).
+    their first member's because they were too long to average; :mod:`onparse.average`) and
+    ``in_pieces`` (per kind of model, sentences so far too long for a model of that kind to
+    parse whole, whose member trees it built in pieces: a grammar's or a student's).
     """
 
     models: List[Any]
@@ -169,6 +171,7 @@ class Parser(ParserI):
     voters: Tuple[str, ...] = ()
     ties: str = DEFAULT_TIES
     too_long: int = field(default=0, init=False)
+    in_pieces: Dict[str, int] = field(default_factory=dict, init=False)
 
     @classmethod
     def from_model(cls, model, vocab, members: Optional[Sequence[Member]] = None, **options) -> "Parser":
@@ -269,9 +272,9 @@ class Parser(ParserI):
         """Per sentence, each member's tree (nested tuples; None for an empty sentence), each
         model giving its members' trees (:meth:`onparse.kinds.ParsingModel.member_trees`).
         ``dists``: what :meth:`model_distances` gave for these token lists (reused); ``progress``
-        as for :meth:`model_distances`.  A model's trees built another way because the sentence
-        was too long (a student's, in pieces) are counted in :attr:`too_long` when the parser
-        does not average (with averaging, :meth:`average` counts them)."""
+        as for :meth:`model_distances`.  Sentences a model built in pieces because they were too
+        long for it (a grammar's or a student's ``too_long``) are counted in :attr:`in_pieces`,
+        once per sentence and kind of model."""
         per_member: List[Any] = [None] * len(self.members)
         for index, model in enumerate(self.models):
             mine = [k for k, m in enumerate(self.members) if m.model == index]
@@ -280,10 +283,12 @@ class Parser(ParserI):
             reuse = {} if dists is None or dists[index] is None else {"distances": dists[index]}
             trees = model.member_trees(token_lists, [self.members[k] for k in mine], batch_size=self.batch_size,
                                        max_tokens=self.max_tokens, progress=progress, **reuse)
+            pieced = set()
             for k, member_trees in zip(mine, trees):
                 per_member[k] = member_trees
-                if not self.averages:
-                    self.too_long += len(getattr(member_trees, "too_long", ()))
+                pieced.update(getattr(member_trees, "too_long", ()))
+            if pieced:
+                self.in_pieces[model.kind] = self.in_pieces.get(model.kind, 0) + len(pieced)
         return [[trees[i] if len(token_lists[i]) else None for trees in per_member] for i in range(len(token_lists))]
 
     def trees(self, token_lists: Sequence[Sequence[str]], dists=None, progress=None) -> List[Any]:
@@ -400,17 +405,8 @@ class Parser(ParserI):
         Cost: the distances and member trees of those sentences, then O(K^2 n) per sentence."""
         if min_words < MIN_WORDS:
             raise OnparseError(f"agreement needs sentences of at least {MIN_WORDS} words (min_words >= {MIN_WORDS})")
-        if len(self.members) < 2:
-            raise OnparseError("agreement needs at least two members (several models, layers or decoders)")
         tokens = [t for t in self.tokens(sentences) if len(t) >= min_words][:limit]
-        if not tokens:
-            raise OnparseError(f"no sentence of at least {min_words} words to measure agreement on")
-
-        n_models = len({m.model for m in self.members})
-        with Progress("agreement", len(tokens) * n_models, "sentences", quiet) as bar:
-            trees = self.member_trees(tokens, progress=bar.update)
-        scores = agreement_scores(trees, [m.model for m in self.members])
-        return list(zip(self.members, scores))
+        return list(zip(self.members, measure_agreement(self, tokens, quiet)[0]))
 
     def distill(self, text, student, **options):
         """Train a student parser on this parser's trees of the lines of the file ``text`` and

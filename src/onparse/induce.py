@@ -237,12 +237,15 @@ class VocabularyCheck:
 
 
 def too_long_note(parser) -> Optional[str]:
-    """One line for stderr when some of ``parser``'s sentences were too long to average
+    """Lines for stderr when some of ``parser``'s sentences were too long for a model to parse
+    whole (:attr:`onparse.api.Parser.in_pieces`) or too long to average
     (:attr:`onparse.api.Parser.too_long`; :mod:`onparse.trees.average`), else None."""
-    if not parser.too_long:
-        return None
-    return (f"note: {parser.too_long:,} sentence(s) of more than {average.MAX_WORDS:,} words were too long to "
-            "average: each got its first member's tree")
+    notes = [f"note: {n:,} sentence(s) were too long for the {kind} to parse whole: each got a tree built in "
+             "pieces, joined by a tree over them" for kind, n in parser.in_pieces.items()]
+    if parser.too_long:
+        notes.append(f"note: {parser.too_long:,} sentence(s) of more than {average.MAX_WORDS:,} words were too "
+                     "long to average: each got its first member's tree")
+    return "\n".join(notes) or None
 
 
 #: Scripts written without spaces between words.
