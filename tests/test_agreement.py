@@ -209,3 +209,50 @@ def test_the_bundle_is_written_with_out_and_bundle_still_works(paths, tmp_path):
     assert load(str(tmp_path / "new.pt"), "cpu").trees(tokens) == load(str(tmp_path / "old.pt"), "cpu").trees(tokens)
     both = CliRunner().invoke(main, args + ["--out", str(tmp_path / "a.pt"), "--bundle", str(tmp_path / "b.pt")])
     assert both.exit_code == 2 and "--bundle is the former name of --out" in both.output
+
+
+def save_chain_grammar(path, words):
+    """A tiny grammar collapsed on purpose, by its weights: S -> NT-0, NT-0 -> PT-0 (NT-0 | PT-1),
+    so every tree it gives is right-branching."""
+    import torch
+    from onparse.grammar.config import GrammarConfig
+    from onparse.grammar.file import save_grammar
+    from onparse.grammar.model import NeuralPCFG
+
+    vocab = ["<unk>", "<eos>", *dict.fromkeys(words)]
+    model = NeuralPCFG(GrammarConfig.preset("tiny", len(vocab)))
+    m = model.config.n_nonterminals
+    with torch.no_grad():
+        for mlp in (model.mlp_root, model.mlp_left, model.mlp_right):
+            mlp[3].weight.zero_()
+            mlp[3].bias.zero_()
+        model.mlp_root[3].bias[0] = 50.0
+        model.child_symbols.zero_()
+        model.mlp_left[3].bias[0] = 10.0                 # the left child: PT-0
+        model.child_symbols[m, 0] = 10.0
+        model.mlp_right[3].bias[1] = 10.0                # the right child: NT-0 or PT-1
+        model.child_symbols[0, 1] = model.child_symbols[m + 1, 1] = 10.0
+    save_grammar(path, config=model.config.to_dict(), vocab=vocab, state_dict=model.state_dict())
+    return str(path)
+
+
+def test_a_member_whose_trees_are_chains_is_left_out_and_said_so(paths, tmp_path):
+    grammar = save_chain_grammar(tmp_path / "chain.pt", WORDS)
+    parser = load([*paths, grammar], "cpu")
+    chosen = onparse.choose_members(parser, LINES, limit=None, tokenize=False)
+    assert list(chosen.baselines) == [2] and chosen.baselines[2]["right"] == 1.0
+    assert 2 not in chosen.kept and len(chosen.kept) == 1      # half of the other two, rounded up
+    # ... although the chain agrees most with the others: every model leans right.
+    assert max(range(3), key=lambda k: chosen.scored[k][1]) == 2
+    scores = dict(parser.agreement(LINES))
+    assert scores[parser.members[2]] == pytest.approx(chosen.scored[2][1])
+    text = tmp_path / "valid.txt"
+    text.write_text("\n".join(LINES) + "\n")
+    result = CliRunner().invoke(main, ["agreement", str(text), "-m", paths[0], "-m", paths[1], "-m", grammar,
+                                       "--pretokenized"])
+    assert result.exit_code == 0, result.output
+    assert [r.split("\t")[2] for r in result.stdout.splitlines()[1:]][2] == "-"
+    assert "left out model 3" in result.stderr and "right-branching chains (agreement 1.00" in result.stderr
+    result = CliRunner().invoke(main, ["agreement", str(text), "-m", paths[0], "-m", grammar, "--pretokenized",
+                                       "--keep", "2"])
+    assert result.exit_code == 1 and "keep at most 1" in result.output

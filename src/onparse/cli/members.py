@@ -39,6 +39,8 @@ def agreement_command(file, model_paths, no_verify, layer, decoder, voter, ties,
     A member's score is its mean share of non-trivial spans (not one word, not the whole
     sentence) shared with every member of the other models.  Prints one TSV row per member
     (member, score, rank among the kept ones or -); --out writes the kept ones as a bundle.
+    A member whose trees are right- or left-branching chains (more than 90% alike; a grammar
+    that collapsed) is never kept, and stderr says so, unless every member is one.
 
     \b
     onparse agreement valid.txt -m s1/best.pt -m s2/best.pt --layer 2,3 --decode all
@@ -54,13 +56,18 @@ def agreement_command(file, model_paths, no_verify, layer, decoder, voter, ties,
     parser = load_parser(model_paths, device, layer, decoder, voter=voter, ties=ties, no_verify=no_verify)
     if keep is not None and keep > len(parser.members):
         raise click.BadParameter(f"cannot keep {keep} of {len(parser.members)} members", param_hint="--keep")
-    scored, kept, n_sentences = choose_members(parser, read_lines(file, max_line_bytes=max_line_bytes), keep=keep,
-                                               limit=limit, tokenize=not pretokenized, quiet=quiet)
+    scored, kept, n_sentences, baselines = choose_members(parser, read_lines(file, max_line_bytes=max_line_bytes),
+                                                          keep=keep, limit=limit, tokenize=not pretokenized,
+                                                          quiet=quiet)
     rank = {index: r + 1 for r, index in enumerate(kept)}
     n_models = len(parser.models)
     click.echo("member\tagreement\tkept")
     for index, (member, score) in enumerate(scored):
         click.echo(f"{member.label(n_models)}\t{score:.4f}\t{rank.get(index, '-')}")
+    for index, likeness in baselines.items():
+        side = max(likeness, key=likeness.get)
+        click.echo(f"left out {scored[index][0].label(n_models)}: its trees are {side}-branching chains "
+                   f"(agreement {likeness[side]:.2f} with them); it adds nothing a --voter {side} does not", err=True)
     click.echo(f"kept {len(kept)} of {len(scored)} members, measured on {n_sentences:,} sentences", err=True)
     if bundle_path:
         meta = {"members_rule": f"the {len(kept)} of {len(scored)} members of highest agreement on {file} "

@@ -48,7 +48,8 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
 
-from ..scores.agreement import MIN_WORDS, nontrivial_spans
+from ..scores.agreement import BASELINE_LIKE, MIN_WORDS, nontrivial_spans
+from ..scores.agreement import baseline_likeness as baseline_agreement
 from ..trees.average import average_trees_batch
 from ..trees.baselines import baseline_trees
 from ..trees.tree import Tree, leaves
@@ -62,8 +63,9 @@ MEMBER_LAYERS = (2, 3)
 MEMBER_DECODER = "onlstm"
 #: How a grammar's candidates are read (their MBR tree).
 GRAMMAR_DECODER = "mbr"
-#: A member whose held-out trees agree more than this with a baseline's is that baseline.
-DEGENERATE = 0.9
+#: A member whose held-out trees agree more than this with a baseline's is that baseline
+#: (its one home: :data:`onparse.scores.agreement.BASELINE_LIKE`).
+DEGENERATE = BASELINE_LIKE
 
 
 @dataclass(frozen=True)
@@ -204,21 +206,6 @@ def choose(candidates: Sequence[Candidate], trees: Sequence[Sequence[Tree]],
                   lean=lean, sentences=counted,
                   perplexity={run: ppl.get(epochs[run]) for run, ppl in (perplexity or {}).items() if run in epochs},
                   baselines=[(candidates[i], likeness[i]) for i in alike])
-
-
-def baseline_agreement(trees: Sequence[Tree]) -> Dict[str, float]:
-    """``{"right": a, "left": b}``: the mean agreement (:func:`agreement_matrix`'s measure) of
-    ``trees`` (one per held-out sentence; None or under 3 words: not counted) with each
-    sentence's right- and left-branching tree; empty when no sentence counts."""
-    usable = [t for t in trees if t is not None and len(leaves(t)) >= MIN_WORDS]
-    if not usable:
-        return {}
-    out = {}
-    for kind in ("right", "left"):
-        rows = [[tree, baseline] for tree, baseline in zip(usable, baseline_trees([leaves(t) for t in usable], kind))]
-        shared, counted = agreement_matrix(rows)
-        out[kind] = round(float(shared[0, 1] / counted), 5)
-    return out
 
 
 def _voter(member_trees: Sequence[Sequence[Tree]]) -> Tuple[Optional[str], str, Dict[str, float]]:
