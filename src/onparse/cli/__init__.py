@@ -144,7 +144,8 @@ def _silence_stdout() -> None:
 @click.group(cls=_Group, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="onparse")
 def main():
-    """Unsupervised constituency parsing with Ordered-Neurons LSTMs (ON-LSTM).
+    """Find the phrase structure of sentences in raw text, with no treebank to learn from
+    (unsupervised constituency parsing: ON-LSTM language models, neural grammars, students).
 
     \b
     Induce trees:    onparse induce corpus.txt > trees.txt
@@ -155,6 +156,8 @@ def main():
     Train a student: onparse distill text.txt --out student.pt
     Text to parser:  onparse fit text.txt --out mine.pt --max-time 2h
     The bundled model: onparse info
+
+    Words such as member, voter, MBR or sentence F1 are explained in docs/glossary.md.
     """
     from ..progress import new_job
 

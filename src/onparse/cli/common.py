@@ -71,11 +71,13 @@ def members_options(func):
     from .. import TIES, VOTER_KINDS
 
     func = click.option("--ties", type=click.Choice(TIES), default=None,
-                        help="How the average breaks ties between trees sharing as many spans: first "
+                        help="How the average (docs/glossary.md) breaks ties between trees sharing as many spans: "
+                             "first "
                              "(the first member decides), right (the most right-branching tree), left (the "
                              "most left-branching)  [default: first, or a bundle's own rule].")(func)
     func = click.option("--voter", type=click.Choice(VOTER_KINDS), multiple=True,
-                        help="Add a baseline tree to the average as one more voter (repeatable); "
+                        help="Add a right- or left-branching tree to the average as one more voter "
+                             "(docs/glossary.md; repeatable); "
                              "right-branching suits English, not every language  [default: none, or a "
                              "bundle's own voters].")(func)
     func = click.option("--decode", "decoder", default=None, metavar="NAME[,NAME]",
@@ -83,7 +85,8 @@ def members_options(func):
                              "binary split), a comma-separated list, or all  [default: onlstm, or a "
                              "bundle's own members].")(func)
     func = click.option("--layer", default=None, metavar="N[,N]",
-                        help="Layer(s) (1-based) whose master-forget distances are decoded: a number, a "
+                        help="Layer(s) (1-based) of a language model whose numbers per word (master-forget distances, "
+                             "docs/glossary.md) make the trees: a number, a "
                              "comma-separated list, or all; with several, the trees of every model x "
                              "layer x decoder are averaged  [default: 2, or a bundle's own members].")(func)
     return func
@@ -153,7 +156,8 @@ def pretokenized_option(func):
     """``--pretokenized``: split lines on whitespace only; arrives as ``pretokenized``."""
     return click.option("--pretokenized", is_flag=True,
                         help="Split lines on whitespace only (text already tokenised, one sentence per line) "
-                             "instead of tokenising them with NLTK's word tokenizer.")(func)
+                             "instead of tokenising them with NLTK's word tokenizer, and keep every token (words "
+                             "the model lacks read as <unk>; --punct drop drops punctuation).")(func)
 
 
 def punct_option(func):
@@ -162,7 +166,8 @@ def punct_option(func):
 
     return click.option("--punct", type=click.Choice(PUNCT_POLICIES), default=PUNCT_POLICIES[0], show_default=True,
                         help="vocab: drop punctuation (tokens without a letter or digit) unless the model's "
-                             "vocabulary holds it as a word (such as % or &); drop: drop all of it.")(func)
+                             "vocabulary holds it as a word (such as % or &), or the text is --pretokenized; drop: "
+                             "drop all of it.")(func)
 
 
 def threads_option(func=None, *, apply: bool = False):

@@ -88,8 +88,9 @@ def distill_command(text, model_paths, no_verify, layer, decoder, voter, ties, s
                     force, quiet, max_line_bytes, as_json, **options):
     """Train a fast student parser on the trees the teacher (-m, its members, voters and tie
     rule) gives for the lines of TEXT: raw text, one sentence per line (or paragraphs, with
-    --split-sentences), read as `induce` reads it; never evaluation text.  The student is a span-based BiLSTM parser with a tree-CRF
-    loss and CYK decoding; it reads the teacher's first model's vocabulary.  Use it as any model:
+    --split-sentences), read as `induce` reads it; never evaluation text.  The student is a small
+    BiLSTM parser that scores spans of words (trained with a tree-CRF loss, trees by CYK:
+    docs/glossary.md); it reads the teacher's first model's vocabulary.  Use it as any model:
     -m student.pt in induce, eval, show, info, agreement and bundles, alone or averaged with
     language models.
 

@@ -93,8 +93,10 @@ def show_command(sentence, model_paths, no_verify, layer, decoder, voter, ties, 
                  max_line_bytes):
     """Draw the tree a model induces for SENTENCE, with the distance of every word.
 
-    Prints the induced tree (brackets and a drawing) and under its words the master-forget
-    distance d_f of each word in every layer as a bar chart (* marks the decoded layer).
+    Prints the induced tree (brackets and a drawing) and under its words, as a bar chart, what
+    the tree was built from: a language model's number per word (master-forget distance d_f,
+    docs/glossary.md) in every layer (* marks the decoded layer), or for a student or a grammar
+    the size of the split before each word.
     SENTENCE is the words (quoted or not); `-` reads one sentence per line from standard
     input.  With --png/--svg the same picture is saved as a figure (tree, one bar panel per
     layer); with several sentences each gets its own file, numbered: fig-1.png, fig-2.png ...

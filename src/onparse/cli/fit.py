@@ -24,7 +24,7 @@ from .training import _Duration
 @click.option("--grammar-vocab", type=click.IntRange(0, INT_MAX), default=None, metavar="N",
               help="The grammars' largest vocabulary (onparse train --max-vocab; 0: no limit)  [default: onparse "
                    "train's].  2000 kept Dutch and Spanish grammars off right-branching trees on their 5,000-line "
-                   "texts (research/RESULTS.md, rule v18).")
+                   "texts (research/RESULTS.md).")
 @click.option("--grammar-curriculum", type=click.IntRange(2, INT_MAX), default=None, metavar="WORDS",
               help="The grammars' longest sentence in their first epoch, one word more each epoch (onparse train "
                    "--curriculum-start)  [default: onparse train's].")
@@ -54,12 +54,15 @@ def fit_command(text, out, run_dir, resume, seeds, preset, grammars, grammar_pre
     take each run's epoch of lowest validation perplexity, read at layers 2 and 3 with the
     paper's decoder (a grammar: its MBR tree), leave out any whose trees are just right- or
     left-branching ones, add a voter of the way their average leans on a held-out 5% of TEXT,
-    and write them as one bundle (--out).  --seeds 2 --grammars 7 --max-time 3h20m scored
-    higher on test than --grammars 3 in Dutch, Spanish, Portuguese and English (news), and
-    than none in all but Dutch, where they tie (research/RESULTS.md, rule v21): grammar seeds
-    that fail disagree with each other, and those that find structure share it.  In Dutch,
-    grammars of --grammar-vocab 2000 --grammar-curriculum 10 lifted it from 38.1 to 43.8
-    (rule v22; a recipe for Dutch and Spanish, not Portuguese or English: rules v18, v19).
+    and write them as one bundle (--out).  Words: docs/glossary.md.
+
+    Recommended: --seeds 2 --grammars 7 --max-time 3h20m, which scored best on test in Dutch,
+    Spanish, Portuguese and English (news), ahead of fewer grammars or none: grammar seeds that
+    fail disagree with each other, and those that find structure share it.  On a small text
+    (about 5,000 lines) add --grammar-vocab 2000 --grammar-curriculum 10: in Dutch it lifted
+    the score from 38.1 to 43.8 (it did not help English or Portuguese).  Measured on 2 cores, a
+    5,000-line Dutch text took 26 minutes; English news (a million words) the whole budget
+    (research/RESULTS.md).
 
     Stages: plan, train, choose, bundle (and student with --student), each recorded in the run
     folder: a stopped fit continues with --resume.  Prints what it chose and the gold-free

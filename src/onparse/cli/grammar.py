@@ -37,7 +37,7 @@ def grammar_command(model_paths, no_verify, n_rules, n_words, n_samples, seed, m
     sampled from it with their trees.
 
     Symbols are named as `onparse induce --format ptb` names them: NT-k for nonterminals, PT-k
-    for preterminals.  Rules are ranked by their probability T[A, B, C] = P(B C | A), best first
+    for preterminals (docs/glossary.md).  Rules are ranked by their probability T[A, B, C] = P(B C | A), best first
     over every parent; the start rules S -> A by P(A).
 
     \b

@@ -31,7 +31,7 @@ from .common import (INT_MAX, check_writable, device_option, force_option, line_
 @line_limit_option
 def agreement_command(file, model_paths, no_verify, layer, decoder, voter, ties, pretokenized, limit, keep,
                       bundle_path, bundle_old, weights, device, force, quiet, max_line_bytes):
-    """Choose members without gold trees: score each member (model x layer x decoder) by its
+    """Choose members (docs/glossary.md) without gold trees: score each member (model x layer x decoder) by its
     trees' agreement with the other models' members on the lines of FILE, raw text that is
     not evaluation text (e.g. your language model's validation text).  Voters take no part in
     the scores; --voter and --ties are written into the bundle (--out).

@@ -166,7 +166,8 @@ def induce_command(file, model_paths, no_verify, pretokenized, punct, batch_size
                    "each, for every model)  [default: the layer each member reads: 2 for a checkpoint alone, a "
                    "bundle's own members' layers].")
 @click.option("--gate", type=click.Choice(["forget", "input"]), default="forget", show_default=True,
-              help="forget: master-forget distance d_f (used for parsing); input: master-input distance d_i.")
+              help="forget: master-forget distance d_f (used for parsing; docs/glossary.md); input: master-input "
+                   "distance d_i.")
 @click.option("--format", "fmt", type=click.Choice(["tsv", "jsonl"]), default="tsv", show_default=True,
               help="tsv: a header row (`layer 2`; `model 1 layer 2` with several models), then "
                    "`token<TAB>value...` per word and a blank line after each sentence; jsonl: one {tokens, gate, "

@@ -197,7 +197,8 @@ def read_input(path: str, max_line_bytes: int):
 @click.option("--labels", "show_symbols", is_flag=True,
               help="For labelled trees (a grammar member alone, or its --format ptb trees with NT-12 labels): "
                    "end the report with how each induced symbol lines up with the gold labels (its most "
-                   "frequent gold label, purity, counts).  --json always has them as \"symbols\".")
+                   "frequent gold label, purity: the share of its spans with that label, counts).  --json always "
+                   "has them as \"symbols\".")
 @click.option("--out", "-o", "out", type=click.Path(dir_okay=False), default=None, metavar="FILE",
               help="Write the report (text, or --json) to FILE, whole, instead of standard output.")
 @force_option
@@ -215,12 +216,12 @@ def eval_command(ctx, gold, as_json, per_sentence, plots, model_paths, no_verify
     digits -> N); punctuation must already be removed.  Any malformed tree, count or word
     mismatch is an error naming the first bad line, and nothing is scored.
 
-    Without PRED, a language model (--model, default: the bundled one) parses the gold
+    Without PRED, a model (--model, default: the bundled one) parses the gold
     sentences and its trees are scored.  With several members (repeated --model, a bundle,
     or lists such as --layer 2,3 --decode all) every member is scored, and so are their
     averaged trees; the report, --per-sentence and --plots then describe the average.
 
-    Reports sentence F1 (ON-LSTM and Kim et al. conventions), corpus F1 and EVALB-style
+    Reports sentence F1 (ON-LSTM and Kim et al. conventions: docs/glossary.md), corpus F1 and EVALB-style
     corpus F1 with their precision and recall, recall per gold label, average depths and
     sentence counts.  EVALB-style is what EVALB (unlabelled) reports for --format ptb trees
     against the gold collapsed to word spans: corpus F1 with the whole-sentence spans counted.

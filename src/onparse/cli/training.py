@@ -167,7 +167,8 @@ def train_command(ctx, family, preset, corpus, valid, test, fmt, fmt_old, out, d
     onparse train --family grammar --preset small --corpus news --out runs/grammar-small --threads 1
     onparse train --family grammar --preset tiny --corpus mytext.txt --epochs 5 --curriculum-start 10
 
-    Every hyperparameter option defaults to the preset's value.  Ctrl-C stops after saving
+    Every hyperparameter option defaults to the preset's value; the terms (BPTT, DropConnect,
+    AR/TAR, rule form, nonterminals) are explained in docs/glossary.md.  Ctrl-C stops after saving
     (exit 130); --resume continues from where the run stopped.
     """
     from .. import RunOptions, corpus_spec, run_family, train, train_settings

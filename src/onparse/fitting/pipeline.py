@@ -448,10 +448,10 @@ class _Fit:
         parser = load(paths, "cpu").with_members(members, [choice["voter"]] if choice["voter"] else [],
                                                  choice["ties"])
         meta = {"fit": {"text": self.text, "settings": self.state["settings"], "choice": choice,
-                        "rule": "onparse.fitting.choice, rules v12 and v14 (gold-free: each run's epoch of lowest "
+                        "rule": "onparse fit's gold-free choice (onparse.fitting.choice): each run's epoch of lowest "
                                 "validation perplexity, layers 2-3 with the paper's decoder or a grammar's MBR tree, "
                                 "baseline-like members left out, a voter of the way the average leans on held-out "
-                                "text)"}}
+                                "text"}}
         parser.save_bundle(self.out, weights=self.settings.weights, metadata=meta)
         self.say(f"fit: wrote {self.out}")
         return {"out": self.out, "models": paths}

@@ -234,11 +234,12 @@ class Preprocessor:
     ``Inc.`` at the end of a line, ``AT&T``) is kept whole and every other chunk is split by NLTK.
     So text in a treebank's own tokens (``onparse gold-text``) reads back unchanged.
 
-    ``punct``: ``vocab`` (default) drops punctuation tokens (:func:`is_punct`) unless the
-    vocabulary holds them as words (``%``, ``&`` and the possessive ``'`` of Penn-tagged training
-    text), and keeps the token of a line that holds only one; ``drop`` drops every punctuation
-    token.  Words are normalised (:func:`normalize_word`) and looked up; unknown words become
-    ``<unk>``.
+    ``punct``: ``vocab`` (default) drops punctuation tokens (:func:`is_punct`) of raw text unless
+    the vocabulary holds them as words (``%``, ``&`` and the possessive ``'`` of Penn-tagged
+    training text), and keeps the token of a line that holds only one; pre-tokenised text keeps
+    every token (but the period :func:`gold_text_line` adds).  ``drop`` drops every punctuation
+    token.  Words are normalised
+    (:func:`normalize_word`) and looked up; unknown words become ``<unk>``.
     """
 
     vocab: object                  # onparse.text.vocab.Vocabulary
@@ -286,9 +287,16 @@ class Preprocessor:
         tokens, ids = [], []
         index = self.vocab.index
         raw = self.tokens(line)
-        for token in raw:
+        # Pre-tokenised text's tokens are the user's: a treebank's own (onparse gold-text) hold
+        # words such as '%' that a model trained on raw text never saw, and dropping one would
+        # make the trees disagree with the gold's tokens (issue 55.14).  All but the period that
+        # ends a sentence after U.S. (gold_text_line's, for tokenizers) are kept.
+        given = [not self.tokenize and self.punct == "vocab"] * len(raw)
+        if raw[-1:] == ["."] and _ends_in_a_period(raw[:-1]):
+            given[-1] = False
+        for token, kept in zip(raw, given):
             word = normalize_word(token)
-            if self.keeps(token, word):
+            if kept or self.keeps(token, word):
                 tokens.append(token)
                 ids.append(index(word))
         if not tokens and len(raw) == 1 and self.punct == "vocab":
@@ -333,7 +341,13 @@ def gold_text_line(words: Sequence[str]) -> str:
     'prices rose in the U.S. .'
     """
     line = " ".join(words)
-    return line + " ." if words and len(words[-1]) > 1 and words[-1].endswith(".") else line
+    return line + " ." if _ends_in_a_period(words) else line
+
+
+def _ends_in_a_period(words: Sequence[str]) -> bool:
+    """Whether the last word ends in a period (``U.S.``): :func:`gold_text_line` writes a
+    free-standing period after it, which :class:`Preprocessor` drops from pre-tokenised text."""
+    return bool(words) and len(words[-1]) > 1 and words[-1].endswith(".")
 
 
 def words_of(tokens: Sequence[str]) -> List[str]:
