@@ -195,3 +195,54 @@ def test_a_bundle_whose_metadata_is_no_dict_is_refused_in_one_line(checkpoint, t
         assert result.exit_code == 1 and "Traceback" not in result.output, result.output
         outputs.append(result.stderr)
     assert outputs[0] == outputs[1] == f"error: {bundle}: metadata is a {type(metadata).__name__}, not a dict\n"
+
+
+# -- what users read: --help, and the metadata fit writes, in plain words (issue 54.3) -----------
+
+import ast
+import re
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+#: The lab's vocabulary: selection-rule and run names, issue numbers, the protocol's line numbers.
+LAB_WORDS = re.compile(r"\brules? v\d+|\bissue \d+|PROTOCOL|\bs\d e\d+\b")
+#: Words --help may use only beside a pointer to the glossary (each defined there).
+GLOSSARY_TERMS = {"member": r"\bmembers?\b", "voter": r"\bvoters?\b", "ties": r"--ties\b", "MBR": r"\bMBR\b",
+                  "Viterbi": r"\bViterbi\b", "CYK": r"\bCYK\b", "master-forget distance": r"master-forget",
+                  "tree-CRF": r"tree-CRF", "BPTT": r"\bBPTT\b", "DropConnect": r"DropConnect",
+                  "AR / TAR": r"\(T?AR\)", "purity": r"\bpurity\b", "Kim et al. convention": r"Kim et al",
+                  "nonterminal, preterminal": r"\b(pre|non)terminals?\b", "rule form": r"--rule-form"}
+GLOSSARY = (ROOT / "docs" / "glossary.md").read_text(encoding="utf-8")
+
+
+def help_text(command):
+    result = CliRunner().invoke(main, [command, "--help"] if command else ["--help"], terminal_width=1000)
+    assert result.exit_code == 0, result.output
+    return result.output
+
+
+def test_the_glossary_defines_every_term_help_uses_and_the_issues_list():
+    entries = set(re.findall(r"^\*\*([^*]+)\*\*", GLOSSARY, flags=re.M))
+    wanted = set(GLOSSARY_TERMS) | {"sentence F1", "corpus F1", "right-branching baseline", "WSJ10",
+                                    "dev and test halves", "grammar", "student", "bundle"}
+    assert wanted - entries == set()
+    assert "docs/glossary.md" in help_text(None)
+
+
+@pytest.mark.parametrize("command", sorted(main.commands))
+def test_help_speaks_plainly_and_points_to_the_glossary(command):
+    """No rule numbers, run names or issue numbers in any --help; a --help that uses a word of
+    the glossary says where it is explained."""
+    text = help_text(command)
+    assert LAB_WORDS.findall(text) == []
+    used = [term for term, pattern in GLOSSARY_TERMS.items() if re.search(pattern, text)]
+    assert not used or "docs/glossary.md" in text, used
+
+
+def test_the_metadata_fit_writes_names_no_lab_rule():
+    """The "rule" a bundle written by `onparse fit` records (`onparse info` prints it) is said in
+    the product's words: read from the source, where the bundle's metadata is built."""
+    tree = ast.parse((ROOT / "src" / "onparse" / "fitting" / "pipeline.py").read_text(encoding="utf-8"))
+    written = [ast.literal_eval(node.values[i]) for node in ast.walk(tree) if isinstance(node, ast.Dict)
+               for i, key in enumerate(node.keys) if isinstance(key, ast.Constant) and key.value == "rule"]
+    assert written and all(isinstance(w, str) and not LAB_WORDS.search(w) for w in written), written
