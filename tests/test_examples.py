@@ -20,3 +20,96 @@ def test_train_tiny_example_runs(tmp_path):
     assert len(trees) == 2 and all(t.count("(") == 9 for t in trees)    # binary trees over 10 words
     assert sorted(os.listdir(tmp_path / "run")) == ["best.pt", "last.pt", "metrics.jsonl"]
     assert (tmp_path / "student.pt").is_file()
+
+
+# -- the README: a user's page whose every example runs -----------------------------------------
+
+import re
+import shlex
+import sys
+
+README = (ROOT / "README.md").read_text(encoding="utf-8")
+#: The lab's words, which belong in research/ (issue 54.2): rule and run names, issue numbers.
+LAB_WORDS = re.compile(r"\brules? v\d+|\bv\d+[a-z0-9-]*\b|\bs\d e\d+\b|\bissue \d+|PROTOCOL|Targets \(|"
+                       r"\bg v2k|rule \d+\b")
+
+
+def blocks(language):
+    """The README's fenced blocks of ``language``, each as its text."""
+    return re.findall(rf"^```{language}\n(.*?)^```", README, flags=re.M | re.S)
+
+
+def shell_commands():
+    """Every `onparse ...` command of the README's sh blocks and its Commands table (pipes split)."""
+    lines = [line.split("#")[0] for block in blocks("sh") for line in block.splitlines()]
+    lines += re.findall(r"^\| `(onparse [^`]*)` \|", README, flags=re.M)
+    out = []
+    for line in lines:
+        for part in line.split("|"):
+            words = shlex.split(part.split(">")[0])
+            if words[:1] == ["onparse"]:
+                out.append(words)
+    return out
+
+
+def test_readme_is_a_users_page():
+    """Issue 54.2: shorter than the 300 lines it had, no lab vocabulary, the research record
+    linked; the glossary and the layout page it links exist."""
+    assert len(README.splitlines()) < 300
+    assert LAB_WORDS.findall(README) == []
+    assert "30 MB" not in README and "research/RESULTS.md" in README
+    for page in ("docs/glossary.md", "docs/layout.md"):
+        assert f"({page})" in README and (ROOT / page).is_file()
+    assert len(re.findall(r"^\| language \| trees \|", README, flags=re.M)) == 1   # one results table
+
+
+def test_readme_describes_the_bundled_model_as_info_does():
+    """Issue 54.1: the README's size and parts of default.pt are the file's (what `onparse info`
+    prints: its size in MB, a student as the one member, no voter)."""
+    from onparse.files.bundle import load_model_file
+    from onparse.files.pretrained import default_model_path
+
+    path = default_model_path()
+    blob = load_model_file(path)
+    section = README.split("## The bundled model")[1].split("\n## ")[0]
+    assert f"({os.path.getsize(path) / 1e6:.0f} MB)" in section
+    kinds = [m.get("kind") for m in blob["models"]]
+    (member,) = blob["members"]
+    assert kinds[member["model"]] == "student" and "student parser" in section
+    assert blob["voters"] == [] and "no voters" in section
+    assert f"{kinds.count(None)} language models" in section.replace("three", "3")
+
+
+def test_readme_names_every_command_and_only_real_options():
+    """Every command `onparse --help` lists is in the Commands table (punkt too); every onparse
+    command line of the README names a real command, and every --option it gives is one of that
+    command's options."""
+    from onparse.cli import main
+
+    table = set(re.findall(r"^\| `onparse ([a-z-]+)", README, flags=re.M))
+    assert table == set(main.commands)
+    for words in shell_commands():
+        command = main.commands.get(words[1])
+        assert command is not None, words
+        names = {opt for p in command.params for opt in p.opts + p.secondary_opts} | {"--help", "-h"}
+        given = {w.split("=")[0] for w in words[2:] if w.startswith("-") and w != "-"}
+        assert given <= names, (words, given - names)
+
+
+def test_readme_python_runs(tmp_path):
+    """Every Python line of the README runs, as written, in a fresh interpreter."""
+    (code,) = blocks("python")
+    done = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True,
+                          env={**os.environ, "PYTHONUNBUFFERED": "1"}, timeout=600)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert "sentence_f1" in done.stdout
+
+
+def test_readmes_first_example_is_what_induce_prints():
+    """The first lines of the README: the command and the tree it prints with the bundled model."""
+    first = README.split("```\n$ ")[1].split("```")[0].splitlines()
+    command, shown = first[0], first[1]
+    done = subprocess.run(command.replace("onparse", f"{sys.executable} -m onparse"), shell=True,
+                          capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.splitlines() == [shown]
