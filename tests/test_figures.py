@@ -479,3 +479,21 @@ def test_missing_matplotlib_is_a_one_line_error(monkeypatch, tmp_path):
     assert result.exit_code == 1
     assert result.output == f"error: {MISSING_MATPLOTLIB}\n"
     assert not list(tmp_path.glob("*.png"))
+
+
+def test_sentence_figure_titles_say_what_the_terminal_says(mpl, tmp_path, saved_figures):
+    """Issue 54.7: a student's figure was titled "layer 1, decoder model 4 student" with bars
+    of "master-forget distance"; its titles now say what the terminal says: whose tree, and
+    what the bars measure."""
+    from onparse.pictures.show import SPLIT_SIZES, render_view
+
+    view = make_view("the cat sat".split(), [[0.0, 2.0, 1.0]], 1, "student", tree=(("the", "cat"), "sat"),
+                     measure=SPLIT_SIZES)
+    plot_sentence(view, str(tmp_path / "s.png"))
+    titles = [ax.get_title(loc="left") for ax in saved_figures[-1].axes if ax.get_title(loc="left")]
+    assert titles[0] == "induced tree: the student's" and render_view(view).startswith(titles[0] + ";")
+    assert titles[1].startswith("split size per word") and not any("master-forget" in t or "decoder" in t for t in titles)
+    plot_sentence(make_view(WORDS, DIST, 2, "onlstm"), str(tmp_path / "lm.png"))
+    titles = [ax.get_title(loc="left") for ax in saved_figures[-1].axes if ax.get_title(loc="left")]
+    assert titles[0] == "induced tree: layer 2 of 3, decoder onlstm"
+    assert titles[1].startswith("master-forget distance $d_f$ per word")

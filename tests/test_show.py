@@ -402,3 +402,14 @@ def test_show_in_a_real_process(tiny):
     proc = subprocess.run([sys.executable, "-m", "onparse", "show", "the", "--model", tiny[2], "--layer", "9"],
                           capture_output=True, text=True, env=env, timeout=120)
     assert proc.returncode == 2 and "layer 9 does not exist" in proc.stderr and "Traceback" not in proc.stderr
+
+
+def test_show_names_the_bundled_student_as_what_it_is():
+    """Issue 54.7: the bundled model's one member reads its fourth model (the three language
+    models before it give distances only); show called it "model 4 student"."""
+    from onparse.cli import main
+
+    result = CliRunner().invoke(main, ["show", "the cat sat on the mat"])
+    assert result.exit_code == 0, result.output
+    first = result.stdout.splitlines()[0]
+    assert first.startswith("induced tree: the student's; bars:") and "model 4" not in result.stdout

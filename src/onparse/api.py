@@ -233,9 +233,11 @@ class Parser(ParserI):
                     voters=self.voters, ties=self.ties)
 
     def describe_average(self) -> str:
-        """``layer 2 onlstm`` for one member, else :func:`average_label`."""
+        """``layer 2 onlstm`` / ``student`` for one member (the models no member reads, such as a
+        bundle's language models kept for distances, make no trees: no ``model 4`` before it),
+        else :func:`average_label`."""
         if not self.averages:
-            return self.members[0].label(len(self.models))
+            return self.members[0].label()
         return average_label(len(self.members), self.voters, self.ties)
 
     # -- text -> tokens -----------------------------------------------------------------------

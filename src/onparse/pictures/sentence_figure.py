@@ -9,7 +9,7 @@ from typing import List, Mapping, Optional, Sequence, Tuple
 from . import figures
 from .figures import (_DECODED, _GOLD, _MODEL, _OTHER_LAYER, _around_centre, _caption, _new_figure, _right_of, _style,
                       check_output_path, fit_texts, require_matplotlib)
-from .show import SCALES
+from .show import SCALES, bars_heading, tree_heading
 from ..trees.tree import Span, Tree, leaves
 
 
@@ -116,7 +116,7 @@ def plot_sentence(view, path: str, caption: Optional[str] = None, fmt: Optional[
         draw_tree(ax_tree, view.tree, words, view.labels, colour=_MODEL, word_rotation=rotation,
                   show_words=True)
         ax_tree.set_ylim(-0.4 if not rotation else -1.5, tree_rows + 0.3)
-        tree_title = ax_tree.set_title(f"induced tree (layer {view.layer}, decoder {view.decoder})", loc="left")
+        tree_title = ax_tree.set_title(tree_heading(view), loc="left")
         first, bars_title = _bar_panels(fig, grid, view, rotation, scale)
         fits = []
         if view.gold is not None:
@@ -169,7 +169,7 @@ def _bar_panels(fig, grid, view, rotation: float, scale: str):
         ax.set_xticks(range(n))
         if k == 1:
             note = " (each panel zoomed to its layer's range)" if scale == "layer" else ""
-            bars_title = ax.set_title("master-forget distance $d_f$" + note, loc="left", fontsize=10)
+            bars_title = ax.set_title(bars_heading(view).replace(" d_f", " $d_f$") + note, loc="left", fontsize=10)
         if k < layers:
             ax.tick_params(axis="x", labelbottom=False)
         else:

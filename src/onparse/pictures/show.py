@@ -409,13 +409,28 @@ def _wrap(text: str, width: int) -> List[str]:
     return textwrap.wrap(text, max(width, 10), break_long_words=False, break_on_hyphens=False) or [""]
 
 
-def _header(view: SentenceView) -> str:
+def tree_heading(view: SentenceView) -> str:
+    """What made the tree, as the terminal's first line and the figure's title say it:
+    ``induced tree: the student's`` / ``the average of 3 members`` / ``layer 2 of 3, decoder onlstm``."""
     if view.measure == SPLIT_SIZES:                 # a model without distances: a student, a grammar
         named = "; nodes: each span's most probable symbol" if view.labels else ""
-        return f"induced tree: the {view.decoder}'s{named}; bars: the size of the constituent split before each word"
+        return f"induced tree: the {view.decoder}'s{named}"
     if view.decoder.startswith("average"):
-        return f"induced tree: the {view.decoder}; bars: model 1, * = its first member's layer"
+        return f"induced tree: the {view.decoder}"
     return f"induced tree: layer {view.layer} of {view.n_layers}, decoder {view.decoder}"
+
+
+def bars_heading(view: SentenceView) -> str:
+    """What the bars show, in the terminal's words (the figure titles its bar panels with it)."""
+    return f"{view.measure} per word"
+
+
+def _header(view: SentenceView) -> str:
+    if view.measure == SPLIT_SIZES:
+        return f"{tree_heading(view)}; bars: the size of the constituent split before each word"
+    if view.decoder.startswith("average"):
+        return f"{tree_heading(view)}; bars: model 1, * = its first member's layer"
+    return tree_heading(view)
 
 
 def _scale_note(scale: str) -> str:
