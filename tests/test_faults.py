@@ -879,3 +879,47 @@ def test_outputs_go_straight_into_a_pipe_or_device(tmp_path):
         handle.write("a report\n")
     thread.join(timeout=20)
     assert stat.S_ISFIFO(os.stat(pipe).st_mode) and got == [b"a report\n"]
+
+
+# -- issue 55, low items ----------------------------------------------------------------------------
+
+def test_a_checkpoint_inside_an_epoch_records_the_epochs_time_so_far(corpus, tmp_path, monkeypatch):
+    # Mid-epoch last.pt (--checkpoint-every) stored seconds 0.0, so a run resumed from it
+    # reported its epoch's words per second wrongly.
+    saved = []
+    real = train_module._Run._save_last
+
+    def probe(self):
+        saved.append((self.loop.schedule.position, self.loop.schedule.epoch_time))
+        real(self)
+    monkeypatch.setattr(train_module._Run, "_save_last", probe)
+    result = invoke("train", *TINY, "--corpus", corpus, "--epochs", 1, "--checkpoint-every", "0.001",
+                    "--out", tmp_path / "run")
+    assert result.exit_code == 0, result.output
+    inside = [seconds for position, seconds in saved if position > 0]
+    assert inside and all(seconds > 0 for seconds in inside)
+    assert [s for _, s in saved[:-1]] == sorted(s for _, s in saved[:-1])     # it grows through the epoch
+
+
+def test_a_corpus_that_is_no_regular_file_is_read_not_called_missing(tmp_path):
+    result = invoke("train", *TINY, "--corpus", os.devnull, "--out", tmp_path / "o")
+    assert result.exit_code == 1 and "not found" not in result.output
+    assert f"corpus {os.devnull} is empty" in result.output
+    folder = invoke("train", *TINY, "--corpus", tmp_path, "--out", tmp_path / "o")
+    assert folder.exit_code == 1 and f"corpus {tmp_path} is a folder" in folder.output
+
+
+def test_a_corpus_of_one_sentence_is_named_so(tmp_path):
+    one = tmp_path / "one.txt"
+    one.write_text("the cat sat on the mat\n")
+    result = invoke("train", *TINY, "--corpus", one, "--out", tmp_path / "o")
+    assert result.exit_code == 1 and "corpus has only 1 sentence;" in result.output
+
+
+def test_punkt_on_no_text_is_an_error(tmp_path):
+    empty = tmp_path / "empty.txt"
+    empty.write_text("")
+    result = invoke("punkt", empty, "--out", tmp_path / "p.json")
+    assert result.exit_code == 1 and "Traceback" not in result.output
+    assert result.output == f"error: {empty} holds no text to learn from\n"
+    assert not (tmp_path / "p.json").exists()

@@ -541,3 +541,12 @@ def test_a_folder_lock_can_be_waited_for(tmp_path):
     lock.release()
     assert holder.wait(timeout=60) == 0
     assert len(said) == 1 and said[0].startswith(f"pid {holder.pid} on ")
+
+
+def test_fit_on_a_few_lines_asks_for_more_text_not_a_validation_file(tmp_path):
+    # fit has no validation file option: a text too short for the held-out split gets fit's own
+    # advice, not onparse train's.
+    text = write_corpus(tmp_path / "text.txt", n_sentences=10, seed=1)
+    out = run("fit", text, "--out", tmp_path / "p.pt", *TINY)
+    assert out.exit_code == 1 and "validation file" not in out.output
+    assert f"{text} has 10 sentences; fit needs at least 200" in out.output

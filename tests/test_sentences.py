@@ -198,3 +198,14 @@ def test_the_punkt_command_writes_parameters(tmp_path, model_path):
     missing = invoke("induce", "-", "-m", model_path, "--punkt", tmp_path / "none.json", input="a\n")
     assert missing.exit_code == 2 and "does not exist" in missing.output
     assert "--split-sentences" in invoke("induce", "--help").stdout and "--punkt" in invoke("distill", "--help").stdout
+
+
+def test_the_paragraph_note_counts_one_sentence_in_the_singular():
+    from onparse.text.sentences import ParagraphCheck
+
+    check = ParagraphCheck()
+    check.paragraphs, check.lines, check.example = 1, 1, (1, 1, 40)
+    note = check.note()
+    assert "about 1 sentence)" in note and "1 sentences" not in note
+    check.example = (1, 3, 40)
+    assert "about 3 sentences)" in check.note()

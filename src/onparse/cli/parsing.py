@@ -233,14 +233,19 @@ def punkt_command(text, out, force, max_line_bytes):
     check_writable(out, "--out")
     refuse_overwrite(out, "--out", [("input", text)])
     refuse_model(out, "--out", force)
-    counted = {"lines": 0}
+    counted = {"lines": 0, "text": False}
 
     def lines():
         for line in read_lines(text, max_line_bytes=max_line_bytes):
             counted["lines"] += 1
+            counted["text"] = counted["text"] or bool(line.strip())
             yield line
 
     params = learn(lines())
+    if not counted["text"]:             # Punkt learns nothing from no text: no file that claims it did
+        from .. import OnparseError
+
+        raise OnparseError(f"{text} holds no text to learn from")
     write_params(params, out, {"text": text, "lines": counted["lines"]})
     click.echo(f"wrote {out}: Punkt's parameters learnt from {counted['lines']:,} lines of {text} "
                f"({len(params.abbrev_types):,} abbreviations, {len(params.sent_starters):,} sentence starters)",

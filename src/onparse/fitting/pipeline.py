@@ -37,14 +37,15 @@ from typing import Any, Callable, Dict, List, Optional
 from ..api import load
 from ..devices import torch_threads, usable_cores
 from ..errors import OnparseError
-from ..files.run_folder import (LOCK, FolderLock, epoch_path, epoch_seconds, has_last, kept_epochs, make_folder,
-                                run_files, run_finished, valid_perplexities)
+from ..files.run_folder import (LOCK, FolderLock, epoch_path, epoch_seconds, has_last, kept_epochs, logged_events,
+                                make_folder, run_files, run_finished, valid_perplexities)
 from ..files.safeio import TEMP_PATTERN, atomic_output, dumps, format_duration
+from ..grammar.health import collapse_alarm
 from ..grammar.settings import GrammarTraining
 from ..lm.training.config import PRESETS
 from ..members import Member
 from ..progress import PLAIN_EVERY
-from ..text.corpora import TREEBANK_NAMES, load_corpus, make_spec
+from ..text.corpora import TREEBANK_NAMES, TooFewSentences, load_corpus, make_spec
 from ..lm.training.stops import stopped_with_parent
 from .choice import Candidate, Choice, choose
 
@@ -126,11 +127,9 @@ def default_run_dir(out: str) -> str:
 
 
 def check_outputs(out: str, student: Optional[str], run_dir: Optional[str]) -> None:
-    """Refuse a bundle or student path that is fit's own: its run folder (``run_dir``, default
-    :func:`default_run_dir`), or a file or folder fit writes there (its state, its choice, a
-    training run, the student's text or folder, its lock).  Writing one would destroy the fit
-    (a bundle written over ``fit.json``), or fail only after all the training (``--out R/lm-1``).
-    OnparseError (one line); the CLI makes it a usage error."""
+    """OnparseError (one line) for a bundle or student path that is fit's run folder (``run_dir``,
+    default :func:`default_run_dir`) or one of its files or folders there: writing one would
+    destroy the fit (``--out R/fit.json``), or fail after all the training (``--out R/lm-1``)."""
     run_dir = run_dir or default_run_dir(out)
     for option, path in (("--out", out), ("--student", student)):
         if path is None:
@@ -258,8 +257,11 @@ class _Fit:
             raise OnparseError(f"{self.text} is a treebank whose held-out parts are gold: fit its training "
                                f"part as a text file instead (onparse gold-text --gold {self.text}-train)")
         spec = make_spec(self.text)
-        corpus = load_corpus(spec)          # OnparseError for unreadable or empty text
-        n = len(corpus.train) + len(corpus.valid) + len(corpus.test)
+        try:
+            corpus = load_corpus(spec)          # OnparseError for unreadable or empty text
+            n = len(corpus.train) + len(corpus.valid) + len(corpus.test)
+        except TooFewSentences as err:          # its advice (a validation file) is onparse train's
+            n = err.sentences
         if n < MIN_SENTENCES:
             raise OnparseError(f"{self.text} has {n} sentences; fit needs at least {MIN_SENTENCES} "
                                "(about 5% of them are held out to choose by)")
@@ -422,13 +424,17 @@ class _Fit:
                     candidates.append(Candidate(run, epoch, member.layer, member.decoder))
                     columns.append([row[k] for row in per_sentence])
                 self.say(f"fit: choose: {run} epoch {epoch} parsed ({len(parser.members)} member(s))")
-        perplexity = {run: valid_perplexities(self._folder(run)) for run in self.state["train"]["epochs"]}
+        runs = self.state["train"]["epochs"]
+        perplexity = {run: valid_perplexities(self._folder(run)) for run in runs}
+        alarms = {run: epoch_alarms(self._folder(run)) for run in runs}
         try:
-            choice = choose(candidates, [list(row) for row in zip(*columns)], perplexity)
+            choice = choose(candidates, [list(row) for row in zip(*columns)], perplexity, alarms)
         except ValueError as err:
             raise OnparseError(f"cannot choose: {err}") from None
         with atomic_output(os.path.join(self.run_dir, CHOICE)) as tmp, open(tmp, "w", encoding="utf-8") as handle:
             handle.write(dumps(choice.to_dict(), indent=1) + "\n")
+        for candidate, why in choice.collapsed:
+            self.say(f"fit: left out {candidate.run}: at epoch {candidate.epoch} it is not learning ({why})")
         self.say(f"fit: chose {describe(choice)}")
         return {"choice": choice.to_dict()}
 
@@ -486,6 +492,17 @@ def held_out_digest(held: List[List[str]]) -> str:
     """The SHA-256 of the held-out sentences, which ``RUN/fit.json`` records so that a resumed
     fit chooses by the same sentences."""
     return hashlib.sha256("\n".join(" ".join(s) for s in held).encode()).hexdigest()
+
+
+def epoch_alarms(folder: str) -> Dict[int, str]:
+    """``{epoch: why}`` for each logged epoch of a grammar run that raised the collapse alarm
+    (:func:`onparse.grammar.health.collapse_alarm`; a language model's epochs raise none)."""
+    out = {}
+    for event in logged_events(folder):
+        why = collapse_alarm(event) if event.get("event") == "epoch" and isinstance(event.get("epoch"), int) else None
+        if why:
+            out[event["epoch"]] = why
+    return out
 
 
 def describe(choice: Choice) -> str:

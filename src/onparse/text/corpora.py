@@ -293,11 +293,27 @@ def resolve_format(path: str, fmt: str = "auto") -> str:
     return "ptb" if base.startswith("ptb.") and base.endswith(".txt") else "text"
 
 
+def check_corpus_file(path: str) -> None:
+    """A one-line OnparseError when ``path`` names no file that text can be read from: missing,
+    or a folder.  Devices and pipes are read (``/dev/null`` is then an empty corpus)."""
+    if not os.path.exists(path):
+        raise OnparseError(f"corpus file not found: {path} (built-in corpora: {', '.join(NAMES)})")
+    if os.path.isdir(path):
+        raise OnparseError(f"corpus {path} is a folder; give a file with one sentence per line")
+
+
+class TooFewSentences(OnparseError):
+    """A corpus too small for the held-out split (:func:`held_out_split`); ``sentences``: how many."""
+
+    def __init__(self, message: str, sentences: int):
+        super().__init__(message)
+        self.sentences = sentences
+
+
 def read_sentences(path: str, fmt: str = "auto") -> List[Sentence]:
     """Sentences of a file with one sentence per line (empty lines, and lines left empty once
     punctuation is dropped, are skipped)."""
-    if not os.path.isfile(path):
-        raise OnparseError(f"corpus file not found: {path} (built-in corpora: {', '.join(NAMES)})")
+    check_corpus_file(path)
     fmt = resolve_format(path, fmt)
     try:
         with open(path, encoding="utf-8") as handle:
@@ -322,8 +338,8 @@ def held_out_split(sentences: Sequence[Sentence]) -> Tuple[List[Sentence], List[
     """
     n = len(sentences)
     if n < HELD_OUT_PERIOD:
-        raise OnparseError(f"corpus has only {n} sentences; at least {HELD_OUT_PERIOD} are needed to hold "
-                           "out validation and test sentences (or pass a validation file)")
+        raise TooFewSentences(f"corpus has only {n} sentence{'' if n == 1 else 's'}; at least {HELD_OUT_PERIOD} are "
+                              "needed to hold out validation and test sentences (or pass a validation file)", n)
     parts = split(sentences, TEXT_LAYOUT)
     return tuple([list(s) for s in parts[name]] for name in ("train", "valid", "test"))
 
@@ -368,8 +384,7 @@ def make_spec(source: str, fmt: str = "auto", valid: Optional[str] = None,
         if valid is not None or test is not None:
             raise OnparseError(f"--valid/--test go with a corpus file, not the built-in corpus '{source}'")
         return CorpusSpec(source, fmt)
-    if not os.path.isfile(source):
-        raise OnparseError(f"corpus file not found: {source} (built-in corpora: {', '.join(NAMES)})")
+    check_corpus_file(source)
     return CorpusSpec(absolute(source), fmt, absolute(valid), absolute(test))
 
 

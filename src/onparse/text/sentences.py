@@ -233,7 +233,8 @@ class ParagraphCheck:
             return None
         number, sentences, words = self.example
         return (f"note: {self.paragraphs:,} of {self.lines:,} lines look like several sentences (line {number}: "
-                f"{words:,} words, about {sentences} sentences), and each line was {done} as one sentence: "
+                f"{words:,} words, about {sentences} sentence{'' if sentences == 1 else 's'}), and each line was "
+                f"{done} as one sentence: "
                 "--split-sentences takes each sentence on its own (see --help)")
 
     def tell(self, say: Callable[[str], Any], done: str = "parsed") -> None:

@@ -233,13 +233,16 @@ class _Run:
                 self._flush_window(window_loss, window_tokens, bar)
                 window_loss.zero_()
                 window_tokens = 0
+            # Counted at each step, not at the end: a checkpoint inside the epoch
+            # (--checkpoint-every) records the epoch's time so far for a resume's words/s.
+            now = time.monotonic()
+            s.epoch_time += now - tick
+            self.run_time += now - tick
+            tick = now
             reason = self._should_stop(stops, started)
             if reason:
                 break
         self._flush_window(window_loss, window_tokens, bar)
-        elapsed = time.monotonic() - tick
-        s.epoch_time += elapsed
-        self.run_time += elapsed
         if s.position < n_rows - 2:
             self._save_last()                      # stopped mid-epoch
             return reason
