@@ -290,3 +290,17 @@ def test_distances_name_their_columns_and_read_each_members_own_layer(model_path
                                input="the cat\n").stdout)
     assert list(record["distances"]) == ["model 1 layer 2", "model 2 layer 2"]
     assert invoke(["distances", "-", "-m", model_path], input="a\n").stdout.splitlines()[0] == "token\tlayer 2"
+
+
+def test_decode_help_names_every_kinds_decoders():
+    # Issue 55 (low): --decode's help named only the language model's onlstm and split.
+    from onparse.grammar.kind import Grammar
+    from onparse.lm.kind import LanguageModel
+    from onparse.student.kind import Student
+
+    result = CliRunner().invoke(main, ["induce", "--help"], terminal_width=200, max_content_width=200)
+    text = " ".join(result.output.split())
+    start = text.index("--decode NAME[,NAME]")
+    decode = text[start:text.index("--", start + 2)]
+    for kind in (LanguageModel, Grammar, Student):
+        assert all(name in decode for name in kind.decoders), (kind.kind, decode)

@@ -81,9 +81,10 @@ def members_options(func):
                              "right-branching suits English, not every language  [default: none, or a "
                              "bundle's own voters].")(func)
     func = click.option("--decode", "decoder", default=None, metavar="NAME[,NAME]",
-                        help="Decoder(s): onlstm (the paper's greedy top-down rule), split (the unbiased "
-                             "binary split), a comma-separated list, or all  [default: onlstm, or a "
-                             "bundle's own members].")(func)
+                        help="Decoder(s): a language model's onlstm (the paper's greedy top-down rule) or split "
+                             "(the unbiased binary split), a grammar's mbr or viterbi, a student's cyk; a "
+                             "comma-separated list, or all  [default: onlstm, a grammar's mbr, a student's cyk, or "
+                             "a bundle's own members].")(func)
     func = click.option("--layer", default=None, metavar="N[,N]",
                         help="Layer(s) (1-based) of a language model whose numbers per word (master-forget distances, "
                              "docs/glossary.md) make the trees: a number, a "
