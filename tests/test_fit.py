@@ -121,6 +121,37 @@ def test_a_member_whose_trees_are_a_baselines_is_left_out():
     assert every.members == candidates and every.baselines == [] and every.voter == "right"
 
 
+def test_a_grammar_whose_chosen_epoch_raised_the_collapse_alarm_is_left_out():
+    from onparse.cli.fit import report
+
+    candidates = lm("lm-1", (1,), layers=(2, 3), decoders=("onlstm",)) + \
+        [Candidate("grammar-1", e, 1, "mbr") for e in (1, 2)]
+    perplexity = {"lm-1": {1: 50.0}, "grammar-1": {1: 90.0, 2: 70.0}}
+    # Its trees look healthy (MIXED), but its chosen epoch (2, the lower perplexity) is no better
+    # than counting words; an alarm at the other epoch does not count.
+    choice = choose(candidates, [[RIGHTISH, MIXED, MIXED, MIXED]] * 2, perplexity,
+                    {"grammar-1": {2: "no better than counting words"}})
+    assert choice.members == candidates[:2] and choice.baselines == []
+    assert choice.collapsed == [(candidates[3], "no better than counting words")]
+    assert "left out, not learning: grammar-1 epoch 2 (no better than counting words)" in \
+        report(choice.to_dict()).splitlines()
+    assert choose(candidates, [[RIGHTISH, MIXED, MIXED, MIXED]] * 2, perplexity,
+                  {"grammar-1": {1: "chains"}}).members == [candidates[0], candidates[1], candidates[3]]
+    # Every member collapsed: all stay.
+    assert len(choose(candidates[2:], [[MIXED, MIXED]] * 2, perplexity, {"grammar-1": {1: "x", 2: "y"}}).members) == 1
+
+
+def test_epoch_alarms_reads_a_runs_log(tmp_path):
+    from onparse.fitting.pipeline import epoch_alarms
+
+    records = [{"event": "start"}, {"event": "epoch", "epoch": 1, "valid_ppl": 900.0, "unigram_ppl": 700.0},
+               {"event": "epoch", "epoch": 2, "valid_ppl": 900.0, "unigram_ppl": 700.0, "branching_share": 0.1},
+               {"event": "epoch", "epoch": 3, "valid_ppl": 500.0, "unigram_ppl": 700.0, "branching_share": 0.95}]
+    (tmp_path / "metrics.jsonl").write_text("".join(json.dumps(r) + "\n" for r in records))
+    alarms = epoch_alarms(str(tmp_path))
+    assert sorted(alarms) == [2, 3] and "counting words" in alarms[2] and "95%" in alarms[3]
+
+
 # ---- the pipeline, end to end -------------------------------------------------------------------
 
 TINY = ["--seeds", "1", "--preset", "tiny", "--grammars", "1", "--grammar-preset", "tiny", "--epochs", "2",
@@ -335,18 +366,19 @@ def test_a_run_that_completed_no_epoch_is_left_out_and_reported(tmp_path, monkey
 def test_grammar_options_reach_the_grammar_runs_only(tmp_path):
     text = write_corpus(tmp_path / "text.txt", n_sentences=400, seed=2)
     out = run("fit", text, "--out", tmp_path / "p.pt", *TINY, "--epochs", "1", "--grammar-vocab", "12",
-              "--grammar-curriculum", "6", "--stop-after", "train")
+              "--grammar-curriculum", "6", "--grammar-form", "low_rank", "--stop-after", "train")
     assert out.exit_code == 0, out.output
     starts = {name: json.loads((tmp_path / "p.fit" / name / "metrics.jsonl").read_text().splitlines()[0])
               for name in ("lm-1", "grammar-1")}
     grammar = starts["grammar-1"]
     assert grammar["family"] == "grammar" and grammar["vocab_size"] == 12
     assert grammar["config"]["max_vocab"] == 12 and grammar["config"]["curriculum_start"] == 6
+    assert grammar["sizes"]["rule_form"] == "low_rank" and starts["lm-1"].get("sizes") is None
     assert starts["lm-1"]["vocab_size"] > 12               # the language model keeps its own vocabulary
     state = json.loads((tmp_path / "p.fit" / "fit.json").read_text())
     assert state["settings"]["grammar_vocab"] == 12 and state["settings"]["grammar_curriculum"] == 6
     # A fit recorded before these options existed (no such keys) resumes without them.
-    for key in ("grammar_vocab", "grammar_curriculum"):
+    for key in ("grammar_vocab", "grammar_curriculum", "grammar_form"):
         del state["settings"][key]
     (tmp_path / "q.fit").mkdir()
     (tmp_path / "q.fit" / "fit.json").write_text(json.dumps({**state, "text": str(text)}))

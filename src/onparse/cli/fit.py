@@ -5,6 +5,7 @@ import click
 from ..files.safeio import dumps
 from .common import INT_MAX, THREADS_RANGE, check_writable, force_option, quiet_option, refuse_model
 from .training import _Duration
+from ..grammar.config import RULE_FORMS
 
 
 @click.command("fit")
@@ -28,6 +29,9 @@ from .training import _Duration
 @click.option("--grammar-curriculum", type=click.IntRange(2, INT_MAX), default=None, metavar="WORDS",
               help="The grammars' longest sentence in their first epoch, one word more each epoch (onparse train "
                    "--curriculum-start)  [default: onparse train's].")
+@click.option("--grammar-form", type=click.Choice(RULE_FORMS), default=None,
+              help="The form of the grammars' binary rules (onparse train --rule-form; docs/pcfg.md)  [default: "
+                   "the preset's, simple]")
 @click.option("--epochs", type=click.IntRange(1, INT_MAX), default=None,
               help="Most epochs per seed  [default: the preset's]; --max-time may stop them sooner.")
 @click.option("--max-time", type=_Duration(), default=None,
@@ -48,7 +52,7 @@ from .training import _Duration
 @force_option
 @quiet_option
 def fit_command(text, out, run_dir, resume, seeds, preset, grammars, grammar_preset, grammar_vocab, grammar_curriculum,
-                epochs, max_time, threads, limit, weights, student, stop_after, as_json, force, quiet):
+                grammar_form, epochs, max_time, threads, limit, weights, student, stop_after, as_json, force, quiet):
     """Turn raw text into a parser with no gold tree: train several ON-LSTM seeds (and
     --grammars PCFGs) on TEXT (a file of raw lines, or a plain-text corpus name such as news),
     take each run's epoch of lowest validation perplexity, read at layers 2 and 3 with the
@@ -83,12 +87,13 @@ def fit_command(text, out, run_dir, resume, seeds, preset, grammars, grammar_pre
     if seeds + grammars == 0:
         raise click.UsageError("nothing to train: give --seeds or --grammars of at least 1")
     settings = FitSettings(seeds=seeds, preset=preset, grammars=grammars, grammar_preset=grammar_preset,
-                           grammar_vocab=grammar_vocab, grammar_curriculum=grammar_curriculum, epochs=epochs,
+                           grammar_vocab=grammar_vocab, grammar_curriculum=grammar_curriculum,
+                           grammar_form=grammar_form, epochs=epochs,
                            max_time=max_time, cores=threads, limit=limit, weights=weights)
     try:
         settings.grammar_training()
     except OnparseError as err:
-        raise click.UsageError(f"--grammar-vocab or --grammar-curriculum: {err}")
+        raise click.UsageError(f"--grammar-vocab, --grammar-curriculum or --grammar-form: {err}")
     try:
         # The API's homes of these rules (--max-time 0, --out R/fit.json ...): options, so usage.
         settings.check(out, student, run_dir)
@@ -135,6 +140,8 @@ def report(choice, left_out=()) -> str:
         lines.append(f"left out as a baseline: {m['run']} epoch {m['epoch']} layer {m['layer']} {m['decoder']} "
                      f"(agrees {agree.get('right', 0):.3f} with right-branching trees, {agree.get('left', 0):.3f} "
                      "with left-branching ones)")
+    for m in choice.get("collapsed", []):
+        lines.append(f"left out, not learning: {m['run']} epoch {m['epoch']} ({m['alarm']})")
     lines.append(f"members (and their agreement with the other runs' members on {choice['sentences']:,} held-out "
                  "sentences):")
     scores = {(m["run"], m["epoch"], m["layer"], m["decoder"]): m["agreement"] for m in choice["member_scores"]}

@@ -97,12 +97,15 @@ class Choice:
     perplexity: Dict[str, Optional[float]] = field(default_factory=dict)   # run -> its chosen epoch's
     # Readings left out as baselines in disguise (rule 3), with their agreement with right / left.
     baselines: List[Tuple[Candidate, Dict[str, float]]] = field(default_factory=list)
+    # Grammars left out because their chosen epoch raised the collapse alarm, and why.
+    collapsed: List[Tuple[Candidate, str]] = field(default_factory=list)
 
     def to_dict(self) -> Dict[str, Any]:
         return {"epochs": dict(self.epochs),
                 "members": [asdict(m) for m in self.members], "voter": self.voter, "ties": self.ties,
                 "lean": self.lean, "sentences": self.sentences, "perplexity": dict(self.perplexity),
                 "baselines": [{**asdict(c), "agreement": a} for c, a in self.baselines],
+                "collapsed": [{**asdict(c), "alarm": why} for c, why in self.collapsed],
                 "scores": [{**asdict(c), "agreement": round(a, 5)} for c, a in self.scores],
                 "member_scores": [{**asdict(c), "agreement": round(a, 5)} for c, a in self.member_scores]}
 
@@ -179,11 +182,14 @@ def member_indices(candidates: Sequence[Candidate], epochs: Dict[str, int]) -> L
 
 
 def choose(candidates: Sequence[Candidate], trees: Sequence[Sequence[Tree]],
-           perplexity: Optional[Dict[str, Dict[int, float]]] = None) -> Choice:
+           perplexity: Optional[Dict[str, Dict[int, float]]] = None,
+           alarms: Optional[Dict[str, Dict[int, str]]] = None) -> Choice:
     """The gold-free choice (module docstring) among ``candidates`` given their ``trees`` (per
-    held-out sentence, one tree per candidate, in candidate order) and each run's validation
-    ``perplexity`` by epoch (``{run: {epoch: ppl}}``; missing: the later epoch).  ValueError
-    when there are fewer than two candidates or no sentence of at least 3 words."""
+    held-out sentence, one tree per candidate, in candidate order), each run's validation
+    ``perplexity`` by epoch (``{run: {epoch: ppl}}``; missing: the later epoch) and the collapse
+    alarms its epochs raised (``{run: {epoch: why}}``, :func:`onparse.grammar.health.collapse_alarm`):
+    a member whose run's chosen epoch raised one is left out first, as a baseline in disguise
+    is.  ValueError when there are fewer than two candidates or no sentence of at least 3 words."""
     if len(candidates) < 2:
         raise ValueError("choosing needs at least two candidates (train more seeds, epochs or layers)")
     shared, counted = agreement_matrix(trees)
@@ -192,6 +198,12 @@ def choose(candidates: Sequence[Candidate], trees: Sequence[Sequence[Tree]],
     kept = member_indices(candidates, epochs)
     if not kept:
         raise ValueError("no candidate reads a language model's layers with the paper's decoder or a grammar")
+    alarms = alarms or {}
+    collapsed = [i for i in kept if alarms.get(candidates[i].run, {}).get(epochs[candidates[i].run])]
+    if len(collapsed) < len(kept):
+        kept = [i for i in kept if i not in collapsed]
+    else:
+        collapsed = []                  # every member collapsed: keep them, the voter decides
     likeness = {i: baseline_agreement([row[i] for row in trees]) for i in kept}
     alike = [i for i in kept if max(likeness[i].values(), default=0.0) > DEGENERATE]
     if len(alike) < len(kept):
@@ -205,7 +217,9 @@ def choose(candidates: Sequence[Candidate], trees: Sequence[Sequence[Tree]],
                   member_scores=[(candidates[i], v) for i, v in zip(kept, kept_scores)],
                   lean=lean, sentences=counted,
                   perplexity={run: ppl.get(epochs[run]) for run, ppl in (perplexity or {}).items() if run in epochs},
-                  baselines=[(candidates[i], likeness[i]) for i in alike])
+                  baselines=[(candidates[i], likeness[i]) for i in alike],
+                  collapsed=[(candidates[i], alarms[candidates[i].run][epochs[candidates[i].run]])
+                             for i in collapsed])
 
 
 def _voter(member_trees: Sequence[Sequence[Tree]]) -> Tuple[Optional[str], str, Dict[str, float]]:

@@ -40,6 +40,7 @@ from ..errors import OnparseError
 from ..files.run_folder import (LOCK, FolderLock, epoch_path, epoch_seconds, has_last, kept_epochs, logged_events,
                                 make_folder, run_files, run_finished, valid_perplexities)
 from ..files.safeio import TEMP_PATTERN, atomic_output, dumps, format_duration
+from ..grammar.config import GRAMMAR_PRESETS, GrammarConfig
 from ..grammar.health import collapse_alarm
 from ..grammar.settings import GrammarTraining
 from ..lm.training.config import PRESETS
@@ -73,6 +74,7 @@ class FitSettings:
     grammar_preset: str = "small"    # their preset
     grammar_vocab: Optional[int] = None       # their --max-vocab (None: onparse train's default)
     grammar_curriculum: Optional[int] = None  # their --curriculum-start (None: onparse train's default)
+    grammar_form: Optional[str] = None       # their --rule-form (None: the preset's)
     epochs: Optional[int] = None     # most epochs a seed trains (None: the preset's)
     max_time: Optional[float] = None  # seconds for the whole fit (None: no limit)
     cores: Optional[int] = None      # CPU cores to use (None: every usable one)
@@ -94,15 +96,20 @@ class FitSettings:
             raise OnparseError(f"--max-time must be positive, got {self.max_time}")
         self.grammar_training()          # SettingError (an OnparseError) for a bad grammar option
 
-    def grammar_changes(self) -> Dict[str, int]:
-        """The :class:`GrammarTraining` fields fit's grammar options set (those given), the one
-        place that maps one to the other; onparse train takes each as ``--field-name``."""
-        changes = {"max_vocab": self.grammar_vocab, "curriculum_start": self.grammar_curriculum}
+    def grammar_changes(self) -> Dict[str, Any]:
+        """The :class:`GrammarTraining` fields and the grammar size (``rule_form``) that fit's
+        grammar options set (those given), the one place that maps one to the other; onparse
+        train takes each as ``--field-name``."""
+        changes = {"max_vocab": self.grammar_vocab, "curriculum_start": self.grammar_curriculum,
+                   "rule_form": self.grammar_form}
         return {k: v for k, v in changes.items() if v is not None}
 
     def grammar_training(self) -> GrammarTraining:
         """The grammars' training settings as fit's options change them (the rest onparse train's)."""
-        return GrammarTraining().with_overrides(self.grammar_changes())
+        changes = self.grammar_changes()
+        if "rule_form" in changes:       # a size of the grammar's, not a training setting
+            GrammarConfig(vocab_size=1, **{**GRAMMAR_PRESETS[self.grammar_preset], "rule_form": changes.pop("rule_form")})
+        return GrammarTraining().with_overrides(changes)
 
 
 @dataclass
