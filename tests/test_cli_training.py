@@ -42,7 +42,8 @@ def test_the_grammar_size_options_are_the_ones_the_library_names():
     import onparse
 
     assert onparse.GRAMMAR_SIZE_OPTIONS == {"n_nonterminals": "--nonterminals", "n_preterminals": "--preterminals",
-                                            "rank": "--rank", "symbol_size": "--symbol-size", "mlp_size": "--mlp-size"}
+                                            "rank": "--rank", "symbol_size": "--symbol-size", "mlp_size": "--mlp-size",
+                                            "rule_form": "--rule-form"}
     train = main.commands["train"]
     flags = {opt for p in train.params for opt in p.opts}
     assert set(onparse.GRAMMAR_SIZE_OPTIONS.values()) <= flags

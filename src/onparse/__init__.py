@@ -31,6 +31,7 @@ __all__ = [
     "corpus_spec", "CORPORA", "CORPUS_FORMATS", "CORPUS_SPLITS",
     "train", "TrainConfig", "RunOptions", "PRESETS", "train_settings", "run_family",
     "train_grammar", "GrammarTraining", "GRAMMAR_PRESETS", "GRAMMAR_SIZE_OPTIONS", "train_grammar_settings",
+    "GrammarConfig", "GRAMMAR_RULE_FORMS",
     "PerplexityResult", "distill", "DistillResult", "StudentConfig", "DistillSettings",
     # raw text to a parser with no gold tree
     "fit", "FitSettings", "FitResult",
@@ -42,7 +43,7 @@ __all__ = [
 _RENAMED = {"BASELINE_KINDS": "KINDS", "TAGSETS": "NAMES", "tagset": "resolve", "corpus_spec": "make_spec",
             "CORPORA": "NAMES", "CORPUS_FORMATS": "FORMATS", "CORPUS_SPLITS": "SPLITS",
             "train_settings": "settings", "train_grammar": "train", "train_grammar_settings": "run_settings",
-            "GRAMMAR_SIZE_OPTIONS": "SIZE_OPTIONS"}
+            "GRAMMAR_SIZE_OPTIONS": "SIZE_OPTIONS", "GRAMMAR_RULE_FORMS": "RULE_FORMS"}
 
 
 def __getattr__(name):
@@ -101,14 +102,16 @@ def __getattr__(name):
         from .grammar import train as home
     elif name == "GrammarTraining":
         from .grammar import settings as home
-    elif name in ("GRAMMAR_PRESETS", "GRAMMAR_SIZE_OPTIONS"):
+    elif name in ("GRAMMAR_PRESETS", "GRAMMAR_SIZE_OPTIONS", "GrammarConfig", "GRAMMAR_RULE_FORMS"):
         from .grammar import config as home
     elif name in ("distill", "DistillResult"):
         from .student import distill as home
     elif name in ("StudentConfig", "DistillSettings"):
         from .student import config as home
-    elif name in ("fit", "FitSettings", "FitResult"):
+    elif name in ("fit", "FitResult"):
         from .fitting import pipeline as home
+    elif name == "FitSettings":
+        from .fitting import settings as home
     elif name == "plot_training_log":
         from .pictures import figures as home
     else:

@@ -4,8 +4,8 @@ import click
 
 from ..files.safeio import dumps
 from .common import INT_MAX, THREADS_RANGE, check_writable, force_option, quiet_option, refuse_model
+from .. import GRAMMAR_RULE_FORMS
 from .training import _Duration
-from ..grammar.config import RULE_FORMS
 
 
 @click.command("fit")
@@ -29,7 +29,7 @@ from ..grammar.config import RULE_FORMS
 @click.option("--grammar-curriculum", type=click.IntRange(2, INT_MAX), default=None, metavar="WORDS",
               help="The grammars' longest sentence in their first epoch, one word more each epoch (onparse train "
                    "--curriculum-start)  [default: onparse train's].")
-@click.option("--grammar-form", type=click.Choice(RULE_FORMS), default=None,
+@click.option("--grammar-form", type=click.Choice(GRAMMAR_RULE_FORMS), default=None,
               help="The form of the grammars' binary rules (onparse train --rule-form; docs/pcfg.md)  [default: "
                    "the preset's, simple]")
 @click.option("--epochs", type=click.IntRange(1, INT_MAX), default=None,

@@ -5,9 +5,8 @@ from dataclasses import fields
 
 import click
 
-from .. import (CORPORA, CORPUS_FORMATS, CORPUS_SPLITS, GRAMMAR_PRESETS, GRAMMAR_SIZE_OPTIONS, PRESETS, GrammarTraining,
-                TrainConfig)
-from ..grammar.config import GrammarConfig
+from .. import (CORPORA, CORPUS_FORMATS, CORPUS_SPLITS, GRAMMAR_PRESETS, GRAMMAR_SIZE_OPTIONS, PRESETS, GrammarConfig,
+                GrammarTraining, TrainConfig)
 from ..files.safeio import dumps, format_ppl
 from .common import (INT_MAX, SEED_RANGE, device_option, model_option, no_verify_option, quiet_option, renamed,
                      renamed_option, threads_option)

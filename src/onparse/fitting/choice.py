@@ -51,7 +51,6 @@ import numpy as np
 from ..scores.agreement import BASELINE_LIKE, MIN_WORDS, nontrivial_spans
 from ..scores.agreement import baseline_likeness as baseline_agreement
 from ..trees.average import average_trees_batch
-from ..trees.baselines import baseline_trees
 from ..trees.tree import Tree, leaves
 
 #: How much more the members' average must agree with one branching direction than with the
