@@ -45,7 +45,7 @@ model:  ## the bundled model: 5 seeds of the small preset on conll2000, 8 epochs
 	$(PYTHON) research/score_epochs.py runs/small-conll2000-s1 runs/small-conll2000-s2 runs/small-conll2000-s3 runs/small-conll2000-s4 runs/small-conll2000-s5
 	$(PYTHON) research/choose_v6.py --bundle src/onparse/models/default.pt
 
-results:  ## the README's results table, from the bundled model's test-half scores (rule v17, scored once)
+results:  ## the rules' results tables in research/RESULTS.md, from the bundled model's test-half scores (rule v17, scored once)
 	$(PYTHON) research/choose_v17.py --readme
 
 campaign:  ## the recipe search of issue 32 (small preset, in-domain text; resumable), then every kept epoch scored on dev

@@ -22,6 +22,8 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
+#: Where the rules' results tables live (``--readme`` writes them there): the README is a user's page.
+TABLES = os.path.join(HERE, "RESULTS.md")
 DEFAULT = os.path.join(ROOT, "src", "onparse", "models", "default.pt")
 TRIALS = os.path.join(HERE, "dev-trials-v5.tsv")
 TEST = os.path.join(HERE, "test-v5.json")
@@ -145,7 +147,7 @@ def write_languages_table(test_path, v7_test_path, block) -> None:
         results = json.load(handle)
     with open(v7_test_path, encoding="utf-8") as handle:
         v7_results = json.load(handle)
-    replace_block(os.path.join(ROOT, "README.md"), block(results, v7_results), "multilingual")
+    replace_block(TABLES, block(results, v7_results), "multilingual")
 
 
 def write_trials(path, rows, columns=(), lead=None) -> None:
@@ -428,7 +430,7 @@ def main():
     args = ap.parse_args()
     if args.readme:
         with open(TEST, encoding="utf-8") as handle:
-            replace_block(os.path.join(ROOT, "README.md"), readme_block(json.load(handle)))
+            replace_block(TABLES, readme_block(json.load(handle)))
     elif args.test:
         test(args.bundle or DEFAULT)
     else:

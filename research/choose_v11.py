@@ -196,6 +196,6 @@ if __name__ == "__main__":
     args = ap.parse_args()
     if args.readme:
         with open(TEST, encoding="utf-8") as handle:
-            v5.replace_block(os.path.join(ROOT, "README.md"), readme_block(json.load(handle)))
+            v5.replace_block(v5.TABLES, readme_block(json.load(handle)))
     else:
         ship() if args.ship else test() if args.test else dev()

@@ -224,6 +224,6 @@ if __name__ == "__main__":
     args = ap.parse_args()
     if args.readme:
         with open(TEST, encoding="utf-8") as handle, open(v11.TEST, encoding="utf-8") as older:
-            v5.replace_block(os.path.join(ROOT, "README.md"), readme_block(json.load(handle), json.load(older)))
+            v5.replace_block(v5.TABLES, readme_block(json.load(handle), json.load(older)))
     else:
         ship() if args.ship else test() if args.test else dev()

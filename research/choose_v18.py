@@ -188,7 +188,7 @@ def readme():
     with open(TEST, encoding="utf-8") as a, open(v15.TEST, encoding="utf-8") as b, \
             open(v15.v7.TEST, encoding="utf-8") as c:
         block = readme_block(json.load(a), json.load(b), json.load(c))
-    v5.replace_block(os.path.join(ROOT, "README.md"), block, "multilingual")
+    v5.replace_block(v5.TABLES, block, "multilingual")
 
 
 if __name__ == "__main__":

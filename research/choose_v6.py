@@ -126,7 +126,7 @@ def main():
     args = ap.parse_args()
     if args.readme:
         with open(TEST, encoding="utf-8") as handle:
-            v5.replace_block(os.path.join(ROOT, "README.md"), v5.readme_block(json.load(handle)))
+            v5.replace_block(v5.TABLES, v5.readme_block(json.load(handle)))
     elif args.test:
         v5.TEST = TEST
         v5.test(args.bundle or v5.DEFAULT)

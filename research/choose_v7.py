@@ -150,7 +150,7 @@ def main():
     if args.readme:
         with open(TEST, encoding="utf-8") as handle:
             block = readme_block(json.load(handle))
-        v5.replace_block(os.path.join(ROOT, "README.md"), block, "multilingual")
+        v5.replace_block(v5.TABLES, block, "multilingual")
     elif args.test:
         test()
     else:

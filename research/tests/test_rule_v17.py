@@ -169,4 +169,4 @@ def test_the_bundled_model_is_the_shipped_v17_choice_and_the_readme_table_its_te
     for row in blob["metadata"]["scores"]:
         part = "10" if "10" in row["gold"] else "all"
         assert abs(row["sentence_f1_onlstm"] - tested["chosen"][part]["sentence_f1"]) < 5e-4
-    assert v17.readme_block(tested, read_json("test-v11.json")) in (ROOT / "README.md").read_text(encoding="utf-8")
+    assert v17.readme_block(tested, read_json("test-v11.json")) in (ROOT / "research" / "RESULTS.md").read_text(encoding="utf-8")

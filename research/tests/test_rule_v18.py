@@ -189,7 +189,7 @@ def test_the_readme_table_is_rule_v18s_recorded_test_and_each_final_choice_beats
 
     v18 = load_script("choose_v18")
     results, v15_results, v7_results = (read_json(f"test-{rule}.json") for rule in ("v18", "v15", "v7"))
-    assert v18.readme_block(results, v15_results, v7_results) in (ROOT / "README.md").read_text()
+    assert v18.readme_block(results, v15_results, v7_results) in (ROOT / "research" / "RESULTS.md").read_text()
     finals = read_json("dev-choice-v18-students.json")
     for lang in v18.LANGUAGES:
         assert results[lang]["candidate"] == finals[lang]["chosen"]["name"]
