@@ -225,11 +225,14 @@ class Parser(ParserI):
         :class:`onparse.members.MemberError` for a layer or decoder that does not exist."""
         return self.with_members(grid(self.models, layers, decoders))
 
-    def save_bundle(self, path, *, weights: str = "float16", metadata: Optional[Dict[str, Any]] = None) -> None:
-        """Write the parser as a bundle file (:mod:`onparse.bundle`): the models its members read,
-        the members, voters and tie rule; ``weights``: how the weights are stored
-        (:data:`onparse.weights.WEIGHT_KINDS`).  ``load(path)`` gives the same trees back."""
-        save_models(path, self.models, self.members, weights=weights, metadata=metadata,
+    def save_bundle(self, path, *, weights: str = "float16", metadata: Optional[Dict[str, Any]] = None,
+                    carry: Sequence[int] = ()) -> None:
+        """Write the parser as a bundle file (:mod:`onparse.bundle`): the models its members read
+        and the models of ``carry`` (indices into :attr:`models` that no member reads, kept for
+        their other uses: a grammar labels the trees and ``onparse grammar`` shows it, a language
+        model gives distances), the members, voters and tie rule; ``weights``: how the weights are
+        stored (:data:`onparse.weights.WEIGHT_KINDS`).  ``load(path)`` gives the same trees back."""
+        save_models(path, self.models, self.members, carry, weights=weights, metadata=metadata,
                     voters=self.voters, ties=self.ties)
 
     def describe_average(self) -> str:

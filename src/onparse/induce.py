@@ -268,15 +268,21 @@ def script_of(token: str) -> Optional[str]:
 
 
 def tree_labels(parser, token_lists: Sequence[Sequence[str]], trees: Sequence[object]) -> Optional[List[Optional[Dict]]]:
-    """Span -> label for each of ``parser``'s ``trees`` of ``token_lists`` when a tree is its one
-    member's and that member's kind names spans (a grammar's ``NT-12``:
-    :meth:`onparse.kinds.ParsingModel.labels`); None otherwise (an average, a voter, a kind
-    without labels), and the trees are written with ``X``.  Cost: the kind's (a grammar: its
-    labelled marginals, about one more parse)."""
-    if parser.averages:
-        return None
-    member = parser.members[0]
-    return parser.models[member.model].labels(token_lists, trees, member=member, batch_size=parser.batch_size)
+    """Span -> label for each of ``parser``'s ``trees`` of ``token_lists``, from the first of its
+    models whose kind names spans (:meth:`onparse.kinds.ParsingModel.labels`: a grammar names
+    each span of ANY tree over the words by its most probable nonterminal, ``NT-12``), the one
+    member's model first.  So a bundle that carries a grammar beside its members (the bundled
+    model) labels its trees, averaged ones too.  None when no model names spans: the trees are
+    written with ``X``.  Cost: the labelling kind's (a grammar: its labelled marginals, about one
+    more parse); nothing for the kinds without labels."""
+    first = parser.members[0].model
+    for index in [first] + [k for k in range(len(parser.models)) if k != first]:
+        model = parser.models[index]
+        member = parser.members[0] if index == first else model.member(index, 1, model.decoders[0])
+        labels = model.labels(token_lists, trees, member=member, batch_size=parser.batch_size)
+        if labels is not None:
+            return labels
+    return None
 
 
 def induce_lines(lines: Iterable[str], parser, *, fmt: str = "brackets", tokenize: bool = True,

@@ -178,10 +178,13 @@ def models_of(blob: Dict[str, Any], path, device="cpu") -> List[ParsingModel]:
     return [kind_of(e, path, entry=True).from_blob(e, path, device) for e in blob["models"]]
 
 
-def save_models(path, models: Sequence[ParsingModel], members: Sequence[Member], **options) -> None:
+def save_models(path, models: Sequence[ParsingModel], members: Sequence[Member], carry: Sequence[int] = (),
+                **options) -> None:
     """Write a bundle of loaded models of any kind read by ``members``: only the models some
-    member reads are stored, renumbered in order; ``options`` as for :func:`save_bundle`."""
-    used = sorted({m.model for m in members})
+    member reads are stored, and those of ``carry`` (indices of models no member reads, kept for
+    what else they do: a grammar names spans and shows its rules, a language model gives
+    distances), renumbered in order; ``options`` as for :func:`save_bundle`."""
+    used = sorted({m.model for m in members} | set(carry))
     renumber = {old: new for new, old in enumerate(used)}
     entries = []
     for i in used:

@@ -1,0 +1,54 @@
+"""A bundle that carries a grammar beside its members (issue 56.5, as the bundled model will): the
+grammar names the spans of the members' trees (induce --format ptb, eval --labels) and
+`onparse grammar` shows it, with no -m pointing at the grammar itself."""
+from __future__ import annotations
+
+import re
+
+import pytest
+from click.testing import CliRunner
+
+from conftest import save_tiny_checkpoint
+from onparse.api import load
+from onparse.cli import main
+from test_agreement import save_chain_grammar
+
+pytestmark = pytest.mark.usefixtures("one_thread")
+
+WORDS = "the cat sat on a mat dog barked".split()
+LINES = ["the cat sat on a mat", "a dog barked", "the dog sat"]
+
+
+@pytest.fixture(scope="module")
+def bundle(tmp_path_factory):
+    """A language model's member beside a grammar that no member reads, saved as one bundle."""
+    folder = tmp_path_factory.mktemp("bundle")
+    _, _, lm = save_tiny_checkpoint(folder / "lm.pt", WORDS, seed=1)
+    grammar = save_chain_grammar(folder / "g.pt", WORDS)
+    both = load([lm, grammar], "cpu")
+    lm_only = both.with_members([m for m in both.members if m.model == 0])
+    path = folder / "bundle.pt"
+    lm_only.save_bundle(path, weights="float32", carry=[1])
+    return str(path), lm, grammar
+
+
+def test_the_bundles_trees_are_its_members_and_their_labels_the_grammars(bundle):
+    path, lm, grammar = bundle
+    parser = load(path, "cpu")
+    assert len(parser.models) == 2 and {m.model for m in parser.members} == {0}
+    result = CliRunner().invoke(main, ["induce", "-", "-m", path, "--format", "ptb"], input="\n".join(LINES) + "\n")
+    assert result.exit_code == 0, result.output
+    lines = result.stdout.splitlines()
+    assert len(lines) == 3 and all(re.search(r"\(NT-\d+ ", line) for line in lines)
+    # The same trees as the language model alone, which writes X for every span.
+    alone = CliRunner().invoke(main, ["induce", "-", "-m", lm, "--format", "ptb"], input="\n".join(LINES) + "\n")
+    assert [re.sub(r"NT-\d+", "X", line) for line in lines] == alone.stdout.splitlines()
+    assert "NT-" not in alone.stdout
+
+
+def test_grammar_shows_the_grammar_a_bundle_carries(bundle):
+    path, _, grammar = bundle
+    shown = CliRunner().invoke(main, ["grammar", "-m", path, "--sample", "0", "--rules", "2"])
+    direct = CliRunner().invoke(main, ["grammar", "-m", grammar, "--sample", "0", "--rules", "2"])
+    assert shown.exit_code == 0 and direct.exit_code == 0, shown.output + direct.output
+    assert shown.stdout.splitlines()[1:] == direct.stdout.splitlines()[1:]     # all but the file's name
