@@ -923,3 +923,51 @@ def test_punkt_on_no_text_is_an_error(tmp_path):
     assert result.exit_code == 1 and "Traceback" not in result.output
     assert result.output == f"error: {empty} holds no text to learn from\n"
     assert not (tmp_path / "p.json").exists()
+
+
+def huge_weight_grammar(path, scale):
+    """A tiny grammar file whose weights are all multiplied by ``scale``, checksum valid."""
+    from onparse.grammar.config import GrammarConfig
+    from onparse.grammar.file import save_grammar
+    from onparse.grammar.model import NeuralPCFG
+
+    vocab = ["<unk>", "<eos>", *WORDS]
+    model = NeuralPCFG(GrammarConfig.preset("tiny", len(vocab)))
+    state = {k: v * scale for k, v in model.state_dict().items()}
+    save_grammar(path, config=model.config.to_dict(), vocab=vocab, state_dict=state)
+    return str(path)
+
+
+def test_grammar_weights_whose_rules_overflow_are_refused_at_load(tmp_path):
+    """Issue 55.11: weights finite but huge (x 1e30, checksum valid) give rules of NaN; every
+    command refuses the file in one line (exit 1) instead of printing nan, inf or chains."""
+    import onparse
+
+    path = huge_weight_grammar(tmp_path / "huge.pt", 1e30)
+    with pytest.raises(OnparseError, match="rule probabilities are not finite") as err:
+        onparse.load(path, "cpu")
+    assert "\n" not in str(err.value)
+    text = tmp_path / "text.txt"
+    text.write_text("the cat sat down\non a mat\n")
+    for args in (["grammar", "-m", path], ["induce", "-m", path, "-q", str(text)],
+                 ["perplexity", "-m", path, "--corpus", str(text)]):
+        line = one_line_error(invoke(*args))
+        assert "rule probabilities are not finite" in line, args
+    assert onparse.load(huge_weight_grammar(tmp_path / "ok.pt", 2.0), "cpu") is not None
+
+
+def test_info_minutes_of_training_skip_non_finite_times(tmp_path):
+    """Issue 55, low: an epoch record whose time is NaN does not make '(nan min of training)'."""
+    from onparse.grammar.config import GrammarConfig
+    from onparse.grammar.file import save_grammar
+    from onparse.grammar.model import NeuralPCFG
+
+    vocab = ["<unk>", "<eos>", *WORDS]
+    model = NeuralPCFG(GrammarConfig.preset("tiny", len(vocab)))
+    epochs = [{"epoch": 1, "valid_ppl": 40.0, "epoch_time_s": float("nan")},
+              {"epoch": 2, "valid_ppl": 30.0, "epoch_time_s": 120.0}]
+    save_grammar(tmp_path / "g.pt", config=model.config.to_dict(), vocab=vocab, state_dict=model.state_dict(),
+                 metadata={"epochs": epochs, "epoch": 2, "valid_ppl": 30.0})
+    result = invoke("info", "--model", tmp_path / "g.pt")
+    assert result.exit_code == 0, result.output
+    assert "nan" not in result.stdout and "(2.0 min of training)" in result.stdout

@@ -296,3 +296,134 @@ def test_train_help_imports_no_torch():
             "print('torch' in sys.modules)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "False"
+
+
+# -- long sentences, stops and messages (issue 55) ---------------------------------------------
+def long_line(n):
+    words = "the big cat saw a dog near every old man".split()
+    return " ".join(words[k % len(words)] for k in range(n))
+
+
+def test_a_validation_sentence_too_long_to_score_is_left_out_and_said(tmp_path):
+    """Issue 55.3: 200 short lines and one of 2,000 words that the held-out rule sends to
+    validation.  Scoring it exactly would cost n^3 r (minutes, GBs): it is left out of the
+    perplexity, counted in every epoch's record and said once, and the run ends normally."""
+    from onparse.text.corpora import held_out_split
+
+    lines = open(write_corpus(tmp_path / "short.txt", 200)).read().splitlines()
+    lines.insert(18, long_line(2000))                   # line 19: the 5% rule's first validation line
+    (tmp_path / "v2000.txt").write_text("\n".join(lines) + "\n")
+    assert max(len(s) for s in held_out_split([line.split() for line in lines])[1]) == 2000
+    out = tmp_path / "g"
+    result = cli(*TRAIN, "--epochs", "1", "--corpus", tmp_path / "v2000.txt", "--out", out)
+    assert result.exit_code == 0, result.output
+    cap = exact_words(4)                                # the tiny preset's chart: m = 4
+    assert f"1 validation sentence of more than {cap:,} words is left out" in result.stderr
+    epoch = next(e for e in events(out) if e["event"] == "epoch")
+    assert epoch["valid_too_long"] == 1 and math.isfinite(epoch["valid_ppl"])
+    assert epoch["valid_words"] < 2000
+
+
+def test_a_stop_during_validation_is_honoured_at_the_next_batch(corpus, tmp_path, monkeypatch):
+    """Issue 55.3: SIGTERM while the epoch's validation runs stops it after the batch in hand
+    (exit 130, last.pt at the epoch's end, no epoch record); --resume validates that epoch."""
+    import signal
+    import onparse.grammar.parse as parse_module
+
+    calls = []
+    inside = parse_module.rank_inside
+
+    def signalled(*args, **kwargs):
+        calls.append(1)
+        if len(calls) == 1:
+            os.kill(os.getpid(), signal.SIGTERM)
+        return inside(*args, **kwargs)
+
+    monkeypatch.setattr(parse_module, "rank_inside", signalled)
+    out = tmp_path / "g"
+    result = cli(*TRAIN, "--epochs", "1", "--corpus", corpus, "--out", out)
+    assert result.exit_code == 130, result.output
+    assert len(calls) == 1                               # no batch after the request
+    assert [e["event"] for e in events(out)] == ["start", "stop"] and events(out)[-1]["reason"] == "interrupted"
+    monkeypatch.setattr(parse_module, "rank_inside", inside)
+    resumed = cli("train", "--family", "grammar", "--out", out, "--resume", "--no-progress", "--threads", "1")
+    assert resumed.exit_code == 0, resumed.output
+    assert [e["epoch"] for e in events(out) if e["event"] == "epoch"] == [1]
+
+
+def test_perplexity_leaves_out_a_sentence_too_long_to_score_and_says_so(run, tmp_path):
+    """Issue 55.3: ``perplexity -m GRAMMAR`` on a 1,000-word line (beside short ones) scores the
+    others and says that one was left out; on that line alone it is a one-line error."""
+    cap = exact_words(4)
+    mixed = tmp_path / "mixed.txt"
+    mixed.write_text("the big cat saw a dog\n" + long_line(1000) + "\nevery man liked some bird\n")
+    result = cli("perplexity", "-m", run / "best.pt", "--corpus", mixed, "--json", "-q")
+    assert result.exit_code == 0, result.output
+    row = json.loads(result.stdout)
+    assert row["sentences"] == 2 and row["tokens"] == 11
+    assert f"1 sentence of more than {cap:,} words left out" in row["corpus"]
+    alone = tmp_path / "alone.txt"
+    alone.write_text(long_line(1000) + "\n")
+    only = cli("perplexity", "-m", run / "best.pt", "--corpus", alone)
+    assert only.exit_code == 1 and only.stderr.count("\n") == 1 and "Traceback" not in only.output
+    assert f"more than {cap:,} words" in only.stderr
+
+
+def test_max_words_beyond_the_chart_is_refused_before_training(corpus, tmp_path):
+    """Issue 55.4: a training sentence of 2,000 words would need a chart of n^3 m cells far past
+    the budget (a MemoryError after a minute): --max-words over the chart's limit is refused in
+    one line before any text is read."""
+    cap = exact_words(4)
+    result = cli(*TRAIN, "--corpus", corpus, "--out", tmp_path / "g", "--max-words", "2000",
+                 "--curriculum-start", "2000")
+    assert result.exit_code == 2 and "Traceback" not in result.output
+    assert f"--max-words 2000 is more than the {cap:,} words" in result.output
+    assert not (tmp_path / "g").exists()
+
+
+def test_training_batches_keep_to_the_chart_budget(corpus, tmp_path, monkeypatch):
+    """Issue 55.4: a batch of long sentences is cut to the chart budget (sentences x n^3 x chart
+    width <= CHART_CELLS), every sentence still trained.  The budget is shrunk so that the toy
+    corpus's longest sentences meet it."""
+    import onparse.grammar.parse as parse_module
+
+    monkeypatch.setattr(parse_module, "CHART_CELLS", 2 * 12 ** 3 * 4)
+    cap = exact_words(4)
+    assert cap < 20
+    shapes = []
+    forward = NeuralPCFG.forward
+
+    def recorded(self, ids, lengths):
+        if self.training:
+            shapes.append((len(lengths), int(lengths.max())))
+        return forward(self, ids, lengths)
+
+    monkeypatch.setattr(NeuralPCFG, "forward", recorded)
+    refused = cli(*TRAIN, "--epochs", "1", "--corpus", corpus, "--out", tmp_path / "x")
+    assert refused.exit_code == 2 and f"the {cap} words" in refused.output
+    out = tmp_path / "g"
+    result = cli(*TRAIN, "--epochs", "1", "--max-words", cap, "--curriculum-start", cap, "--corpus", corpus,
+                 "--out", out)
+    assert result.exit_code == 0, result.output
+    assert all(b * n ** 3 * 4 <= parse_module.CHART_CELLS for b, n in shapes)
+    assert any(b == 1 and n > 12 for b, n in shapes)                # alone: the budget, not batch_size
+    start = next(e for e in events(out) if e["event"] == "start")
+    assert sum(b for b, _ in shapes) == start["train_sentences"]
+
+
+def test_max_words_below_the_default_curriculum_start_names_the_default(corpus, tmp_path):
+    """Issue 55, low: --max-words 2 alone is refused naming --curriculum-start's default, which
+    the user did not give."""
+    result = cli("train", "--family", "grammar", "--preset", "tiny", "--corpus", corpus, "--out", tmp_path / "g",
+                 "--max-words", "2")
+    assert result.exit_code == 2
+    assert "--max-words 2 is below --curriculum-start's default 30: give --curriculum-start too" in result.output
+
+
+def test_init_from_for_a_grammar_is_refused_in_english(corpus, tmp_path):
+    result = cli("train", "--family", "grammar", "--corpus", corpus, "--out", tmp_path / "g", "--init-from",
+                 tmp_path / "lm.pt")
+    assert result.exit_code == 2 and "--init-from applies to --family lm, not grammar" in result.output
+    both = cli("train", "--family", "grammar", "--corpus", corpus, "--out", tmp_path / "g", "--init-from",
+               tmp_path / "lm.pt", "--no-amp")
+    assert both.exit_code == 2 and "--init-from, --amp/--no-amp apply to --family lm" in both.output

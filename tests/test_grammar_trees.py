@@ -17,6 +17,7 @@ from conftest import save_tiny_checkpoint
 from onparse.cli import main
 from onparse.grammar.config import GrammarConfig
 from onparse.grammar.file import save_grammar
+from onparse.grammar.inside import DRAWS_PER_WORD
 from onparse.grammar.kind import load_grammar
 from onparse.grammar.model import NeuralPCFG
 from onparse.gold.treebank import load_gold
@@ -267,3 +268,59 @@ def test_induce_ptb_pipes_into_head(grammar_path):
     assert pipe.returncode == 0 and pipe.stderr == "", pipe.stderr
     first = nltk.Tree.fromstring(pipe.stdout.splitlines()[0])
     assert len(pipe.stdout.splitlines()) == 2 and first.label().startswith("NT-") and first.leaves() == SENTENCES[0]
+
+
+# -- bounded reports (issue 55) ----------------------------------------------------------------
+def test_grammar_rules_are_capped_at_the_rules_there_are_and_the_listing_bounded(grammar_path, monkeypatch):
+    """Issue 55.5: ``--rules 2147483647`` lists every rule of a grammar that has fewer (a tiny
+    one: 4 x 10^2 = 400) and says how many there are; past the listing's bound (shrunk here to
+    50) it lists that many, best first, and says so on stderr."""
+    import onparse.grammar.kind as kind_module
+
+    report = json.loads(cli("grammar", "-m", grammar_path, "--rules", 2147483647, "--words", 0, "--sample", 0,
+                            "--json").stdout)
+    assert report["rule_count"] == 400 and len(report["rules"]) == 400
+    assert len({(r["parent"], r["left"], r["right"]) for r in report["rules"]}) == 400
+    assert abs(sum(r["probability"] for r in report["rules"]) - 4.0) < 1e-4     # T[A] sums to 1 per parent
+    monkeypatch.setattr(kind_module, "MOST_RULES", 50)
+    result = cli("grammar", "-m", grammar_path, "--rules", 2147483647, "--words", 0, "--sample", 0)
+    assert result.exit_code == 0, result.output
+    text = result.stdout
+    listed = text[text.index("most probable binary rules"):].splitlines()[1:]
+    assert len(listed) == 50 and "of 400" in text
+    assert result.stderr.count("\n") == 1 and "lists at most 50" in result.stderr
+
+
+def explosive_grammar(path):
+    """A tiny grammar whose every binary rule is NT-0 -> NT-0 NT-0: no derivation ever ends."""
+    vocab = Vocabulary(["<unk>", "<eos>"] + WORDS)
+    model = NeuralPCFG(GrammarConfig.preset("tiny", len(vocab)))
+    with torch.no_grad():
+        for mlp in (model.mlp_root, model.mlp_left, model.mlp_right):
+            mlp[3].weight.zero_()
+            mlp[3].bias.zero_()
+        model.mlp_root[3].bias[0] = 50.0
+        model.child_symbols.zero_()
+        model.mlp_left[3].bias[0] = model.mlp_right[3].bias[0] = 10.0
+        model.child_symbols[0, 0] = 10.0                 # both children: NT-0
+    save_grammar(path, config=model.config.to_dict(), vocab=vocab, state_dict=model.state_dict())
+    return path
+
+
+def test_sampling_an_explosive_grammar_gives_up_in_bounded_work_and_keeps_the_report(tmp_path, grammar):
+    """Issue 55.12: a grammar whose children are always nonterminals never yields a sentence.
+    The sampler stops after a budget of draws proportional to n x max_length, and ``grammar``
+    prints its rules and words, then one line saying sampling gave up (exit 1)."""
+    path = explosive_grammar(tmp_path / "boom.pt")
+    drawn = load_grammar(path).model.sample(5, torch.Generator().manual_seed(0), max_length=500)
+    assert list(drawn) == [] and drawn.gave_up and drawn.draws <= DRAWS_PER_WORD * 500      # 100,000: a second
+    ordinary = grammar.model.sample(300, torch.Generator().manual_seed(0), max_length=10)
+    assert len(ordinary) == 300 and not ordinary.gave_up
+    result = cli("grammar", "-m", path, "--sample", 5, "--max-length", 500)
+    assert result.exit_code == 1 and "Traceback" not in result.output
+    assert "most probable binary rules" in result.stdout and "most probable words" in result.stdout
+    assert "NT-0 -> NT-0 NT-0" in result.stdout
+    assert result.stderr.count("\n") == 1 and "sampling gave up" in result.stderr
+    assert "0 of 5 sentences" in result.stderr
+    report = json.loads(cli("grammar", "-m", path, "--sample", 5, "--json").stdout)
+    assert report["samples"] == [] and report["rules"]

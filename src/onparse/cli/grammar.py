@@ -2,7 +2,10 @@
 most probable words, and sentences sampled from it (:meth:`onparse.kinds.ParsingModel.grammar_report`).
 
 A thin command: torch is imported only when it runs.  A model that is not a grammar (nor a
-bundle holding one) is a one-line error, exit 1.
+bundle holding one) is a one-line error, exit 1.  The work is bounded: ``--rules`` lists at
+most :data:`onparse.grammar.config.MOST_RULES` rules (a note on stderr says when that cut the
+list), and sampling stops after a budget of draws; then the report is printed with the
+sentences drawn, and one line says sampling gave up (exit 1).
 """
 import click
 
@@ -19,7 +22,9 @@ MAX_SAMPLE_LENGTH = 500
                         "folder), or a bundle holding one (its first grammar is shown) [default: the model "
                         "bundled with onparse].")
 @click.option("--rules", "n_rules", type=click.IntRange(0, INT_MAX), default=20, show_default=True,
-              help="How many of the most probable binary rules A -> B C to print (and of start rules S -> A).")
+              help="How many of the most probable binary rules A -> B C to print (and of start rules S -> A); "
+                   "at most the rules the grammar has, and at most a bound that keeps memory small (a note "
+                   "says when it cut the list; docs/pcfg.md).")
 @click.option("--words", "n_words", type=click.IntRange(0, INT_MAX), default=5, show_default=True,
               help="How many of each preterminal's most probable words to print.")
 @click.option("--sample", "n_samples", type=click.IntRange(0, 100_000), default=5, show_default=True,
@@ -28,7 +33,7 @@ MAX_SAMPLE_LENGTH = 500
               help="Seed of the sampler: the same seed gives the same sentences.")
 @click.option("--max-length", type=click.IntRange(2, MAX_SAMPLE_LENGTH), default=30, show_default=True,
               help="Longest sampled sentence, in words (longer draws are redrawn: the samples follow the "
-                   "grammar conditioned on this length).")
+                   "grammar conditioned on this length; sampling gives up after a budget of draws).")
 @click.option("--json", "as_json", is_flag=True, help="Print the report as one JSON object.")
 @device_option
 @threads_option(apply=True)
@@ -67,6 +72,10 @@ def grammar_command(model_paths, no_verify, n_rules, n_words, n_samples, seed, m
     model, called = found
     report = model.grammar_report(called, **options)
     click.echo(dumps(report, indent=2) if as_json else format_report(report))
+    for note in report.get("notes", []):
+        click.echo(f"note: {note}", err=True)
+    if report.get("gave_up"):
+        raise OnparseError(report["gave_up"])
 
 
 def format_report(report: dict) -> str:
@@ -80,7 +89,9 @@ def format_report(report: dict) -> str:
         lines += ["", "most probable start rules (S -> A, P(A)):"]
         lines += [f"  S -> {r['symbol']}  {r['probability']:.3f}" for r in report["start"]]
     if report["rules"]:
-        lines += ["", "most probable binary rules (A -> B C, P(B C | A)):"]
+        count = report.get("rule_count")
+        of = f"; {len(report['rules']):,} of {count:,}" if count else ""
+        lines += ["", f"most probable binary rules (A -> B C, P(B C | A){of}):"]
         lines += [f"  {r['parent']} -> {r['left']} {r['right']}  {r['probability']:.3f}" for r in report["rules"]]
     if report["words"]:
         lines += ["", "most probable words of each preterminal (P(word | PT)):"]

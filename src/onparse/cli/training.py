@@ -189,7 +189,8 @@ def train_command(ctx, family, preset, corpus, valid, test, fmt, fmt_old, out, d
     if refused:
         names = ", ".join("--init-from" if n == "init_from" else "--amp/--no-amp" if n == "amp" else _flag(n)
                           for n in refused)
-        raise click.UsageError(f"{names} apply to --family {'grammar' if family == 'lm' else 'lm'}, not {family}")
+        verb = "applies" if len(refused) == 1 else "apply"
+        raise click.UsageError(f"{names} {verb} to --family {'grammar' if family == 'lm' else 'lm'}, not {family}")
     if given("preset") and preset not in (PRESETS if family == "lm" else GRAMMAR_PRESETS):
         known = ", ".join(PRESETS if family == "lm" else GRAMMAR_PRESETS)
         raise click.BadParameter(f"{preset!r} is not a {family} preset: choose from {known}", param_hint="--preset")

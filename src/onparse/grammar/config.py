@@ -33,6 +33,9 @@ MAX_VOCAB = 5_000_000
 #: rank space with one component per child pair, O(n^2 (m+p)^4) a sentence: seconds for the tiny
 #: preset (400 rules), hours for the small one (243,000), so the form is for tests and toys.
 FULL_RULES = 1 << 14
+#: The most binary rules ``onparse grammar`` lists (``--rules``): a medium grammar has 18.9 million,
+#: and a list of them all would take GBs (a report's rules are sorted tuples, then text).
+MOST_RULES = 100_000
 #: The forms of the binary rules (module docstring).  A grammar file written before the form was a
 #: setting holds low-rank rules, the dataclass default; every preset takes the simple form, the
 #: one that learns (research/RESULTS.md, "Grammars that learn").

@@ -17,7 +17,9 @@ Layout (plain values and tensors only, so ``torch.load(weights_only=True)`` read
 A bundle (:mod:`onparse.files.bundle`) stores a grammar as a model entry with ``"kind": "grammar"``.
 Loading checks the config (its bounds: :mod:`onparse.grammar.config`), the vocabulary, the
 weights' shapes (computed, not allocated), their checksum and that they are finite, as
-:mod:`onparse.files.checkpoint` does for language models.
+:mod:`onparse.files.checkpoint` does for language models; building the grammar
+(:meth:`onparse.grammar.kind.Grammar.from_blob`) then checks that the rules they give are
+finite (huge finite weights overflow).
 """
 from __future__ import annotations
 

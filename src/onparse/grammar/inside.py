@@ -27,7 +27,6 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor
 
-from ..errors import OnparseError
 from ..trees.span_trees import cyk
 from ..trees.tree import Span
 
@@ -334,8 +333,29 @@ class _TooLong(Exception):
     """A sampled sentence would exceed ``max_length``: start that sentence again."""
 
 
+class _OutOfDraws(Exception):
+    """The sampler spent its budget of draws (:data:`DRAWS_PER_WORD`)."""
+
+
+#: The draws (uniform numbers) :func:`sample` may spend, per word of ``max_length``, before its
+#: first sentence and for each one it has drawn: at most ``DRAWS_PER_WORD * max_length * (k + 1)``
+#: with ``k`` sentences drawn.  A sentence of w words takes about 4w draws, so this allows about 50
+#: attempts of full length per sentence (a grammar that yields a short enough sentence one time in
+#: five is never cut short); a grammar whose derivations never end gives up after 100,000 draws
+#: at ``max_length`` 500 (about a second), and ``n`` sentences cost O(n max_length) draws at most.
+DRAWS_PER_WORD = 200
+
+
+class Samples(list):
+    """:func:`sample`'s ``(word ids, tree)`` pairs, with ``draws`` (uniforms spent) and
+    ``gave_up`` (True when the budget ran out before ``n`` sentences: the list holds fewer)."""
+
+    draws: int = 0
+    gave_up: bool = False
+
+
 def sample(log_root: Tensor, log_U: Tensor, log_V: Tensor, log_W: Tensor, log_emission: Tensor,
-           n: int, generator: torch.Generator, max_length: int = 60) -> List[Tuple[List[int], LabelledTree]]:
+           n: int, generator: torch.Generator, max_length: int = 60) -> Samples:
     """Draw ``n`` sentences with their trees from an unbatched grammar (``log_root [m]``,
     ``log_U [m, r]``, ``log_V``/``log_W [m+p, r]``, ``log_emission [p, vocab]``).
 
@@ -343,9 +363,12 @@ def sample(log_root: Tensor, log_U: Tensor, log_V: Tensor, log_W: Tensor, log_em
     independently (so ``P(B, C | A) = T[A, B, C]``); preterminal -> word ~ its emissions.  A
     sentence that would exceed ``max_length`` (<= 500) words is dropped as soon as that is
     certain and drawn again, so the output follows the grammar conditioned on length <=
-    ``max_length``; OnparseError after ``100 n + 1000`` drops.  Returns ``(word ids, tree)``
-    pairs, trees as :data:`LabelledTree`.  Deterministic given the ``generator`` state.
-    Cost: O(words) inverse-CDF draws per sentence, on the CPU.
+    ``max_length``.  The work is bounded (:data:`DRAWS_PER_WORD`): past
+    ``DRAWS_PER_WORD * max_length * (k + 1)`` draws with ``k`` sentences drawn it stops with
+    them (``gave_up``), however explosive the grammar.  Returns
+    :class:`Samples` of ``(word ids, tree)`` pairs, trees as :data:`LabelledTree`.
+    Deterministic given the ``generator`` state.
+    Cost: O(words) inverse-CDF draws per sentence, at most O(n max_length) in all, on the CPU.
     """
     if not 2 <= max_length <= 500:
         raise ValueError(f"max_length must lie in 2..500 (trees are grown recursively), got {max_length}")
@@ -357,8 +380,11 @@ def sample(log_root: Tensor, log_U: Tensor, log_V: Tensor, log_W: Tensor, log_em
 
     root, U, V, W, E = cdf(log_root), cdf(log_U), cdf(log_V.t()), cdf(log_W.t()), cdf(log_emission)
     uniforms: List[float] = []
-
+    out = Samples()
     def draw(row: np.ndarray) -> int:
+        out.draws += 1
+        if out.draws > DRAWS_PER_WORD * max_length * (len(out) + 1):
+            raise _OutOfDraws
         if not uniforms:
             uniforms.extend(torch.rand(4096, generator=generator, dtype=torch.float64).tolist()[::-1])
         return min(int(np.searchsorted(row, uniforms.pop(), side="right")), len(row) - 1)
@@ -377,17 +403,15 @@ def sample(log_root: Tensor, log_U: Tensor, log_V: Tensor, log_W: Tensor, log_em
         left_tree = grow(left, words, pending + 1)
         return (symbol_name(symbol, m), left_tree, grow(right, words, pending))
 
-    out: List[Tuple[List[int], LabelledTree]] = []
-    drops = 0
     while len(out) < n:
         words: List[int] = []
         try:
             tree = grow(draw(root), words, 0)
         except _TooLong:
-            drops += 1
-            if drops > 100 * n + 1000:
-                raise OnparseError(f"sampling gave up: {drops} sentences longer than {max_length} words "
-                                   "(the grammar's expected length is too large)") from None
             continue
+        except _OutOfDraws:
+            out.draws -= 1                                   # the refused draw was not made
+            out.gave_up = True
+            break
         out.append((words, tree))
     return out

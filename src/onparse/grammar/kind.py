@@ -26,7 +26,7 @@ from ..lm.perplexity import PerplexityResult, text_to_measure
 from ..members import ALL, Member, MemberError
 from ..progress import Progress as Bar
 from ..trees.tree import Span
-from .config import GrammarConfig
+from .config import MOST_RULES, GrammarConfig
 from .file import GRAMMAR_KIND, check_grammar
 from .health import collapse_alarm
 from .model import NeuralPCFG
@@ -50,6 +50,20 @@ class Grammar(ParsingModel):
     def check(cls, blob: Dict[str, Any], path, *, verify: bool = True) -> Dict[str, Any]:
         return check_grammar(blob, path, verify=verify)
 
+
+    @classmethod
+    def from_blob(cls, blob: Dict[str, Any], path, device="cpu") -> "Grammar":
+        """As :meth:`ParsingModel.from_blob`, then the rules the weights give, once: weights that
+        are finite but huge (a file scaled by 1e30 keeps a valid checksum) overflow into NaN
+        rules, which would print ``nan``, score ``inf`` and parse chains; such a file is a
+        one-line OnparseError.  Cost: :meth:`~onparse.grammar.model.NeuralPCFG.rules`."""
+        grammar = super().from_blob(blob, path, device)
+        with torch.no_grad():
+            rules = grammar.model.rules()
+        if not all(bool(torch.isfinite(t).all()) for t in rules):
+            raise OnparseError(f"{path}: the grammar's rule probabilities are not finite (its weights are so large "
+                               "that they overflow); the file cannot be used")
+        return grammar
 
     @classmethod
     def describe_sections(cls):
@@ -101,8 +115,14 @@ class Grammar(ParsingModel):
         preterminal its ``words`` most probable words); ``samples`` sentences drawn with a
         generator seeded ``seed`` (the same seed, the same sentences), of at most ``max_length``
         words, each with its tree in labelled brackets ``(NT-2 (PT-5 the) (PT-1 cat))``.
+
+        ``rule_count`` is the number of binary rules ``m (m+p)^2``; at most that many and at most
+        :data:`~onparse.grammar.config.MOST_RULES` are listed, and ``notes`` says when the bound
+        cut the list.  Sampling spends a bounded number of draws
+        (:func:`onparse.grammar.inside.sample`): when it runs out, ``samples`` holds what was
+        drawn and ``gave_up`` says so in one line (else None).
         Cost: O(m (m+p)^2 r) for the rules (seconds at the small size, minutes at the large),
-        O(p vocab) for the words, O(words) per sample."""
+        O(p vocab) for the words, O(words) per sample, O(samples x max_length) at most."""
         model, config = self.model, self.model.config
         report: Dict[str, Any] = {"model": name, "sizes": {
             "nonterminals": config.n_nonterminals, "preterminals": config.n_preterminals, "rule_form": config.rule_form,
@@ -113,14 +133,24 @@ class Grammar(ParsingModel):
         top = start.topk(min(rules, config.n_nonterminals)) if rules else None
         report["start"] = [] if top is None else [{"symbol": f"NT-{k}", "probability": float(v)}
                                                   for v, k in zip(top.values.tolist(), top.indices.tolist())]
+        rule_count = config.n_nonterminals * config.n_symbols ** 2
+        listed = min(rules, rule_count, MOST_RULES)
+        report["rule_count"] = rule_count
+        report["notes"] = [f"--rules lists at most {MOST_RULES:,} rules: these are the {listed:,} most probable of "
+                           f"{rule_count:,}"] if listed < min(rules, rule_count) else []
         report["rules"] = [{"parent": a, "left": b, "right": c, "probability": p}
-                           for a, b, c, p in (model.top_rules(rules) if rules else [])]
+                           for a, b, c, p in (model.top_rules(listed) if listed else [])]
         report["words"] = [{"symbol": f"PT-{k}", "words": [{"word": w, "probability": p} for w, p in row]}
                            for k, row in enumerate(model.top_words(self.vocab.itos, words) if words else [])]
         drawn = model.sample(samples, torch.Generator().manual_seed(seed), max_length) if samples else []
         report["samples"] = [{"words": [self.vocab.itos[i] for i in ids], "tree": _sampled_brackets(tree, self.vocab.itos)}
                              for ids, tree in drawn]
         report["seed"], report["max_length"] = seed, max_length
+        report["gave_up"] = None
+        if samples and getattr(drawn, "gave_up", False):
+            report["gave_up"] = (f"sampling gave up after {drawn.draws:,} draws: {len(drawn):,} of {samples:,} "
+                                 f"sentences of at most {max_length} words drawn (this grammar's derivations are "
+                                 "mostly longer" + ("; try a larger --max-length)" if max_length < 500 else ")"))
         return report
 
     # -- perplexity ------------------------------------------------------------------------------
@@ -134,14 +164,23 @@ class Grammar(ParsingModel):
         training = field_of(self.metadata, "training", dict, {})
         batch_size = batch_size or field_of(training, "batch_size", int) or DEFAULT_BATCH_SIZE
         with Bar(f"perplexity of {name} on {described}", len(sentences), "sentences", quiet) as bar:
-            total, words, kept = log_likelihood(self.model, self.vocab, sentences, batch_size, bar.update)
-        if not words:
+            measured = log_likelihood(self.model, self.vocab, sentences, batch_size, bar.update)
+        one_word = len(sentences) - measured.sentences - measured.too_long
+        notes = [f"{one_word:,} one-word sentence{'s' if one_word > 1 else ''} left out"] if one_word else []
+        if measured.too_long:
+            count = measured.too_long
+            notes.append(f"{count:,} sentence{'s' if count > 1 else ''} of more than {measured.cap:,} words left out: "
+                         "too long to score exactly")
+        if not measured.words:
+            if measured.too_long:
+                raise OnparseError(f"{described} holds no sentence of 2 to {measured.cap:,} words, the lengths a "
+                                   f"grammar of this size scores ({notes[-1]})")
             raise OnparseError(f"{described} holds no sentence of two words or more")
-        left_out = len(sentences) - kept
-        if left_out:
-            described += f" ({left_out:,} one-word sentence{'s' if left_out > 1 else ''} left out)"
-        loss = -total / words
-        return replace(PerplexityResult(loss, perplexity_of(loss), words, kept), corpus=described)
+        if notes:
+            described += f" ({'; '.join(notes)})"
+        loss = -measured.total / measured.words
+        return replace(PerplexityResult(loss, perplexity_of(loss), measured.words, measured.sentences),
+                       corpus=described)
 
 
 def _sampled_brackets(tree, itos: Sequence[str]) -> str:
@@ -193,7 +232,8 @@ def _training_lines(blob, meta):
     epochs = [e for e in field_of(meta, "epochs", list, []) if isinstance(e, dict)
               and isinstance(e.get("valid_ppl"), (int, float))]
     if epochs:
-        minutes = sum(e.get("epoch_time_s") or 0 for e in epochs if isinstance(e.get("epoch_time_s"), (int, float))) / 60
+        times = [e.get("epoch_time_s") for e in epochs]
+        minutes = sum(t for t in times if isinstance(t, (int, float)) and math.isfinite(t)) / 60
         lines.append("valid perplexity by epoch: " + ", ".join(format_ppl(float(e["valid_ppl"])) for e in epochs)
                      + f" ({minutes:.1f} min of training)")
     return lines + _health_lines(next((e for e in epochs if e.get("epoch") == meta.get("epoch")), None))

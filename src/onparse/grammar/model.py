@@ -34,7 +34,7 @@ from torch import Tensor, nn
 
 from .config import GrammarConfig
 from ..trees.span_trees import cyk
-from .inside import (NEG, LabelledTree, RankRules, full_rules_from_rank, labelled_marginals, rank_inside, sample,
+from .inside import (NEG, RankRules, Samples, full_rules_from_rank, labelled_marginals, rank_inside, sample,
                      span_labels, symbol_name)
 
 
@@ -181,11 +181,14 @@ class NeuralPCFG(nn.Module):
     @torch.no_grad()
     def top_rules(self, k: int = 20, chunk_size: int = 4_000_000) -> List[Tuple[str, str, str, float]]:
         """The ``k`` most probable binary rules ``(A, B, C, T[A, B, C])`` over every parent, best
-        first, names as :func:`~onparse.grammar.inside.symbol_name`.  Built a few parents at a
-        time (about ``chunk_size`` floats each) so that the full ``m (m+p)^2`` tensor never
-        exists.  Cost: O(m (m+p)^2 r) (seconds for the small preset, minutes for the large)."""
+        first, names as :func:`~onparse.grammar.inside.symbol_name`; ``k`` is capped at the
+        ``m (m+p)^2`` rules there are.  Built a few parents at a time (about ``chunk_size``
+        floats each) so that the full tensor never exists.  Memory O(k + chunk_size) (callers
+        bound ``k``: :data:`~onparse.grammar.config.MOST_RULES`).  Cost: O(m (m+p)^2 r) (seconds
+        for the small preset, minutes for the large)."""
         rules = self.rules()
         m, n_symbols = self.config.n_nonterminals, self.config.n_symbols
+        k = min(k, m * n_symbols * n_symbols)
         step = max(1, chunk_size // (n_symbols * n_symbols))
         best_values, best_index = rules.log_U.new_empty(0), torch.empty(0, dtype=torch.long)
         for start in range(0, m, step):
@@ -240,10 +243,11 @@ class NeuralPCFG(nn.Module):
 
     @torch.no_grad()
     def sample(self, n: int, generator: Optional[torch.Generator] = None,
-               max_length: int = 60) -> List[Tuple[List[int], LabelledTree]]:
+               max_length: int = 60) -> Samples:
         """``n`` sentences drawn from the grammar as ``(word ids, tree)``, trees as nested
         ``(label, left, right)`` / ``(label, word id)`` tuples; see
-        :func:`~onparse.grammar.inside.sample` (length guard, reproducibility)."""
+        :func:`~onparse.grammar.inside.sample` (length guard, reproducibility, the bounded work:
+        fewer than ``n`` and ``gave_up`` when the budget of draws ran out)."""
         rules = self.rules()
         return sample(*rules, n=n, generator=generator or torch.Generator().manual_seed(0),
                       max_length=max_length)

@@ -6,6 +6,12 @@ batch holds at most :data:`CHART_CELLS` of ``n^3 r`` and a sentence longer than
 :func:`exact_words` (about 160 words at the small size, 80 at the large) is parsed in pieces
 (:func:`piece_spans`) and reported in ``too_long``.
 
+Scores follow the same budget: :func:`log_likelihood` is exact over the sentences of 2 to
+:func:`exact_words` words and leaves longer ones out, counted (``too_long``): a piece's ``log Z``
+is not the sentence's, and the whole sentence's inside would cost ``n^3 r`` (minutes and GBs
+at 2,000 words).  Training refuses a ``max_words`` over the same limit
+(:func:`onparse.grammar.train.run_settings`) and cuts its batches to the budget too.
+
 Viterbi needs the full rule tensor ``T [m, m+p, m+p]``: it is built from U, V, W when it has at
 most :data:`VITERBI_RULES` entries (the tiny and small presets; not medium or large, where
 :func:`viterbi_refusal` says why) and runs one sentence at a time, its memory
@@ -14,7 +20,7 @@ pass through the sum over the rank (``docs/pcfg.md``, "Trees out").
 """
 from __future__ import annotations
 
-from typing import Callable, Dict, List, Optional, Sequence, Tuple
+from typing import Callable, Dict, List, NamedTuple, Optional, Sequence, Tuple
 
 import torch
 
@@ -56,8 +62,9 @@ def viterbi_refusal(config: Dict[str, int]) -> Optional[str]:
 
 
 def cubic_batches(lengths: Sequence[int], batch_size: int, rank: int) -> List[List[int]]:
-    """Indices of ``lengths`` grouped by length (shortest first), at most ``batch_size`` a
-    group and at most :data:`CHART_CELLS` of ``n^3 r`` (a longer sentence goes alone)."""
+    """Indices of ``lengths`` grouped by length (shortest first; equal lengths in input order),
+    at most ``batch_size`` a group and at most :data:`CHART_CELLS` of ``n^3 r`` (a longer
+    sentence goes alone)."""
     order = sorted(range(len(lengths)), key=lambda i: lengths[i])
     groups: List[List[int]] = []
     for i in order:
@@ -67,6 +74,27 @@ def cubic_batches(lengths: Sequence[int], batch_size: int, rank: int) -> List[Li
         else:
             groups.append([i])
     return groups
+
+
+def scorable(token_lists: Sequence[Sequence[str]], rank: int) -> Tuple[List[Sequence[str]], int]:
+    """``(the token lists a grammar of chart width rank scores, how many are too long)``: those
+    of 2 to :func:`exact_words` words; one-word lists (probability 0) are neither."""
+    cap = exact_words(rank)
+    kept = [t for t in token_lists if 2 <= len(t) <= cap]
+    return kept, sum(1 for t in token_lists if len(t) > cap)
+
+
+class Likelihood(NamedTuple):
+    """What :func:`log_likelihood` measured: ``total`` log Z over ``words`` words of
+    ``sentences`` sentences; ``too_long`` sentences of more than ``cap`` words left out;
+    ``stopped`` when a stop request ended it early (then the figures are partial)."""
+
+    total: float
+    words: int
+    sentences: int
+    too_long: int
+    cap: int
+    stopped: bool = False
 
 
 class GrammarTrees(list):
@@ -79,23 +107,33 @@ class GrammarTrees(list):
 
 @torch.no_grad()
 def log_likelihood(model: NeuralPCFG, vocab, token_lists: Sequence[Sequence[str]], batch_size: int,
-                   progress: Optional[Callable[[int], None]] = None) -> Tuple[float, int, int]:
-    """``(sum of log Z, words, sentences)`` over the token lists of at least two words (a
-    one-word sentence has probability 0 under a grammar whose root rewrites to nonterminals);
-    the exact per-word perplexity is ``exp(-sum / words)``.  ``progress(k)`` after each batch.
-    Cost: O(n^3 r + n^2 r^2) per sentence without gradients; memory O(B n^2 r)."""
-    kept = [list(t) for t in token_lists if len(t) >= 2]
+                   progress: Optional[Callable[[int], None]] = None,
+                   stop: Optional[Callable[[], bool]] = None) -> Likelihood:
+    """The sum of ``log Z`` over the token lists of 2 to :func:`exact_words` words, exact: the
+    per-word perplexity is ``exp(-total / words)`` (:class:`Likelihood`).  A one-word sentence
+    has probability 0 (the root rewrites to nonterminals) and a longer one would cost ``n^3 r``
+    for its chart: both are left out, the long ones counted in ``too_long``.  ``progress(k)``
+    after each batch (and once for the sentences left out); ``stop()`` is asked before each
+    batch, and True ends the measure there (``stopped``).  Cost: O(n^3 r + n^2 r^2) per
+    sentence without gradients, each batch within :data:`CHART_CELLS`; memory O(B n^2 r)."""
+    rank = model.config.chart_rank
+    kept, too_long = scorable([list(t) for t in token_lists], rank)
     device = next(model.parameters()).device
     rules = model.rules()
-    total, words = torch.zeros((), dtype=torch.float64, device=device), 0
-    for group in cubic_batches([len(t) for t in kept], batch_size, model.config.chart_rank):
+    total, words, stopped = torch.zeros((), dtype=torch.float64, device=device), 0, False
+    for group in cubic_batches([len(t) for t in kept], batch_size, rank):
+        if stop is not None and stop():
+            stopped = True
+            break
         ids, lengths = encode([kept[i] for i in group], vocab)
         z = rank_inside(rules.for_words(ids.to(device)), lengths.to(device))
         total += z.double().sum()
         words += int(lengths.sum())
         if progress is not None:
             progress(len(group))
-    return float(total), words, len(kept)
+    if progress is not None and not stopped:
+        progress(len(token_lists) - len(kept))
+    return Likelihood(float(total), words, len(kept), too_long, exact_words(rank), stopped)
 
 
 @torch.no_grad()

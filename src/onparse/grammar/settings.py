@@ -60,8 +60,19 @@ class GrammarTraining(DictConfig):
         return self.max_vocab or None
 
     def with_overrides(self, overrides: Mapping[str, Any]) -> "GrammarTraining":
-        """A copy with some settings replaced; unknown names raise SettingError."""
-        return replace(self, **known_fields(GrammarTraining, dict(overrides), "grammar training settings"))
+        """A copy with some settings replaced; unknown names raise SettingError.  A ``max_words``
+        below the ``curriculum_start`` the overrides leave as it was is refused naming that
+        value, which the caller did not give (the check itself is :meth:`__post_init__`'s)."""
+        given = known_fields(GrammarTraining, dict(overrides), "grammar training settings")
+        try:
+            return replace(self, **given)
+        except SettingError:
+            if "curriculum_start" in given or "max_words" not in given \
+                    or given["max_words"] >= self.curriculum_start:
+                raise
+            raise SettingError(f"--max-words {given['max_words']} is below --curriculum-start's "
+                               f"{'default ' if self == GrammarTraining() else ''}{self.curriculum_start}: give "
+                               f"--curriculum-start too (2 to {given['max_words']})") from None
 
     def same_run(self, other: "GrammarTraining") -> bool:
         """Whether a run with ``other`` may resume one with these settings (only ``epochs`` may

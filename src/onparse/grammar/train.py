@@ -6,11 +6,16 @@ The recipe is ``docs/pcfg.md``'s (Kim et al. 2019; settings in :mod:`onparse.gra
   words, ``max_vocab`` with ``<unk>`` and ``<eos>``); one-word sentences are skipped (their
   ``log Z`` is ``-inf``: the root rewrites to a nonterminal, which covers two words or more);
 * epoch ``e`` trains on the sentences of at most ``settings.length_limit(e)`` words (the length
-  curriculum), in batches of ``batch_size`` sentences of similar length whose order is fixed by
-  the seed and the epoch; loss = minus the mean ``log Z`` per sentence; Adam, gradient norm
-  clipped;
+  curriculum), in batches of ``batch_size`` sentences of similar length (fewer where their
+  chart would pass :data:`onparse.grammar.parse.CHART_CELLS`) whose order is fixed by the seed
+  and the epoch; loss = minus the mean ``log Z`` per sentence; Adam, gradient norm clipped.
+  A ``max_words`` longer than the chart allows (:func:`onparse.grammar.parse.exact_words`) is
+  refused before any text is read;
 * after each epoch, the exact per-word perplexity ``exp(-sum log Z / words)`` of the
-  validation sentences of two words or more (all lengths) chooses ``best.pt``; beside it the
+  validation sentences of 2 to ``exact_words`` words chooses ``best.pt`` (longer ones are left
+  out, said at the start and counted as ``valid_too_long``: :func:`onparse.grammar.parse.log_likelihood`);
+  a stop request during validation is honoured at its next batch (the epoch is validated again
+  on ``--resume``); beside it the
   epoch records the collapse alarm's figures (:mod:`onparse.grammar.health`: the unigram
   baseline's perplexity, the share of branching chains among its held-out trees, its rules'
   entropy) and how the gradient was clipped (``clipped_share``, ``median_grad_norm``), and a
@@ -52,12 +57,13 @@ from ..lm.training.stops import StopRequests
 from ..progress import Progress
 from ..student.model import encode
 from ..text.corpora import CorpusSpec, encode_stream, load_corpus
+from ..settings import SettingError
 from ..text.vocab import Vocabulary
 from .config import GRAMMAR_PRESETS, GrammarConfig
 from .file import check_grammar, save_grammar
 from .model import NeuralPCFG
 from .health import collapse_alarm, held_out_sample, unigram_perplexity
-from .parse import branching, log_likelihood
+from .parse import CHART_CELLS, branching, cubic_batches, exact_words, log_likelihood, scorable
 from .config import SIZE_OPTIONS
 from .settings import GrammarTraining
 
@@ -86,18 +92,21 @@ def run_settings(preset: Optional[str], spec: Optional[CorpusSpec], sizes: Dict[
     """``(sizes, settings, corpus, preset)`` of a run: a new one of ``preset``'s sizes with the
     ``sizes`` and ``overrides`` given; or, with ``resume_from`` (a run folder), the saved run's,
     where only ``epochs`` may differ.  ValueError for a bad value; OnparseError for a run that
-    cannot be resumed so."""
+    cannot be resumed so; SettingError for a ``max_words`` longer than the sizes' chart allows."""
     if resume_from is None:
         chosen = {**GRAMMAR_PRESETS[preset], **sizes}
-        GrammarConfig(vocab_size=1, **chosen)                      # sizes checked before any text is read
-        return chosen, GrammarTraining().with_overrides(overrides), spec, preset
+        settings = GrammarTraining().with_overrides(overrides)
+        _refuse_long_sentences(GrammarConfig(vocab_size=1, **chosen), settings)   # before any text is read
+        return chosen, settings, spec, preset
     blob, _ = read_last(resume_from, verify)
     meta = blob["metadata"]
     saved = {k: v for k, v in blob["config"].items() if k != "vocab_size"}
     settings = GrammarTraining.from_dict(meta["training"])
     saved_spec = CorpusSpec.from_dict(meta["corpus"])
     # A run recorded before a setting existed holds its default (rule_form: low_rank).
-    current = GrammarConfig(vocab_size=1, **saved).to_dict()
+    current = GrammarConfig(vocab_size=1, **saved)
+    _refuse_long_sentences(current, settings)
+    current = current.to_dict()
     changed = [SIZE_OPTIONS[k] for k, v in sizes.items() if current[k] != v]
     changed += ["--" + k.replace("_", "-") for k, v in overrides.items() if k != "epochs" and getattr(settings, k) != v]
     if preset is not None and preset != meta.get("preset"):
@@ -109,6 +118,17 @@ def run_settings(preset: Optional[str], spec: Optional[CorpusSpec], sizes: Dict[
                            "--max-time, --max-steps and --threads)")
     return saved, settings.with_overrides({k: v for k, v in overrides.items() if k == "epochs"}), saved_spec, \
         meta.get("preset")
+
+
+def _refuse_long_sentences(config: GrammarConfig, settings: GrammarTraining) -> None:
+    """SettingError when a training sentence of ``settings.max_words`` words would need a chart of
+    more than :data:`~onparse.grammar.parse.CHART_CELLS` cells on its own (``n^3`` x the chart's
+    width): its step would take GBs and end in a MemoryError."""
+    cap = exact_words(config.chart_rank)
+    if settings.max_words > cap:
+        raise SettingError(f"--max-words {settings.max_words} is more than the {cap:,} words a grammar of these sizes "
+                           f"trains on (a sentence's chart, n^3 x {config.chart_rank:,} cells, is kept under "
+                           f"{CHART_CELLS:,}): lower --max-words to {cap:,} or less")
 
 
 def read_last(out: str, verify: bool = True) -> Tuple[Dict[str, Any], Dict[str, Any]]:
@@ -161,18 +181,23 @@ class _Run:
         self.vocab = Vocabulary(words) if words else Vocabulary.build(corpus.train, max_size=settings.vocab_limit,
                                                                       min_count=settings.min_count)
         self.fingerprint = fingerprint(encode_stream(corpus.train, self.vocab))
+        self.config = GrammarConfig(vocab_size=len(self.vocab), **sizes)
         self.train_text = [s for s in corpus.train if 2 <= len(s) <= settings.max_words]
         self.valid_text, self.test_text = corpus.valid, corpus.test
+        # Validation scores the sentences its chart holds (parse.log_likelihood); the rest are counted.
+        scored, self.valid_too_long = scorable(self.valid_text, self.config.chart_rank)
         # The collapse alarm's fixed parts: the unigram baseline and the sentences parsed each epoch.
-        self.unigram_ppl = unigram_perplexity(corpus.train, self.valid_text, self.vocab)
+        self.unigram_ppl = unigram_perplexity(corpus.train, scored, self.vocab)
         self.health_sample = held_out_sample(self.valid_text)
         if not any(len(t) <= settings.curriculum_start for t in self.train_text):
             raise OnparseError(f"{spec.source} has no training sentence of 2 to {settings.curriculum_start} words "
                                "(the first epoch's; see --curriculum-start and --max-words)")
-        if not any(len(s) >= 2 for s in self.valid_text):
+        if not scored and self.valid_too_long:
+            raise OnparseError(f"{spec.source}: no validation sentence of 2 to {exact_words(self.config.chart_rank):,} "
+                               f"words, the lengths a grammar of these sizes scores ({self.valid_too_long:,} longer)")
+        if not scored:
             raise OnparseError(f"{spec.source}: no validation sentence of two words or more")
         torch.manual_seed(settings.seed)
-        self.config = GrammarConfig(vocab_size=len(self.vocab), **sizes)
         self.model = NeuralPCFG(self.config).to(self.device)
         self.optimizer = torch.optim.Adam(self.model.parameters(), lr=settings.lr,
                                           betas=(settings.beta1, settings.beta2))
@@ -193,6 +218,11 @@ class _Run:
         self.log.say(f"{'resuming' if self.resumed else 'training'} a grammar: {self.n_params:,} parameters, "
                      f"vocabulary {len(self.vocab):,}, {len(self.train_text):,} training sentences of 2 to "
                      f"{s.max_words} words, on {self.device}")
+        if self.valid_too_long:
+            count = self.valid_too_long
+            self.log.say(f"{count:,} validation sentence{'s' if count > 1 else ''} of more than "
+                         f"{exact_words(self.config.chart_rank):,} words {'are' if count > 1 else 'is'} left out of "
+                         "its perplexity (too long to score exactly within the chart's memory; docs/pcfg.md)")
         started, reason = time.monotonic(), None
         with StopRequests(self.log.say) as stops:
             while reason is None:
@@ -215,7 +245,8 @@ class _Run:
         limit = s.length_limit(epoch)
         order = sorted((k for k, t in enumerate(self.train_text) if len(t) <= limit),
                        key=lambda k: (len(self.train_text[k]), rng.random()))
-        batches = [[self.train_text[k] for k in order[i:i + s.batch_size]] for i in range(0, len(order), s.batch_size)]
+        groups = cubic_batches([len(self.train_text[k]) for k in order], s.batch_size, self.config.chart_rank)
+        batches = [[self.train_text[order[i]] for i in group] for group in groups]
         rng.shuffle(batches)
         return batches
 
@@ -236,10 +267,9 @@ class _Run:
                 bar.update(1)
                 reason = self._should_stop(stops, started)
         at.seconds += time.monotonic() - tick
-        if at.batch < len(batches):
-            self._save_last()
-            return reason
-        self._end_epoch(len(batches))
+        if at.batch < len(batches) or not self._end_epoch(len(batches), stops):
+            self._save_last()                    # a stop in validation: --resume validates this epoch again
+            return reason or "interrupted"
         return reason or ("epochs" if at.epoch >= s.epochs else None)
 
     def _step(self, sentences: List[List[str]]) -> None:
@@ -282,10 +312,15 @@ class _Run:
             self._save_last()                     # mid-epoch: a kill loses at most this interval
         return None
 
-    def _end_epoch(self, n_batches: int) -> None:
-        """Validation, ``best.pt``, the snapshot, the epoch's record and ``last.pt``."""
+    def _end_epoch(self, n_batches: int, stops: StopRequests) -> bool:
+        """Validation, ``best.pt``, the snapshot, the epoch's record and ``last.pt``; False (and
+        nothing done) when a stop request came during validation."""
         s, at = self.settings, self.at
-        total, words, sentences = log_likelihood(self.model, self.vocab, self.valid_text, s.batch_size)
+        measured = log_likelihood(self.model, self.vocab, self.valid_text, s.batch_size,
+                                  stop=lambda: stops.requested)
+        if measured.stopped:
+            return False
+        total, words, sentences = measured.total, measured.words, measured.sentences
         valid_loss = -total / words
         if not math.isfinite(valid_loss):
             self._diverged(f"the validation loss became {valid_loss}")
@@ -297,7 +332,8 @@ class _Run:
         record = {"epoch": at.epoch, "step": at.step, "train_loss": train_loss, "train_ppl": perplexity_of(train_loss),
                   "valid_loss": valid_loss, "valid_ppl": perplexity_of(valid_loss), "best_valid_ppl": self._best_ppl(),
                   "improved": improved, "length_limit": s.length_limit(at.epoch), "batches": n_batches,
-                  "valid_sentences": sentences, "valid_words": words, "epoch_time_s": at.seconds,
+                  "valid_sentences": sentences, "valid_words": words, "valid_too_long": measured.too_long,
+                  "epoch_time_s": at.seconds,
                   "skipped_sentences": at.skipped,
                   "words_per_s": at.words / at.seconds if at.seconds > 0 else None,
                   **self._health(), **self._clipping()}
@@ -318,6 +354,7 @@ class _Run:
                          "right- or left-branching baseline (try another --seed, a lower --lr, or more text)")
         at.batch, at.log_z, at.words, at.seconds, at.skipped, at.norms = 0, 0.0, 0, 0.0, 0, []
         self._save_last()
+        return True
 
     def _health(self) -> Dict[str, Any]:
         """The collapse alarm's figures of the model as it stands (:mod:`onparse.grammar.health`).
@@ -394,7 +431,9 @@ class _Run:
             return None
         model = NeuralPCFG(self.config).to(self.device)
         model.load_state_dict(read_file(best)["state_dict"])
-        total, words, _ = log_likelihood(model.eval(), self.vocab, self.test_text, self.settings.batch_size)
-        ppl = perplexity_of(-total / words)
-        self.log.event("test", test_ppl=ppl, best_epoch=self.at.best_epoch)
+        measured = log_likelihood(model.eval(), self.vocab, self.test_text, self.settings.batch_size)
+        if not measured.words:
+            return None
+        ppl = perplexity_of(-measured.total / measured.words)
+        self.log.event("test", test_ppl=ppl, best_epoch=self.at.best_epoch, test_too_long=measured.too_long)
         return ppl
