@@ -228,10 +228,9 @@ class Parser(ParserI):
     def save_bundle(self, path, *, weights: str = "float16", metadata: Optional[Dict[str, Any]] = None,
                     carry: Sequence[int] = ()) -> None:
         """Write the parser as a bundle file (:mod:`onparse.bundle`): the models its members read
-        and the models of ``carry`` (indices into :attr:`models` that no member reads, kept for
-        their other uses: a grammar labels the trees and ``onparse grammar`` shows it, a language
-        model gives distances), the members, voters and tie rule; ``weights``: how the weights are
-        stored (:data:`onparse.weights.WEIGHT_KINDS`).  ``load(path)`` gives the same trees back."""
+        and those of ``carry`` (indices of :attr:`models` no member reads, kept for their other
+        uses: a grammar names spans, a language model gives distances), the members, voters and
+        tie rule; ``weights``: :data:`onparse.weights.WEIGHT_KINDS`.  ``load(path)`` reads it back."""
         save_models(path, self.models, self.members, carry, weights=weights, metadata=metadata,
                     voters=self.voters, ties=self.ties)
 
