@@ -1,0 +1,364 @@
+"""The lab's one runner: selection rules as short records (``research/rules.toml``), verbs over them.
+
+    python research/lab.py list                  # every rule, and where it stands
+    python research/lab.py train v23 --seeds 1,2 # a rule's runs, two side by side, each resumed where it stopped
+    python research/lab.py dev v23               # every kept epoch of its runs scored on its dev part, then its choice
+    python research/lab.py test v23              # its choice scored on its test part, once (a second time is refused)
+    python research/lab.py readme v23            # its table, in Markdown, from the records
+    python research/lab.py ship v23 OUT.pt       # its choice written as a model file
+    python research/lab.py replay                # every rule's recorded dev scores give its recorded choice
+
+**Records** (``research/records/``): ``trials.tsv``, every candidate a rule scored on dev (rules
+v5-v20: the rows their scripts wrote); ``choices.json`` and ``tests.json``, each rule's dev choice
+and its one test scoring, by rule; ``dev.jsonl``, every kept epoch's dev scores (``source``: the
+file or rule that scored it); ``fits.jsonl``, ``onparse fit``'s rules (v10-v22); ``tables.json``
+and ``reports.md``, the early rules' reports.  The scripts that wrote them until rule v22 are kept
+at the git tag ``lab-scripts-v22``.
+
+**A rule** names its gold set (``<gold>-dev`` chooses, ``<gold>-test`` is scored once), its runs
+(a folder pattern over seeds and the command that trains one), how its candidates are read
+(``decoders``) and its choice, a function of :data:`CHOICES`.  Every candidate is a (run, epoch,
+member) of an ``epoch-NNN.pt`` the runs kept.  Dev may choose anything; the test part is read by
+``test`` alone, once per rule.
+
+This script imports only ``onparse``'s public names.
+"""
+from __future__ import annotations
+
+import argparse
+import csv
+import glob
+import json
+import os
+import re
+import shlex
+import subprocess
+import sys
+import time
+import tomllib
+from typing import Any, Callable, Dict, List, Optional, Sequence
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+RULES = os.path.join(HERE, "rules.toml")
+RECORDS = os.path.join(HERE, "records")
+EPOCH = re.compile(r"epoch-(\d+)\.pt$")
+#: The recorded F1 columns of trials.tsv: the first chooses.
+DEV_COLUMN = "dev all sent F1"
+
+
+# -- records ---------------------------------------------------------------------------------------
+def rules(path: str = RULES) -> Dict[str, Dict[str, Any]]:
+    """Every rule record, by name (``v23``)."""
+    with open(path, "rb") as handle:
+        return tomllib.load(handle)
+
+
+def read_json(name: str, records: str = RECORDS) -> Dict[str, Any]:
+    path = os.path.join(records, name)
+    if not os.path.exists(path):
+        return {}
+    with open(path, encoding="utf-8") as handle:
+        return json.load(handle)
+
+
+def write_json(name: str, value: Dict[str, Any], records: str = RECORDS) -> None:
+    path = os.path.join(records, name)
+    with open(path + ".tmp", "w", encoding="utf-8") as handle:
+        handle.write(json.dumps(value, indent=1) + "\n")
+    os.replace(path + ".tmp", path)
+
+
+def read_jsonl(name: str, records: str = RECORDS) -> List[Dict[str, Any]]:
+    path = os.path.join(records, name)
+    if not os.path.exists(path):
+        return []
+    with open(path, encoding="utf-8") as handle:
+        return [json.loads(line) for line in handle if line.strip()]
+
+
+def append_jsonl(name: str, row: Dict[str, Any], records: str = RECORDS) -> None:
+    with open(os.path.join(records, name), "a", encoding="utf-8") as handle:
+        handle.write(json.dumps(row) + "\n")
+
+
+def trials(records: str = RECORDS) -> List[Dict[str, str]]:
+    with open(os.path.join(records, "trials.tsv"), encoding="utf-8") as handle:
+        return list(csv.DictReader(handle, delimiter="\t"))
+
+
+# -- choice rules: (candidates in order, their dev F1) -> the index chosen -----------------------
+def best_dev(scores: Sequence[float]) -> int:
+    """The highest dev sentence F1; ties go to the earlier candidate (rules v5-v23).
+
+    >>> best_dev([0.4, 0.5, 0.5, 0.1])
+    1
+    """
+    return max(range(len(scores)), key=lambda i: (scores[i], -i))
+
+
+CHOICES: Dict[str, Callable[[Sequence[float]], int]] = {"best_dev": best_dev}
+
+
+def recorded_choice(rule: str, language: Optional[str], records: str = RECORDS) -> Optional[str]:
+    """The candidate a past rule chose, as its records name it (its dev choice, else its test's)."""
+    choice, test = read_json("choices.json", records).get(rule), read_json("tests.json", records).get(rule)
+    for record in (choice, test):
+        if record and language:
+            record = record.get(language)
+        if record and isinstance(record.get("chosen"), dict) and "name" in record["chosen"]:
+            return record["chosen"]["name"]
+        if record and isinstance(record.get("chosen"), str):           # rules v5 and v6
+            return record["chosen"]
+        if record and "candidate" in record:
+            return record["candidate"]
+    return None
+
+
+def replay(records: str = RECORDS) -> List[Dict[str, Any]]:
+    """For every (rule, language) of trials.tsv whose choice is recorded: the candidate its choice
+    function gives from the recorded dev scores, beside the recorded one."""
+    groups: Dict[tuple, List[Dict[str, str]]] = {}
+    for row in trials(records):
+        groups.setdefault((row["rule"], row["language"] or None), []).append(row)
+    out = []
+    for (rule, language), rows in groups.items():
+        recorded = recorded_choice(rule, language, records)
+        if recorded is None:
+            continue
+        rows.sort(key=lambda r: int(r["order"]))
+        chosen = rows[best_dev([float(r[DEV_COLUMN]) for r in rows])]["candidate"]
+        out.append({"rule": rule, "language": language, "candidates": len(rows), "replayed": chosen,
+                    "recorded": recorded, "same": chosen == recorded})
+    return out
+
+
+# -- runs and candidates ---------------------------------------------------------------------------
+def run_folders(rule: Dict[str, Any], seeds: Optional[Sequence[int]] = None) -> Dict[int, str]:
+    """Seed -> run folder (relative to the repository root) of the rule's runs."""
+    return {seed: rule["runs"].format(seed=seed) for seed in (seeds or rule["seeds"])}
+
+
+def epochs_of(folder: str) -> List[int]:
+    """The epochs a run kept (``epoch-NNN.pt``), in order."""
+    return sorted(int(EPOCH.search(p).group(1)) for p in glob.glob(os.path.join(folder, "epoch-*.pt")))
+
+
+def epoch_records(folder: str) -> Dict[int, Dict[str, Any]]:
+    """Each logged epoch's record of a run's ``metrics.jsonl`` (the last one of an epoch logged twice)."""
+    path = os.path.join(folder, "metrics.jsonl")
+    if not os.path.exists(path):
+        return {}
+    with open(path, encoding="utf-8") as handle:
+        events = [json.loads(line) for line in handle if line.strip()]
+    return {e["epoch"]: e for e in events if e.get("event") == "epoch"}
+
+
+def train(name: str, rule: Dict[str, Any], seeds: Optional[Sequence[int]] = None, side_by_side: int = 2) -> None:
+    """Train the rule's runs, ``side_by_side`` at a time, each resumed where it stopped."""
+    folders = list(run_folders(rule, seeds).items())
+    for start in range(0, len(folders), side_by_side):
+        procs = []
+        for seed, folder in folders[start:start + side_by_side]:
+            os.makedirs(os.path.join(ROOT, folder), exist_ok=True)
+            if os.path.exists(os.path.join(ROOT, folder, "last.pt")):
+                argv = ["onparse", "train", "--out", folder, "--resume", "--threads", "1"]
+            else:
+                argv = shlex.split(rule["command"].format(seed=seed, run=folder))
+            log = open(os.path.join(ROOT, folder, "train.log"), "a", encoding="utf-8")
+            print(f"{name}: {' '.join(argv)}", file=sys.stderr)
+            procs.append(subprocess.Popen(argv, cwd=ROOT, stdout=log, stderr=log))
+        if any(p.wait() for p in procs):
+            sys.exit(f"{name}: a run failed (see its train.log)")
+
+
+def gold_parts(gold: str):
+    """``(gold set, indices of its sentences of at most 10 words)`` of a named gold set."""
+    from onparse import load_gold
+
+    parts = load_gold(gold)
+    return parts, [i for i, s in enumerate(parts) if len(s.tokens) <= 10]
+
+
+def f1s(trees, gold, short) -> Dict[str, float]:
+    """Sentence F1 (ON-LSTM convention) at all lengths and at most 10 words."""
+    from onparse import evaluate
+
+    return {"all": round(evaluate(trees, gold).sentence_f1.f1, 5),
+            "10": round(evaluate([trees[i] for i in short], [gold[i] for i in short]).sentence_f1.f1, 5)}
+
+
+def reader(path: str, rule: Dict[str, Any]):
+    """The model file ``path`` read by the rule's members: its ``layers`` (a language model's;
+    absent: none to choose) x its ``decoders``."""
+    from onparse import load
+
+    return load(path, "cpu").with_grid(rule.get("layers"), list(rule["decoders"]))
+
+
+def score_epoch(path: str, rule: Dict[str, Any], gold, short) -> Dict[str, Dict[str, float]]:
+    """Member label -> dev F1 of every member of the model file ``path`` (:func:`reader`)."""
+    parser = reader(path, rule)
+    tokens = [list(s.words) for s in gold]
+    per_sentence = parser.member_trees(tokens)
+    return {m.label(): f1s([row[k] for row in per_sentence], gold, short) for k, m in enumerate(parser.members)}
+
+
+def candidates(name: str, rule: Dict[str, Any], records: str = RECORDS) -> List[Dict[str, Any]]:
+    """The rule's candidates in order (seed, epoch, member), each with its dev F1, from
+    ``dev.jsonl``: the epochs scored so far."""
+    scored = [r for r in read_jsonl("dev.jsonl", records) if r.get("source") == name]
+    return sorted(({"run": r["run"], "seed": r["seed"], "epoch": r["epoch"], "member": member, "dev": f1}
+                   for r in scored for member, f1 in r["dev"].items()),
+                  key=lambda c: (c["seed"], c["epoch"], c["member"]))
+
+
+def dev(name: str, rule: Dict[str, Any], records: str = RECORDS) -> Dict[str, Any]:
+    """Score every kept epoch not yet scored on the rule's dev part, then apply its choice and
+    record it (``choices.json``); with ``seed_records``, one line per seed at its epoch of lowest
+    validation perplexity (no gold), with the run's collapse figures."""
+    done = {(r["run"], r["epoch"]) for r in read_jsonl("dev.jsonl", records) if r.get("source") == name}
+    gold = short = None
+    for seed, folder in run_folders(rule).items():
+        logged = epoch_records(os.path.join(ROOT, folder))
+        for epoch in epochs_of(os.path.join(ROOT, folder)):
+            if (folder, epoch) in done:
+                continue
+            if gold is None:
+                gold, short = gold_parts(rule["gold"] + "-dev")
+            began = time.monotonic()
+            scores = score_epoch(os.path.join(ROOT, folder, f"epoch-{epoch:03d}.pt"), rule, gold, short)
+            append_jsonl("dev.jsonl", {"source": name, "run": folder, "seed": seed, "epoch": epoch,
+                                       "valid_ppl": logged.get(epoch, {}).get("valid_ppl"), "dev": scores}, records)
+            best = max(v["all"] for v in scores.values())
+            print(f"{name}: {folder} epoch {epoch}: dev {100 * best:.1f} ({time.monotonic() - began:.0f} s)",
+                  file=sys.stderr)
+    found = candidates(name, rule, records)
+    if not found:
+        sys.exit(f"{name}: no kept epoch to score yet")
+    index = CHOICES[rule["choice"]]([c["dev"]["all"] for c in found])
+    chosen = {**found[index], "name": label(found[index])}
+    choices = read_json("choices.json", records)
+    choices[name] = {"rule": f"{name} (research/PROTOCOL.md {rule['protocol']})", "candidates": len(found),
+                     "chosen": chosen}
+    write_json("choices.json", choices, records)
+    if rule.get("seed_records"):
+        write_seed_records(name, rule, found, records)
+    return choices[name]
+
+
+def label(candidate: Dict[str, Any]) -> str:
+    return f"s{candidate['seed']} e{candidate['epoch']} {candidate['member']}"
+
+
+def write_seed_records(name: str, rule: Dict[str, Any], found: List[Dict[str, Any]], records: str) -> None:
+    """``research/<seed_records>``: the rule's lines replaced by one per seed at its epoch of lowest
+    validation perplexity (the no-gold choice), with its dev F1 and the run's collapse figures."""
+    path = os.path.join(HERE, rule["seed_records"])
+    kept = [r for r in (read_jsonl(rule["seed_records"], HERE) if os.path.exists(path) else []) if r.get("rule") != name]
+    for seed, folder in run_folders(rule).items():
+        logged = epoch_records(os.path.join(ROOT, folder))
+        mine = {c["epoch"]: c for c in found if c["seed"] == seed}
+        usable = [e for e in logged if e in mine and isinstance(logged[e].get("valid_ppl"), (int, float))]
+        if not usable:
+            continue
+        epoch = min(usable, key=lambda e: (logged[e]["valid_ppl"], e))
+        record = logged[epoch]
+        kept.append({"rule": name, "seed": seed, "recipe": rule["recipe"], "epoch": epoch, "epochs": max(logged),
+                     "valid_ppl": record["valid_ppl"], "unigram_ppl": record.get("unigram_ppl"),
+                     "dev_f1": mine[epoch]["dev"]["all"], "dev_f1_10": mine[epoch]["dev"]["10"],
+                     "branching_share": record.get("branching_share"),
+                     "right_branching_share": record.get("right_branching_share"),
+                     "rule_entropy": record.get("rule_entropy"), "clipped_share": record.get("clipped_share"),
+                     "best_dev_f1": max(c["dev"]["all"] for c in mine.values())})
+    with open(path, "w", encoding="utf-8") as handle:
+        handle.writelines(json.dumps(r) + "\n" for r in kept)
+
+
+def test(name: str, rule: Dict[str, Any], records: str = RECORDS) -> Dict[str, Any]:
+    """Score the rule's recorded choice on its test part beside right-branching, once."""
+    tests = read_json("tests.json", records)
+    if name in tests:
+        sys.exit(f"{name}: its test part was scored already ({RECORDS}/tests.json); a rule scores test once")
+    choice = read_json("choices.json", records).get(name)
+    if not choice:
+        sys.exit(f"{name}: no dev choice recorded yet (python research/lab.py dev {name})")
+    from onparse import baseline_trees
+
+    chosen = choice["chosen"]
+    gold, short = gold_parts(rule["gold"] + "-test")
+    tokens = [list(s.words) for s in gold]
+    parser = reader(os.path.join(ROOT, chosen["run"], f"epoch-{chosen['epoch']:03d}.pt"), rule)
+    member = next(k for k, m in enumerate(parser.members) if m.label() == chosen["member"])
+    trees = [row[member] for row in parser.member_trees(tokens)]
+    tests[name] = {"rule": choice["rule"], "candidate": chosen["name"], "sentences": [len(gold), len(short)],
+                   "chosen": f1s(trees, gold, short),
+                   **{kind: f1s(baseline_trees(tokens, kind), gold, short) for kind in ("right", "left")}}
+    write_json("tests.json", tests, records)
+    return tests[name]
+
+
+def readme(name: str, records: str = RECORDS) -> str:
+    """The rule's table: its choice on dev and (once scored) test, beside right-branching."""
+    choice, tested = read_json("choices.json", records).get(name), read_json("tests.json", records).get(name)
+    if not choice:
+        sys.exit(f"{name}: nothing recorded yet")
+
+    def cell(f1):
+        return f"{100 * f1['all']:.1f} / {100 * f1['10']:.1f}" if f1 else "-"
+
+    lines = ["| trees | dev (all / <= 10 words) | test (all / <= 10 words) |", "|---|---|---|",
+             f"| {choice['chosen']['name']} | {cell(choice['chosen']['dev'])} | {cell((tested or {}).get('chosen'))} |"]
+    if tested:
+        lines.append(f"| right-branching | - | {cell(tested['right'])} |")
+    return "\n".join(lines)
+
+
+def ship(name: str, rule: Dict[str, Any], out: str, records: str = RECORDS) -> None:
+    """Write the rule's chosen (run, epoch, member) as a one-member model file."""
+    chosen = read_json("choices.json", records)[name]["chosen"]
+    parser = reader(os.path.join(ROOT, chosen["run"], f"epoch-{chosen['epoch']:03d}.pt"), rule)
+    parser.with_members([m for m in parser.members if m.label() == chosen["member"]]).save_bundle(out)
+
+
+def main(argv: Optional[Sequence[str]] = None) -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("verb", choices=("list", "train", "dev", "test", "readme", "ship", "replay"))
+    ap.add_argument("rule", nargs="?")
+    ap.add_argument("out", nargs="?", help="ship: the file to write")
+    ap.add_argument("--seeds", default=None, help="train: a comma-separated subset of the rule's seeds")
+    args = ap.parse_args(argv)
+    known = rules()
+    if args.verb == "replay":
+        rows = replay()
+        for r in rows:
+            print(f"{r['rule']}\t{r['language'] or '-'}\t{r['candidates']}\t{'same' if r['same'] else 'DIFFERS'}\t"
+                  f"{r['replayed']}")
+        sys.exit(0 if all(r["same"] for r in rows) else 1)
+    if args.verb == "list":
+        choices, tests = read_json("choices.json"), read_json("tests.json")
+        fits = {r["source"] for r in read_jsonl("fits.jsonl")}
+        for name, rule in known.items():
+            state = "tested" if name in tests or f"fit-{name}" in fits else "chosen on dev" if name in choices \
+                else "open"
+            print(f"{name}\t{state}\t{rule['title']}")
+        return
+    if args.rule not in known:
+        ap.error(f"unknown rule {args.rule!r}; see research/rules.toml")
+    rule = known[args.rule]
+    if args.verb == "train":
+        train(args.rule, rule, [int(s) for s in args.seeds.split(",")] if args.seeds else None)
+    elif args.verb == "dev":
+        print(json.dumps(dev(args.rule, rule)["chosen"]))
+    elif args.verb == "test":
+        print(json.dumps(test(args.rule, rule)))
+    elif args.verb == "readme":
+        print(readme(args.rule))
+    elif args.verb == "ship":
+        if not args.out:
+            ap.error("ship needs the file to write")
+        ship(args.rule, rule, args.out)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,140 @@
+"""The lab (research/lab.py over research/rules.toml and research/records/): every recorded rule
+replays to its recorded choice; a rule's verbs on tiny runs, every figure computed again; the test
+part scored once; the lab's own limits (issue 57: files, size, script lines, public names only).
+
+``make research-test``; ``make test`` never collects these.
+"""
+from __future__ import annotations
+
+import ast
+import json
+import os
+import random
+import subprocess
+import sys
+import tomllib
+from pathlib import Path
+
+import pytest
+
+HERE = Path(__file__).resolve().parent
+RESEARCH = HERE.parent
+ROOT = RESEARCH.parent
+sys.path.insert(0, str(RESEARCH))
+
+import lab  # noqa: E402
+
+if "NLTK_DATA" not in os.environ and (ROOT.parent / "shared" / "nltk_data").is_dir():
+    os.environ["NLTK_DATA"] = str(ROOT.parent / "shared" / "nltk_data")
+
+NOUNS, VERBS, DETS = "cat dog bird man teacher farmer".split(), "saw liked chased found".split(), "the a every".split()
+GOLD = ["(S (NP (DT the) (NN cat)) (VP (VBD saw) (NP (DT a) (NN dog))))",
+        "(S (NP (DT every) (NN man)) (VP (VBD liked) (NP (DT the) (NN bird))))",
+        "(S (NP (DT the) (NN teacher)) (VP (VBD found) (NP (NP (DT a) (NN farmer)) (PP (IN with) "
+        "(NP (DT a) (NN dog))))))"]
+
+
+# -- the records -----------------------------------------------------------------------------------
+def test_every_recorded_rule_replays_to_its_recorded_choice():
+    rows = lab.replay()
+    assert {r["rule"] for r in rows} >= {"v5", "v6", "v7", "v8", "v9", "v11", "v13", "v15", "v17", "v18", "v19",
+                                         "v20"}
+    assert len(rows) == 23 and all(r["same"] for r in rows), [r for r in rows if not r["same"]]
+
+
+def test_the_replay_would_notice_another_choice(tmp_path):
+    for name in ("trials.tsv", "choices.json", "tests.json"):
+        (tmp_path / name).write_text((RESEARCH / "records" / name).read_text(encoding="utf-8"), encoding="utf-8")
+    choices = json.loads((tmp_path / "choices.json").read_text())
+    choices["v17"]["chosen"]["name"] = "student (s2 e6)"
+    (tmp_path / "choices.json").write_text(json.dumps(choices))
+    assert [r["rule"] for r in lab.replay(str(tmp_path)) if not r["same"]] == ["v17"]
+
+
+def test_every_rule_is_a_short_record_whose_protocol_exists():
+    text = (RESEARCH / "rules.toml").read_text(encoding="utf-8")
+    rules = tomllib.loads(text)
+    protocol = (RESEARCH / "PROTOCOL.md").read_text(encoding="utf-8")
+    starts = [i for i, line in enumerate(text.splitlines()) if line.startswith("[v")] + [len(text.splitlines())]
+    assert max(b - a for a, b in zip(starts, starts[1:])) <= 30
+    for name, rule in rules.items():
+        first = rule["protocol"].split("-")[0]
+        assert f"\n{first}. " in protocol, name
+        assert rule.get("choice", "best_dev") in lab.CHOICES
+
+
+def test_the_lab_stays_small_and_reads_only_public_names():
+    import onparse
+
+    tracked = subprocess.run(["git", "ls-files", "research"], cwd=ROOT, capture_output=True, text=True,
+                             check=True).stdout.split()
+    if not tracked:
+        pytest.skip("not a git checkout")
+    assert len(tracked) <= 30, tracked
+    assert sum((ROOT / p).stat().st_size for p in tracked if (ROOT / p).exists()) <= 1_000_000
+    scripts = [p for p in tracked if p.endswith((".py", ".sh")) and "/tests/" not in p]
+    assert sum(len((ROOT / p).read_text(encoding="utf-8").splitlines()) for p in scripts) <= 1500
+    for path in scripts:
+        for node in ast.walk(ast.parse((ROOT / path).read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("onparse"):
+                assert node.module == "onparse", f"{path} imports {node.module}"
+                assert all(alias.name in onparse.__all__ for alias in node.names), path
+            if isinstance(node, ast.Import):
+                assert not any(a.name.startswith("onparse.") for a in node.names), path
+
+
+# -- a rule's verbs on tiny runs -------------------------------------------------------------------
+@pytest.fixture(scope="module")
+def tiny_rule(tmp_path_factory):
+    """A rule over two tiny grammar runs (2 epochs each, kept) and a three-sentence gold set
+    (dev and test the same file: the verbs are what is tested), its records in a folder of its own."""
+    folder = tmp_path_factory.mktemp("lab")
+    rng = random.Random(0)
+    lines = [" ".join([rng.choice(DETS), rng.choice(NOUNS), rng.choice(VERBS), rng.choice(DETS), rng.choice(NOUNS)])
+             for _ in range(300)]
+    (folder / "toy.txt").write_text("\n".join(lines) + "\n")
+    for part in ("dev", "test"):
+        (folder / f"gold-{part}").write_text("\n".join(GOLD) + "\n")
+    rule = {"title": "tiny", "protocol": "1-1", "gold": str(folder / "gold"), "seeds": [1, 2],
+            "runs": str(folder / "g-s{seed}"), "decoders": ["mbr"], "choice": "best_dev", "recipe": "tiny",
+            "command": (f"{sys.executable} -m onparse train --family grammar --preset tiny --corpus {folder / 'toy.txt'} "
+                        "--seed {seed} --epochs 2 --keep-epochs --threads 1 --no-progress --out {run}")}
+    lab.train("tiny", rule)
+    records = folder / "records"
+    records.mkdir()
+    return rule, str(records), folder
+
+
+def test_dev_scores_every_kept_epoch_and_chooses_the_best(tiny_rule):
+    from onparse import evaluate, load, load_gold
+
+    rule, records, folder = tiny_rule
+    chosen = lab.dev("tiny", rule, records)["chosen"]
+    scored = lab.read_jsonl("dev.jsonl", records)
+    assert sorted((r["seed"], r["epoch"]) for r in scored) == [(1, 1), (1, 2), (2, 1), (2, 2)]
+    gold = load_gold(str(folder / "gold-dev"))
+    for row in scored:
+        trees = load(os.path.join(row["run"], f"epoch-{row['epoch']:03d}.pt"), "cpu").trees([list(s.words) for s in gold])
+        assert row["dev"]["grammar"]["all"] == round(evaluate(trees, gold).sentence_f1.f1, 5)
+    best = max(scored, key=lambda r: (r["dev"]["grammar"]["all"], -r["seed"], -r["epoch"]))
+    assert (chosen["seed"], chosen["epoch"]) == (best["seed"], best["epoch"])
+    # Scored epochs are not scored again.
+    lab.dev("tiny", rule, records)
+    assert len(lab.read_jsonl("dev.jsonl", records)) == 4
+
+
+def test_test_scores_once_and_ship_writes_the_choice(tiny_rule, tmp_path):
+    from onparse import load
+
+    rule, records, folder = tiny_rule
+    lab.dev("tiny", rule, records)
+    tested = lab.test("tiny", rule, records)
+    assert tested["sentences"] == [3, 2] and set(tested) >= {"chosen", "right", "left"}
+    with pytest.raises(SystemExit, match="scored already"):
+        lab.test("tiny", rule, records)
+    assert "| right-branching |" in lab.readme("tiny", records)
+    chosen = lab.read_json("choices.json", records)["tiny"]["chosen"]
+    lab.ship("tiny", rule, str(tmp_path / "shipped.pt"), records)
+    words = [["the", "cat", "saw", "a", "dog"]]
+    assert load(str(tmp_path / "shipped.pt"), "cpu").trees(words) == \
+        load(os.path.join(chosen["run"], f"epoch-{chosen['epoch']:03d}.pt"), "cpu").trees(words)
