@@ -1,4 +1,4 @@
-# Shared by research/train_default.sh and examples/train_languages.sh (sourced, not run):
+# Sourced by examples/train_languages.sh (and once by the lab's research/train_default.sh, kept at the git tag lab-scripts-v22):
 # several `onparse train` runs side by side in the background, each resumed where it stopped.
 #
 #   start_run OUT ARGS...   resume the run in OUT when it holds last.pt (the settings are in

@@ -4,7 +4,7 @@ Each language model (trained on its treebank's training part only) is scored on 
 of that treebank, all lengths (``NAME-dev``) and at most 10 words (``NAME10-dev``), with layer 2
 and the paper's decoder, beside right- and left-branching trees; sentence F1 in the ON-LSTM and
 Kim et al. conventions.  The test parts are left alone: the README's table comes from the
-members chosen on dev (``research/choose_v7.py``).  Also checks, on the dev text, that
+members chosen on dev (rule v7, research/PROTOCOL.md).  Also checks, on the dev text, that
 ``onparse induce`` with default options reads the gold's own text back unchanged (the round
 trip of ``onparse gold-text``).  Writes ``examples/multilingual.md``.
 

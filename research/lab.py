@@ -7,6 +7,7 @@
     python research/lab.py readme v23            # its table, in Markdown, from the records
     python research/lab.py ship v23 OUT.pt       # its choice written as a model file
     python research/lab.py replay                # every rule's recorded dev scores give its recorded choice
+    python research/lab.py shipped               # the shipped model against its rule's digest (never writes it)
 
 **Records** (``research/records/``): ``trials.tsv``, every candidate a rule scored on dev (rules
 v5-v20: the rows their scripts wrote); ``choices.json`` and ``tests.json``, each rule's dev choice
@@ -321,9 +322,30 @@ def ship(name: str, rule: Dict[str, Any], out: str, records: str = RECORDS) -> N
     parser.with_members([m for m in parser.members if m.label() == chosen["member"]]).save_bundle(out)
 
 
+def shipped(known: Dict[str, Dict[str, Any]]) -> List[str]:
+    """Check every shipped file against the SHA-256 its rule records; the lines to print.  Exit 1
+    when one differs: a shipped model changes only through a rule."""
+    import hashlib
+
+    lines, bad = [], False
+    for name, rule in known.items():
+        if "ships" not in rule:
+            continue
+        with open(os.path.join(ROOT, rule["ships"]), "rb") as handle:
+            digest = hashlib.sha256(handle.read()).hexdigest()
+        bad |= digest != rule["sha256"]
+        lines.append(f"{rule['ships']}: rule {name} ({rule['title']}), PROTOCOL.md {rule['protocol']}: "
+                     + ("the recorded file" if digest == rule["sha256"] else f"DIFFERS (sha256 {digest})"))
+        for weights, recorded in rule.get("weights", {}).items():
+            lines.append(f"  research weights {weights} (sha256 {recorded[:12]}...): git show 63bf62d:research/models/{weights} > {weights}")
+    if bad:
+        sys.exit("\n".join(lines))
+    return lines
+
+
 def main(argv: Optional[Sequence[str]] = None) -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("verb", choices=("list", "train", "dev", "test", "readme", "ship", "replay"))
+    ap.add_argument("verb", choices=("list", "train", "dev", "test", "readme", "ship", "replay", "shipped"))
     ap.add_argument("rule", nargs="?")
     ap.add_argument("out", nargs="?", help="ship: the file to write")
     ap.add_argument("--seeds", default=None, help="train: a comma-separated subset of the rule's seeds")
@@ -335,6 +357,9 @@ def main(argv: Optional[Sequence[str]] = None) -> None:
             print(f"{r['rule']}\t{r['language'] or '-'}\t{r['candidates']}\t{'same' if r['same'] else 'DIFFERS'}\t"
                   f"{r['replayed']}")
         sys.exit(0 if all(r["same"] for r in rows) else 1)
+    if args.verb == "shipped":
+        print("\n".join(shipped(known)))
+        return
     if args.verb == "list":
         choices, tests = read_json("choices.json"), read_json("tests.json")
         fits = {r["source"] for r in read_jsonl("fits.jsonl")}

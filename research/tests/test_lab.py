@@ -31,7 +31,7 @@ NOUNS, VERBS, DETS = "cat dog bird man teacher farmer".split(), "saw liked chase
 GOLD = ["(S (NP (DT the) (NN cat)) (VP (VBD saw) (NP (DT a) (NN dog))))",
         "(S (NP (DT every) (NN man)) (VP (VBD liked) (NP (DT the) (NN bird))))",
         "(S (NP (DT the) (NN teacher)) (VP (VBD found) (NP (NP (DT a) (NN farmer)) (PP (IN with) "
-        "(NP (DT a) (NN dog))))))"]
+        "(NP (NP (DT a) (NN dog)) (PP (IN near) (NP (DT the) (NN cat))))))))"]        # 11 words
 
 
 # -- the records -----------------------------------------------------------------------------------

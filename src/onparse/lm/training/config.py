@@ -77,7 +77,7 @@ class TrainConfig(DictConfig):
 PRESETS: Dict[str, TrainConfig] = {
     # ``docs/onlstm.md`` section 2 (25M parameters with PTB's 10k vocabulary).  The bundled model is this
     # preset at embedding 300 / hidden 600 (9.4M parameters, under the package's 20 MB in fp16;
-    # research/train_default.sh).
+    # research/train_default.sh, kept at the git tag lab-scripts-v22).
     "paper": TrainConfig(),
     # A CPU-sized model: an epoch of the embedded WSJ text (290k tokens) in a few minutes on two
     # cores.  Batch 20 as in the paper: on this little text, more and smaller steps learn faster
