@@ -1,6 +1,6 @@
-"""Neural PCFGs with a low-rank (TN-PCFG style) binary rule tensor.
+"""Neural PCFGs whose binary rules take one of three forms (simple, low rank, full; docs/pcfg.md).
 
-- ``config.py``: :class:`~onparse.grammar.config.GrammarConfig`, the sizes, and the presets
+- ``config.py``: :class:`~onparse.grammar.config.GrammarConfig`, the sizes and rule form, and the presets
   (no torch).
 - ``inside.py``: the math over rule log-probabilities: rank-space inside, span and labelled
   marginals, MBR trees, the full-tensor reference inside and Viterbi, sampling.
@@ -12,6 +12,8 @@
   (:class:`onparse.kinds.ParsingModel`); ``file.py``: its file format.
 - ``settings.py``: how a grammar is trained (no torch); ``train.py``: the training loop of
   ``onparse train --family grammar``.
+- ``health.py``: the collapse alarm's figures and rule (no torch): is the grammar better than
+  counting words, and are its trees more than right- or left-branching chains?
 
 This package imports nothing itself, so ``import onparse.grammar.config`` stays torch-free.
 """

@@ -37,7 +37,7 @@ DEFAULT_BATCH_SIZE = 8
 
 
 class Grammar(ParsingModel):
-    """A low-rank neural PCFG (:class:`onparse.grammar.model.NeuralPCFG`) and its vocabulary."""
+    """A neural PCFG (:class:`onparse.grammar.model.NeuralPCFG`, any rule form) and its vocabulary."""
 
     kind = "grammar"
     file_format = GRAMMAR_FORMAT
