@@ -202,10 +202,10 @@ def test_scoring_shows_progress_unless_quiet(paths, tmp_path, monkeypatch, capsy
     gold_file = tmp_path / "gold.txt"
     gold_file.write_text("((the cat) (sat down))\n(a (dog barked))\n((the dog) (sat (on (a mat))))\n")
     gold = load_gold(str(gold_file))
-    parser = load(paths, "cpu")                           # two models: each parses the 3 sentences
+    parser = load(paths, "cpu")                           # two models, each parses the 3 sentences: counted once
     loud = parser.score(gold, quiet=False)
     lines = capsys.readouterr().err.splitlines()
-    assert lines and lines[-1].startswith(f"parsing {gold_file}: 6 of 6 sentences (100%)")
+    assert lines and lines[-1].startswith(f"parsing {gold_file}: 3 of 3 sentences (100%)")
     quiet = parser.score(gold)
     assert [(label, r.to_dict()) for label, r in quiet.rows()] == [(label, r.to_dict()) for label, r in loud.rows()]
     assert capsys.readouterr().err == ""

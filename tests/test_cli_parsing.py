@@ -304,3 +304,20 @@ def test_decode_help_names_every_kinds_decoders():
     decode = text[start:text.index("--", start + 2)]
     for kind in (LanguageModel, Grammar, Student):
         assert all(name in decode for name in kind.decoders), (kind.kind, decode)
+
+
+def test_induce_help_says_when_jsonl_distances_are_empty():
+    """Issue 54.7: jsonl's "distances" is null for a model without distances (the bundled model
+    is a student); --help promised distances."""
+    help_text = " ".join(invoke(["induce", "--help"]).output.split())
+    assert "null for a student or a grammar alone (the bundled model is a student)" in help_text
+    record = json.loads(invoke(["induce", "-", "--format", "jsonl"], input="the cat sat\n").stdout)
+    assert record["distances"] is None
+
+
+def test_punkt_learnt_from_one_line_says_one_line(model_path, tmp_path):
+    path = tmp_path / "one.txt"
+    path.write_text("The cat sat down. The dog barked.\n")
+    out = invoke(["induce", str(path), "-m", model_path, "--split-sentences"])
+    assert out.exit_code == 0, out.output
+    assert "from the first line of the input" in out.stderr and "first 1 lines" not in out.stderr

@@ -50,8 +50,8 @@ def test_baseline_score_reproduces_the_reference(run):
     assert round(100 * d["sentence_f1_onlstm"]["f1"], 1) == 58.6
     assert round(100 * d["sentence_f1_kim"]["f1"], 1) == 56.8
     assert round(100 * d["corpus_f1"]["f1"], 1) == 55.0
-    table = run("baseline", "--kind", "left", "--score").stdout
-    assert "sentence F1, ON-LSTM conv.       " in table and " 19.2 " in table and " 14.1 " in table
+    table = run("baseline", "--baseline", "left", "--score").stdout
+    assert table.splitlines()[4].split() == ["left-branching", "baseline", "19.2", "14.1", "13.4", "29.3", "5.95"]
 
 
 def test_baseline_random_is_seeded(run):
@@ -345,3 +345,48 @@ def test_baseline_writes_jsonl_as_induce_does(run):
     # A one-word tree is "(word)" in jsonl, as induce writes it: every record's tree is a bracketed tree.
     assert [r["tree"] for r in records] == [t if t.startswith("(") else f"({t})" for t in brackets]
     assert records[0]["tokens"][:2] == ["a", "lorillard"]
+
+
+# -- issue 54.7 and 54.9: counts in the user's units, one layout, the gold's own labels ----------
+
+def test_eval_progress_counts_the_gold_sentences_whatever_the_models(run, tmp_path, monkeypatch):
+    """eval parsed with two models counted 2 x the sentences ("5,906 of 5,979 sentences" for a
+    1,993-sentence gold set): the count is the gold's sentences."""
+    import onparse.progress as progress
+
+    words = "the cat sat down on a mat".split()
+    one = save_tiny_checkpoint(tmp_path / "a.pt", words, seed=1)[2]
+    two = save_tiny_checkpoint(tmp_path / "b.pt", words, seed=2)[2]
+    gold = tmp_path / "gold.txt"
+    gold.write_text("((the cat) (sat down))\n((the cat) (sat (on (a mat))))\n((a cat) sat)\n")
+    monkeypatch.setattr(progress, "PLAIN_EVERY", 0.0)
+    result = CliRunner().invoke(main, ["eval", "--gold", str(gold), "-m", one, "-m", two])
+    assert result.exit_code == 0, result.output
+    counts = [line for line in result.stderr.splitlines() if line.startswith("parsing ")]
+    assert counts and all(" of 3 sentences " in line for line in counts), counts
+
+
+def test_baseline_score_prints_the_layout_of_eval_beside(run):
+    scored = run("baseline", "--gold", "wsj10-sample-test", "--baseline", "right", "--score").stdout.splitlines()
+    beside = run("eval", "--gold", "wsj10-sample-test", "--baseline", "right").stdout.splitlines()
+    # eval's table: its model line, the gold line, a blank, two header lines, a row per tree, the note
+    assert scored[:4] == beside[1:5]
+    assert [line for line in scored if line.startswith("right-branching baseline")] == \
+        [line for line in beside if line.startswith("right-branching baseline")]
+    assert scored[-1] == beside[-1] and len(scored) == 6
+
+
+def test_the_label_report_uses_the_golds_own_labels(run, tmp_path):
+    """A treebank with its own label set (IP, CP as a Chinese treebank has; no SBAR, no ADJP)
+    got the Penn Treebank's labels, "0 of 0" each."""
+    gold = tmp_path / "own.txt"
+    gold.write_text("(IP (NP (NN a) (NN b)) (VP (VV c) (NP (NN d))))\n"
+                    "(IP (NP (NN e)) (VP (VV f) (CP (IP (NP (NN g)) (VP (VV h))) (DEC i))))\n")
+    trees = run("baseline", "--gold", str(gold), "--baseline", "right").stdout
+    report = run("eval", "--gold", str(gold), "-", input=trees).stdout
+    labels = report.split("recall by gold label")[1].split("\n\n")[0]
+    assert "0 of 0" not in labels and "SBAR" not in labels and "ADJP" not in labels
+    assert {line.split()[0] for line in labels.splitlines()[1:]} == {"NP", "VP", "IP", "CP"}
+    # a Penn Treebank gold keeps its usual rows, in their usual order
+    wsj = run("baseline", "--gold", "wsj10", "--baseline", "right", "--score", "--json").stdout
+    assert list(json.loads(wsj)["label_recall"]) == ["NP", "VP", "PP", "SBAR", "ADJP", "ADVP", "S"]

@@ -12,7 +12,7 @@ def test_train_tiny_example_runs(tmp_path):
                           text=True, env={**os.environ, "PYTHONUNBUFFERED": "1"}, timeout=600)
     assert done.returncode == 0, done.stderr[-2000:]
     out = done.stdout
-    assert "stopped: epochs after 4 epoch(s)" in out
+    assert "stopped (epochs) after 4 epoch(s)" in done.stderr and "stopped:" not in out    # said once
     teacher = next(line for line in out.splitlines() if line.startswith("teacher: "))
     assert teacher.startswith(f"teacher: {tmp_path}/run/best.pt, a language model: corpus ")   # what it is (41.16)
     assert "(members: layer 2 onlstm" in teacher
@@ -94,6 +94,9 @@ def test_readme_names_every_command_and_only_real_options():
         names = {opt for p in command.params for opt in p.opts + p.secondary_opts} | {"--help", "-h"}
         given = {w.split("=")[0] for w in words[2:] if w.startswith("-") and w != "-"}
         assert given <= names, (words, given - names)
+        # issue 54.5: never a deprecated spelling (hidden from --help), such as --beside or --kind
+        hidden = {opt for p in command.params if getattr(p, "hidden", False) for opt in p.opts}
+        assert not given & hidden, (words, given & hidden)
 
 
 def test_readme_python_runs(tmp_path):

@@ -250,7 +250,7 @@ def test_perplexity_json_writes_null_for_an_overflow(tmp_path, monkeypatch):
 # -- 4: system failures are one line -----------------------------------------------------------
 @pytest.mark.skipif(not os.path.exists("/dev/full"), reason="needs /dev/full")
 @pytest.mark.parametrize("args", [["info"], ["induce", "-"], ["distances", "-"], ["show", "the", "cat"],
-                                  ["baseline", "--gold", "GOLD", "--kind", "right"],
+                                  ["baseline", "--gold", "GOLD", "--baseline", "right"],
                                   ["eval", "--gold", "GOLD", "PRED", "--per-sentence", "-"]])
 def test_a_full_disk_on_stdout_is_one_line(model_file, tmp_path, monkeypatch, capsys, args):
     gold = tmp_path / "gold.txt"

@@ -246,7 +246,7 @@ def test_eval_plots_with_baselines_on_wsj10(mpl, nltk_treebank, tmp_path):
 
 
 def test_cli_eval_plots(mpl, nltk_treebank, tmp_path):
-    trees = CliRunner().invoke(main, ["baseline", "--gold", "wsj10", "--kind", "balanced"])
+    trees = CliRunner().invoke(main, ["baseline", "--gold", "wsj10", "--baseline", "balanced"])
     assert trees.exit_code == 0
     pred = tmp_path / "balanced.txt"
     pred.write_text(trees.output, encoding="utf-8")

@@ -179,7 +179,7 @@ def test_info_describes_what_it_can_of_odd_bundle_metadata(checkpoint, tmp_path,
     assert CliRunner().invoke(main, ["induce", "-", "-m", str(bundle)], input="the cat sat\n").exit_code == 0
     result = CliRunner().invoke(main, ["info", "-m", str(bundle)])
     assert result.exit_code == 0 and "Traceback" not in result.output, result.output
-    assert result.stdout.startswith(f"model: {bundle}\n") and "members (in tie-breaking order)" in result.stdout
+    assert result.stdout.startswith(f"model: {bundle}\n") and "\nmember: layer 2 onlstm\n" in result.stdout
     assert f"note: {skipped} part(s) of the metadata have unexpected types and are not shown" in result.stdout
     rows = [line.split() for line in result.stdout.splitlines() if line.split()[:1] == ["wsj10"]]
     assert rows == ([["wsj10", "layer", "2", "onlstm", "50.0", "-", "-", "-"]] if "recipe" in metadata else [])
@@ -246,3 +246,42 @@ def test_the_metadata_fit_writes_names_no_lab_rule():
     written = [ast.literal_eval(node.values[i]) for node in ast.walk(tree) if isinstance(node, ast.Dict)
                for i, key in enumerate(node.keys) if isinstance(key, ast.Constant) and key.value == "rule"]
     assert written and all(isinstance(w, str) and not LAB_WORDS.search(w) for w in written), written
+
+
+# -- issue 54.3 and 54.7: info on the bundled model speaks to users -------------------------------
+
+def test_info_describes_the_bundled_model_in_plain_words():
+    """The bundled model's metadata cites the lab (rule numbers, research/PROTOCOL.md lines, run
+    names such as "s1 e6"); info rephrases it when printing, and names its one member, a student,
+    "the student", as show and eval do."""
+    result = CliRunner().invoke(main, ["info"])
+    assert result.exit_code == 0, result.output
+    text = result.stdout
+    for lab in ("rule v", "research/", "PROTOCOL", "(s1 e6)", "model 4 student"):
+        assert lab not in text, lab
+    assert "member: the student (model 4; models 1-3 give distances only)" in text
+    assert "student (seed 1, epoch 6)" in text
+    rows = [line for line in text.splitlines() if line.strip().startswith("wsj")]
+    assert rows and all(row.split()[1:3] == ["the", "student"] for row in rows), rows
+    # the figures themselves are untouched
+    assert "58.7" in text and "72.0" in text
+
+
+def test_plain_words_rephrases_lab_references_only():
+    from onparse.files.record import plain_words
+
+    assert plain_words("the student: rule v17's dev choice among the students of rule v9's average "
+                       "(research/PROTOCOL.md 86-92)") == \
+        "the student: the dev choice among the students of the teachers' average"
+    assert plain_words("wsj-sample-dev: student (s1 e6) (research/PROTOCOL.md, rule v17)") == \
+        "wsj-sample-dev: student (seed 1, epoch 6)"
+    assert plain_words("model 1 of ../../research/models/v9-grammars-int8.pt") == "model 1 of v9-grammars-int8.pt"
+    mine = "my corpus (from /data/research-notes), 3 epochs"
+    assert plain_words(mine) == mine
+
+
+def test_one_epoch_is_one_epoch(tmp_path):
+    path = tmp_path / "one.pt"
+    save_tiny_checkpoint(path, WORDS, metadata={"corpus": {"source": "wsj"}, "epoch": 1, "step": 12})
+    text = CliRunner().invoke(main, ["info", "-m", str(path)]).stdout
+    assert "1 epoch, 12 steps" in text and "1 epochs" not in text

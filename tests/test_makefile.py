@@ -30,7 +30,11 @@ def test_quickstart_skips_the_install_when_this_checkout_is_installed():
     lines = dry_run("quickstart", sys.executable, PYTHONPATH=str(ROOT / "src"))
     assert SKIPPED in lines and not any("pip install" in line for line in lines)
     # through the Python that has it, so a virtual environment need not be on PATH
-    assert f"{sys.executable} -m onparse eval --gold wsj10-sample-test --beside right" in lines
+    assert f"{sys.executable} -m onparse eval --gold wsj10-sample-test --baseline right" in lines
+    # issue 54.10: an induced tree of a test-half sentence beside its gold tree and its F1, not a
+    # hand-picked sentence parsed with no gold to judge it by
+    assert f"{sys.executable} -m onparse show --gold wsj10-sample-test:3" in lines
+    assert not any("the cat sat" in line for line in lines)
 
 
 def test_quickstart_installs_when_onparse_is_not_installed():
@@ -115,6 +119,6 @@ def test_quickstart_runs_on_a_stock_machine(tmp_path):
     env, path = stock_machine(tmp_path)
     lines = dry_run_plain(makefile_copy(tmp_path), "quickstart", env)
     assert "python3 -m pip install -e '.[dev]'" in lines
-    assert "python3 -m onparse eval --gold wsj10-sample-test --beside right" in lines
+    assert "python3 -m onparse eval --gold wsj10-sample-test --baseline right" in lines
     commands = [line.split()[0] for line in lines if line and not line.startswith(("@", "if ", "\t", "echo", "else"))]
     assert commands and all(shutil.which(c, path=path) for c in commands), commands

@@ -116,7 +116,10 @@ def test_split_outputs_map_back_to_input_lines():
     tokens = [["a", "b"], [], ["c"]]
     assert by_line(["(a b)", "", "(c)"], tokens, [2, 0, 1], False) == ["(a b)", "", "", "(c)", ""]
     records = by_line([{"t": 1}, {"t": 2}, {"t": 3}], tokens, [2, 0, 1], True, {"t": None})
-    assert records == [{"sentence": 1, "t": 1}, {"sentence": 1, "t": None}, {"sentence": 1, "t": 3}]
+    assert records == [{"line": 1, "sentence": 1, "t": 1}, {"line": 2, "sentence": 1, "t": None},
+                       {"line": 3, "sentence": 1, "t": 3}]
+    # issue 54.7: records carry their input-line number, counted from the first line given
+    assert [r["line"] for r in by_line([{}, {}, {}], tokens, [2, 0, 1], True, {}, first=41)] == [41, 42, 43]
 
 
 def test_induce_notes_paragraphs_and_keeps_one_line_per_input_line(model_path):
@@ -143,6 +146,23 @@ def test_induce_split_sentences_one_tree_per_sentence_and_a_blank_line_per_input
                                              params_file, "--format", "jsonl", input=text).stdout.splitlines()]
     assert [(r["sentence"], len(r["tokens"])) for r in records] == [(1, 6), (2, 7), (3, 4), (1, 0), (1, 3)]
     assert records[3]["tree"] is None
+    assert [r["line"] for r in records] == [1, 1, 1, 2, 3]           # the input line of each record
+
+
+def test_split_sentence_records_of_a_shard_carry_the_files_line_numbers(model_path, params_file, tmp_path):
+    """Issue 54.7: --split-sentences --format jsonl records name their input line; a --shard's
+    records count from the shard's first line, so the parts concatenated equal the whole."""
+    path = tmp_path / "paragraphs.txt"
+    path.write_text("".join(f"{PARAGRAPH}\nthe cat sat\n" for _ in range(6)))
+    args = ["-m", model_path, "--punkt", params_file, "--format", "jsonl"]
+    whole = invoke("induce", path, *args)
+    parts = [invoke("induce", path, *args, "--shard", f"{k}/3") for k in (1, 2, 3)]
+    assert whole.exit_code == 0 and all(p.exit_code == 0 for p in parts), whole.output
+    assert "".join(p.stdout for p in parts) == whole.stdout
+    lines = [json.loads(x)["line"] for x in whole.stdout.splitlines()]
+    assert lines == [n for line in range(1, 13) for n in [line] * (3 if line % 2 else 1)]
+    distances = [json.loads(x) for x in invoke("distances", path, *args).stdout.splitlines()]
+    assert [r["line"] for r in distances] == lines
 
 
 def test_without_parameters_punkt_learns_from_the_input_and_says_so(model_path, tmp_path):

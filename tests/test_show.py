@@ -379,7 +379,7 @@ def test_terminal_drawing_works_without_matplotlib(tiny, monkeypatch):
     monkeypatch.setitem(sys.modules, "matplotlib", None)  # import matplotlib -> ImportError
     result = invoke(["show", "the", "cat", "--model", tiny[2]])
     assert result.exit_code == 0 and "induced tree" in result.output
-    result = invoke(["show", "the", "cat", "--model", tiny[2], "--png", "x.png"])
+    result = invoke(["show", "the", "cat", "--model", tiny[2], "-o", "x.png"])
     assert result.exit_code == 1
     assert result.output.strip() == "error: matplotlib is needed for plots: pip install 'onparse[plot]'"
 
@@ -387,8 +387,9 @@ def test_terminal_drawing_works_without_matplotlib(tiny, monkeypatch):
 def test_show_help_documents_the_gold_forms():
     result = invoke(["show", "--help"])
     assert result.exit_code == 0
-    for text in ("wsj10:3", "--png", "--svg", "--ascii", "default: 2", "onlstm"):
+    for text in ("wsj10:3", "--out", ".png, .svg, .pdf", "--ascii", "default: 2", "onlstm"):
         assert text in result.output
+    assert "--png" not in result.output and "--svg" not in result.output     # one way to write a figure
 
 
 def test_show_in_a_real_process(tiny):

@@ -36,7 +36,7 @@ from .files.pretrained import DEFAULT_NAME, resolve
 from .kinds import ParsingModel
 from .lm.kind import LanguageModel
 from .members import DEFAULT_DECODER, DEFAULT_LAYER, GATES, Member, checked, grid
-from .progress import Progress
+from .progress import Portion, Progress
 from .scores.agreement import MIN_WORDS, measure as measure_agreement
 from .scores.metrics import evaluate
 from .student.distill import distill
@@ -387,9 +387,9 @@ class Parser(ParserI):
         if not isinstance(gold, Gold):
             gold = load_gold(str(gold), ptb_root)
         tokens = [list(s.words) for s in gold]
-        n_models = len({m.model for m in parser.members})
-        with Progress(f"parsing {gold.name}", len(tokens) * n_models, "sentences", quiet) as bar:
-            per_sentence = parser.member_trees(tokens, progress=bar.update)
+        n_models = len({m.model for m in parser.members})           # each reports its sentences: count the gold's
+        with Progress(f"parsing {gold.name}", len(tokens), "sentences", quiet) as bar:
+            per_sentence = parser.member_trees(tokens, progress=Portion(bar.update, len(tokens), bar.total * n_models))
         members = [(m, evaluate([trees[k] for trees in per_sentence], gold))
                    for k, m in enumerate(parser.members)]
         average = None

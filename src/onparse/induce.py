@@ -76,6 +76,16 @@ class Shard(NamedTuple):
         """``[start, end)``: this part holds the lines whose first byte lies in the range."""
         return size * (self.index - 1) // self.count, size * self.index // self.count
 
+    def first_line(self, path: str) -> int:
+        """The number in the file at ``path`` of this part's first line (counts the newlines before it)."""
+        start = self.byte_range(os.path.getsize(path))[0]
+        if not start:
+            return 1
+        with open(path, "rb") as handle:         # as read_lines skips to it
+            handle.seek(start - 1)
+            handle.readline()
+            return _line_number_at(path, handle.tell())
+
 
 def _line_number_at(path: str, offset: int) -> int:
     """1-based number of the line starting at byte ``offset`` (counts newlines before it)."""
@@ -287,7 +297,7 @@ def tree_labels(parser, token_lists: Sequence[Sequence[str]], trees: Sequence[ob
 
 def induce_lines(lines: Iterable[str], parser, *, fmt: str = "brackets", tokenize: bool = True,
                  punct: str = DEFAULT_PUNCT, window: int = WINDOW, check: Optional[VocabularyCheck] = None,
-                 split=None, progress: Optional[Callable[[int], None]] = None) -> Iterator[List[str]]:
+                 split=None, progress: Optional[Callable[[int], None]] = None, first_line: int = 1) -> Iterator[List[str]]:
     """Induce a tree for each line; yield the output lines (no newline) window by window.
 
     ``parser``: an :class:`onparse.api.Parser` (its members' trees are averaged when it has
@@ -299,9 +309,9 @@ def induce_lines(lines: Iterable[str], parser, *, fmt: str = "brackets", tokeniz
     span, outermost first.
     ``check``: a :class:`VocabularyCheck` that counts every sentence's tokens.  ``split``: a
     :class:`onparse.text.sentences.SentenceSplitter`: each sentence of a line gets its tree
-    (:func:`onparse.text.sentences.by_line`: how output lines map to input lines).
-    ``progress(k)``: told of the lines done as the parser's batches finish, not only at the end
-    of a window.
+    (:func:`onparse.text.sentences.by_line`: how output lines map to input lines; records carry
+    their input line's number, counted from ``first_line``, a shard's).  ``progress(k)``: told of
+    the lines done as the parser's batches finish, not only at the end of a window.
     """
     _check_choice(fmt, FORMATS, "format")
     prep = parser.preprocessor(tokenize, punct)
@@ -335,7 +345,8 @@ def induce_lines(lines: Iterable[str], parser, *, fmt: str = "brackets", tokeniz
         if split is not None:
             empty = {"tokens": [], "tree": None, "distances": None if first is None else [], "oov": [],
                      **({} if labels is None else {"labels": None})}
-            out = by_line(out, tokens, [len(sentences) for sentences in group], fmt == "jsonl", empty)
+            out = by_line(out, tokens, [len(sentences) for sentences in group], fmt == "jsonl", empty, first_line)
+        first_line += len(group)
         yield [json.dumps(x, ensure_ascii=False) for x in out] if fmt == "jsonl" else out
 
 
@@ -354,8 +365,8 @@ def distance_columns(parser, layers: Optional[Sequence[int]] = None):
 
 def distance_lines(lines: Iterable[str], parser, *, layers: Optional[Sequence[int]] = None, gate: str = "forget",
                    fmt: str = "tsv", tokenize: bool = True, punct: str = DEFAULT_PUNCT, header: bool = True,
-                   window: int = WINDOW, split=None,
-                   progress: Optional[Callable[[int], None]] = None) -> Iterator[List[str]]:
+                   window: int = WINDOW, split=None, progress: Optional[Callable[[int], None]] = None,
+                   first_line: int = 1) -> Iterator[List[str]]:
     """Per-word distances of each line, for the layers :func:`distance_columns` chooses; yield
     output lines window by window.
 
@@ -364,7 +375,7 @@ def distance_lines(lines: Iterable[str], parser, *, layers: Optional[Sequence[in
     one ``token<TAB>value...`` row per word and a blank line after every sentence (so an empty
     sentence is just a blank line); ``jsonl``: ``{"tokens": [...], "gate": "forget",
     "distances": {"2": [...]}}`` per line, keyed by layer (``"model 1 layer 2"`` with several
-    models).  ``split`` and ``progress`` as for :func:`induce_lines`.
+    models).  ``split``, ``progress`` and ``first_line`` as for :func:`induce_lines`.
     """
     _check_choice(gate, tuple(GATES), "gate")
     _check_choice(fmt, DISTANCE_FORMATS, "format")
@@ -395,7 +406,8 @@ def distance_lines(lines: Iterable[str], parser, *, layers: Optional[Sequence[in
             out.append("\n".join(rows + [""]))
         if split is not None:
             out = by_line(out, tokens, [len(sentences) for sentences in group], fmt == "jsonl",
-                          {"tokens": [], "gate": gate, "distances": {key: [] for key in keys}})
+                          {"tokens": [], "gate": gate, "distances": {key: [] for key in keys}}, first_line)
+        first_line += len(group)
         yield ([json.dumps(x, ensure_ascii=False) for x in out] if fmt == "jsonl"
                else [line for block in out for line in block.split("\n")])
 

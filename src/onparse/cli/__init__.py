@@ -151,7 +151,7 @@ def main():
     Induce trees:    onparse induce corpus.txt > trees.txt
     Score a model:   onparse eval --gold wsj10 --layer all --decode all
     Score trees:     onparse eval --gold wsj10 trees.txt
-    Baselines:       onparse baseline --gold wsj10 --kind right --score
+    Baselines:       onparse baseline --gold wsj10 --baseline right --score
     Train a model:   onparse train --preset small --out runs/small
     Train a student: onparse distill text.txt --out student.pt
     Text to parser:  onparse fit text.txt --out mine.pt --max-time 2h

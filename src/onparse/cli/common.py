@@ -194,9 +194,10 @@ def threads_option(func=None, *, apply: bool = False):
 
 
 def renamed_option(old: str, new: str, param: str, **attrs):
-    """``old``, the former spelling of option ``new``, kept working: its value arrives as
-    ``param`` (None when not given) for :func:`renamed` to resolve."""
-    return click.option(old, param, default=None, help=f"Deprecated spelling of {new} (same values).", **attrs)
+    """``old``, the former spelling of option ``new``, kept working but hidden from ``--help``:
+    its value arrives as ``param`` (None when not given) for :func:`renamed` to resolve."""
+    return click.option(old, param, default=None, hidden=True, help=f"Deprecated spelling of {new} (same values).",
+                        **attrs)
 
 
 def renamed(value, old_value, old: str, new: str, default=None):
@@ -246,7 +247,8 @@ def sentence_splitter(split_sentences: bool, punkt, parser, name: str, file: str
     typed = file == "-" and sys.stdin is not None and sys.stdin.isatty()
 
     def learnt(chars, lines):
-        how = (f"Punkt learnt them from the first {lines:,} lines of the input ({chars:,} characters)" if lines else
+        first = "first line" if lines == 1 else f"first {lines:,} lines"
+        how = (f"Punkt learnt them from the {first} of the input ({chars:,} characters)" if lines else
                "lines typed at a terminal cannot wait for Punkt to learn them: it knows no abbreviation")
         click.echo(f"note: --split-sentences: the model records no Punkt parameters, so {how}; `onparse punkt "
                    "TEXT --out PARAMS.json` learns them once from text of your own, --punkt PARAMS.json uses them",

@@ -8,6 +8,7 @@ from .common import (INT_MAX, SEED_RANGE, device_option, force_option, line_limi
                      members_options, model_name, model_option, pretokenized_option, punct_option, quiet_option,
                      refuse_model, refuse_overwrite, sentence_splitter, sentences_options, threads_option,
                      check_writable)
+from .training import _Duration
 
 #: Student sizes with an option (help and default: :class:`onparse.StudentConfig`).
 SIZES = ("embedding_size", "hidden_size", "n_layers", "mlp_size")
@@ -71,6 +72,9 @@ def _student_sizes(command):
 @click.option("--resume", is_flag=True, help="Continue the run in the run folder (exactly where it stopped).")
 @click.option("--overwrite", is_flag=True, help="Start afresh even if the run folder holds a run.")
 @click.option("--keep-epochs", is_flag=True, help="Keep each epoch's student as RUN/epoch-NNN.pt.")
+@click.option("--max-time", type=_Duration(), default=None,
+              help="Stop after this much time in this invocation, the teacher's parse included (3600, 45m, 2h30m; "
+                   "checked after each batch): last.pt is saved, the student so far written, and --resume continues.")
 @_sized
 @_student_sizes
 @pretokenized_option
@@ -84,7 +88,7 @@ def _student_sizes(command):
 @line_limit_option
 @click.option("--json", "as_json", is_flag=True, help="Print the summary as one JSON object.")
 def distill_command(text, model_paths, no_verify, layer, decoder, voter, ties, student_path, run_dir, teacher_trees,
-                    resume, overwrite, keep_epochs, pretokenized, punct, split_sentences, punkt, device, threads,
+                    resume, overwrite, keep_epochs, max_time, pretokenized, punct, split_sentences, punkt, device, threads,
                     force, quiet, max_line_bytes, as_json, **options):
     """Train a fast student parser on the trees the teacher (-m, its members, voters and tie
     rule) gives for the lines of TEXT: raw text, one sentence per line (or paragraphs, with
@@ -129,21 +133,22 @@ def distill_command(text, model_paths, no_verify, layer, decoder, voter, ties, s
             result = parser.distill(text, student_path, run_dir=run_dir, sizes=sizes, settings=settings,
                                     resume=resume, overwrite=overwrite, keep_epochs=keep_epochs,
                                     tokenize=not pretokenized, punct=punct, max_line_bytes=max_line_bytes, quiet=quiet,
-                                    split=splitter, teacher_trees=teacher_trees)
+                                    split=splitter, teacher_trees=teacher_trees, max_time=max_time)
     except KeyboardInterrupt:
         click.echo(f"interrupted; {folder} keeps the run: give the same command with --resume to continue it",
                    err=True)
         raise SystemExit(130) from None
     if as_json:
         click.echo(dumps({"student": result.student, "run_dir": result.run_dir, "sentences": result.sentences,
-                          "held_out": result.held_out, "epochs": result.epochs}))
+                          "held_out": result.held_out, "epochs": result.epochs, "stopped": result.stopped}))
         return
     last = result.epochs[-1] if result.epochs else {}
     agreement = last.get("agreement")
     click.echo(f"wrote {result.student}: learnt from {result.sentences:,} sentences in {len(result.epochs)} "
                f"epoch(s)" + ("" if agreement is None else
                               f"; agreement with the teacher on {result.held_out:,} held-out sentences "
-                              f"{100 * agreement:.1f}%"))
+                              f"{100 * agreement:.1f}%")
+               + ("; stopped by --max-time: --resume continues" if result.stopped == "max-time" else ""))
 
 
 def register(group: click.Group) -> None:

@@ -69,10 +69,10 @@ def _wants_unicode(ascii_only: bool) -> bool:
 @click.option("--out", "-o", "out_path", type=click.Path(dir_okay=False), default=None,
               help="Also save the picture as a figure; the format follows the extension (.png, .svg, .pdf), "
                    "as for plot-log -o (needs matplotlib: pip install 'onparse[plot]').")
-@click.option("--png", "png_path", type=click.Path(dir_okay=False), default=None,
-              help="Also save the picture as a PNG (as --out FILE.png).")
-@click.option("--svg", "svg_path", type=click.Path(dir_okay=False), default=None,
-              help="Also save the picture as an SVG (as --out FILE.svg).")
+@click.option("--png", "png_path", type=click.Path(dir_okay=False), default=None, hidden=True,
+              help="Deprecated: --out FILE.png.")
+@click.option("--svg", "svg_path", type=click.Path(dir_okay=False), default=None, hidden=True,
+              help="Deprecated: --out FILE.svg.")
 @click.option("--ascii", "ascii_only", is_flag=True,
               help="Draw with ASCII characters only [default: Unicode when the terminal can show it].")
 @click.option("--height", default=1, show_default=True, type=click.IntRange(1, 8),
@@ -98,8 +98,8 @@ def show_command(sentence, model_paths, no_verify, layer, decoder, voter, ties, 
     docs/glossary.md) in every layer (* marks the decoded layer), or for a student or a grammar
     the size of the split before each word.
     SENTENCE is the words (quoted or not); `-` reads one sentence per line from standard
-    input.  With --png/--svg the same picture is saved as a figure (tree, one bar panel per
-    layer); with several sentences each gets its own file, numbered: fig-1.png, fig-2.png ...
+    input.  With --out the same picture is saved as a figure (tree, one bar panel per layer);
+    with several sentences each gets its own file, numbered: fig-1.png, fig-2.png ...
     In a terminal (or with $COLUMNS set), a drawing wider than it gives way to a compact
     form: the trees in brackets, wrapped, and one line of bars per word.
 
@@ -107,7 +107,7 @@ def show_command(sentence, model_paths, no_verify, layer, decoder, voter, ties, 
     onparse show "the cat sat on the mat" --model lm.pt
     onparse show --model lm.pt --gold wsj10:3 -o wsj10-3.png
     onparse show the cat sat --model lm.pt --gold "((the cat) sat)" --decode split
-    cat sentences.txt | onparse show - --model lm.pt --svg figs/sentence.svg
+    cat sentences.txt | onparse show - --model lm.pt -o figs/sentence.svg
     """
     from .. import read_gold
     from ..induce import views_from_lines
@@ -162,6 +162,8 @@ def _figure_targets(out_path, png_path, svg_path, inputs, force):
     extension, matplotlib installed, no input or model overwritten."""
     figures = [(path, fmt, option) for path, fmt, option in
                ((out_path, None, "--out"), (png_path, "png", "--png"), (svg_path, "svg", "--svg")) if path]
+    for _, fmt, option in figures[1 if out_path else 0:]:       # the former spellings, still written
+        click.echo(f"note: {option} is deprecated here: use --out FILE.{fmt}", err=True)
     if out_path:
         from ..pictures.figures import check_output_path
 

@@ -3,8 +3,9 @@
 import click
 
 from ..files.safeio import dumps
-from .common import INT_MAX, THREADS_RANGE, check_writable, force_option, quiet_option, refuse_model
-from .. import GRAMMAR_RULE_FORMS
+from .common import INT_MAX, THREADS_RANGE, check_writable, force_option, quiet_option, refuse_model, renamed, \
+    renamed_option
+from .. import GRAMMAR_PRESETS, GRAMMAR_RULE_FORMS, PRESETS
 from .training import _Duration
 
 
@@ -17,11 +18,13 @@ from .training import _Duration
 @click.option("--resume", is_flag=True, help="Continue a stopped fit where it stopped (same TEXT and settings).")
 @click.option("--seeds", type=click.IntRange(0, 64), default=3, show_default=True,
               help="ON-LSTM language models to train (seeds 1..N); runs train side by side, one per CPU core.")
-@click.option("--preset", default="small", show_default=True, help="onparse train's preset of the language models.")
+@click.option("--preset", type=click.Choice(tuple(PRESETS)), default="small", show_default=True,
+              help="onparse train's preset of the language models (tiny: a quick try; small: the measured figures).")
 @click.option("--grammars", type=click.IntRange(0, 64), default=0, show_default=True,
               help="Neural PCFGs to train too (seeds 1..N, onparse train --family grammar); they are candidates "
                    "like the language models.")
-@click.option("--grammar-preset", default="small", show_default=True, help="The grammars' preset.")
+@click.option("--grammar-preset", type=click.Choice(tuple(GRAMMAR_PRESETS)), default="small", show_default=True,
+              help="The grammars' preset (onparse train --family grammar --preset).")
 @click.option("--grammar-vocab", type=click.IntRange(0, INT_MAX), default=None, metavar="N",
               help="The grammars' largest vocabulary (onparse train --max-vocab; 0: no limit)  [default: onparse "
                    "train's].  2000 kept Dutch and Spanish grammars off right-branching trees on their 5,000-line "
@@ -37,9 +40,10 @@ from .training import _Duration
 @click.option("--max-time", type=_Duration(), default=None,
               help="Time for the whole fit (3600, 90m, 2h): seeds and epochs are planned within it; about 10% is "
                    "kept for choosing (and 25% for --student).")
-@click.option("--threads", type=THREADS_RANGE, default=None,
+@click.option("--cores", type=THREADS_RANGE, default=None,
               help="CPU cores to use in all: seeds train side by side at one thread each up to this "
-                   "[default: every usable core].")
+                   "[default: every usable core].  (Elsewhere --threads is the threads of one process.)")
+@renamed_option("--threads", "--cores", "threads_old", type=THREADS_RANGE)
 @click.option("--limit", type=click.IntRange(10, INT_MAX), default=1000, show_default=True,
               help="Held-out sentences (3 words or more) that the choice is measured on.")
 @click.option("--weights", type=click.Choice(["float32", "float16", "int8"]), default="float16", show_default=True,
@@ -52,7 +56,8 @@ from .training import _Duration
 @force_option
 @quiet_option
 def fit_command(text, out, run_dir, resume, seeds, preset, grammars, grammar_preset, grammar_vocab, grammar_curriculum,
-                grammar_form, epochs, max_time, threads, limit, weights, student, stop_after, as_json, force, quiet):
+                grammar_form, epochs, max_time, cores, threads_old, limit, weights, student, stop_after, as_json, force,
+                quiet):
     """Turn raw text into a parser with no gold tree: train several ON-LSTM seeds (and
     --grammars PCFGs) on TEXT (a file of raw lines, or a plain-text corpus name such as news),
     take each run's epoch of lowest validation perplexity, read at layers 2 and 3 with the
@@ -77,19 +82,15 @@ def fit_command(text, out, run_dir, resume, seeds, preset, grammars, grammar_pre
     onparse fit my-text.txt --out mine.pt --resume
     onparse induce new-text.txt -m mine.pt
     """
-    from .. import GRAMMAR_PRESETS, PRESETS, FitSettings, OnparseError, fit
+    from .. import FitSettings, OnparseError, fit
 
-    if preset not in PRESETS:
-        raise click.BadParameter(f"unknown preset {preset!r}; known: {', '.join(PRESETS)}", param_hint="--preset")
-    if grammar_preset not in GRAMMAR_PRESETS:
-        raise click.BadParameter(f"unknown preset {grammar_preset!r}; known: {', '.join(GRAMMAR_PRESETS)}",
-                                 param_hint="--grammar-preset")
+    cores = renamed(cores, threads_old, "--threads", "--cores")
     if seeds + grammars == 0:
         raise click.UsageError("nothing to train: give --seeds or --grammars of at least 1")
     settings = FitSettings(seeds=seeds, preset=preset, grammars=grammars, grammar_preset=grammar_preset,
                            grammar_vocab=grammar_vocab, grammar_curriculum=grammar_curriculum,
                            grammar_form=grammar_form, epochs=epochs,
-                           max_time=max_time, cores=threads, limit=limit, weights=weights)
+                           max_time=max_time, cores=cores, limit=limit, weights=weights)
     try:
         settings.grammar_training()
     except OnparseError as err:

@@ -99,6 +99,13 @@ def _lines(file, shard, max_line_bytes, splitter):
     return check.watch(lines), check
 
 
+def _first_line(file, shard) -> int:
+    """The input-line number of the first line read: a --shard's own (its records carry it)."""
+    import os
+
+    return shard.first_line(file) if shard is not None and shard.count > 1 and os.path.isfile(file) else 1
+
+
 def _note(check) -> None:
     if check is not None:
         check.tell(lambda note: click.echo(note, err=True))
@@ -114,14 +121,16 @@ def _window(file) -> int:
 @click.command("induce")
 @members_options
 @sentences_options(output="brackets and ptb: one line per sentence, and an empty line after each input line's "
-                          "sentences; jsonl: one record per sentence, its \"sentence\" number within its line (1 "
-                          "starts a new input line).")
+                          "sentences; jsonl: one record per sentence, with its input line's number (\"line\") and "
+                          "its \"sentence\" number within that line.")
 @click.option("--format", "fmt", type=click.Choice(["brackets", "ptb", "jsonl", "json"]), default="brackets",
               show_default=True,
               help="brackets: ((the cat) (sat down)); ptb: labelled brackets for EVALB and nltk, nodes "
                    "labelled X, or by a grammar member alone with its symbols (NT-12); jsonl: one JSON object "
-                   "per line with tokens, tree, distances and out-of-vocabulary flags, and a grammar's labels "
-                   "(json is an alias).")
+                   "per line with tokens, tree, distances (the first language-model member's numbers per word; "
+                   "null for a student or a grammar alone (the bundled model is a student), which has none: "
+                   "`onparse distances` gives its language models' numbers) and out-of-vocabulary flags, and a "
+                   "grammar's labels (json is an alias).")
 @_common_options
 def induce_command(file, model_paths, no_verify, pretokenized, punct, batch_size, shard, quiet, device,
                    max_line_bytes, layer, decoder, voter, ties, split_sentences, punkt, fmt):
@@ -151,7 +160,7 @@ def induce_command(file, model_paths, no_verify, pretokenized, punct, batch_size
     lines, paragraphs = _lines(file, shard, max_line_bytes, splitter)
     _run(lambda progress: induce_lines(lines, parser, fmt="jsonl" if fmt == "json" else fmt, tokenize=not pretokenized,
                                        punct=punct, window=_window(file), check=check, split=splitter,
-                                       progress=progress),
+                                       progress=progress, first_line=_first_line(file, shard)),
          "induce", count_lines(file, shard), quiet)
     report_too_long(parser)
     note = check.note()
@@ -174,8 +183,8 @@ def induce_command(file, model_paths, no_verify, pretokenized, punct, batch_size
                    "distances: {layer: [...]}} object per line, keyed as the columns are named (`2`; `model 1 layer "
                    "2` with several models).")
 @sentences_options(output="tsv: each sentence's rows and blank line, then one more blank line after each input "
-                          "line's sentences; jsonl: one record per sentence, its \"sentence\" number within its line "
-                          "(1 starts a new input line).")
+                          "line's sentences; jsonl: one record per sentence, with its input line's number (\"line\") "
+                          "and its \"sentence\" number within that line.")
 @_common_options
 def distances_command(file, model_paths, no_verify, pretokenized, punct, batch_size, shard, quiet,
                       device, max_line_bytes, layer, gate, fmt, split_sentences, punkt):
@@ -203,7 +212,7 @@ def distances_command(file, model_paths, no_verify, pretokenized, punct, batch_s
     lines, paragraphs = _lines(file, shard, max_line_bytes, splitter)
     _run(lambda progress: distance_lines(lines, parser, layers=layers, gate=gate, fmt=fmt, tokenize=not pretokenized,
                                          punct=punct, window=_window(file), header=shard is None or shard.index == 1,
-                                         split=splitter, progress=progress),
+                                         split=splitter, progress=progress, first_line=_first_line(file, shard)),
          "distances", count_lines(file, shard), quiet)
     _note(paragraphs)
 

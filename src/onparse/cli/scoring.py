@@ -16,7 +16,7 @@ from .. import BASELINE_KINDS, GOLD_NAMES, PTB_ROOT_ENV, OnparseError, is_gold_s
 from ..files.safeio import atomic_output, dumps, read_text
 from .common import (SEED_RANGE, check_writable, device_option, force_option, line_limit_option, load_parser,
                      members_options, model_name, model_option, quiet_option, refuse_model, refuse_overwrite,
-                     report_too_long, threads_option)
+                     renamed, renamed_option, report_too_long, threads_option)
 from .figures import check_plots, plots_option, write_eval_plots
 
 #: How baselines are named in tables.
@@ -192,8 +192,11 @@ def read_input(path: str, max_line_bytes: int):
 @members_options
 @device_option
 @threads_option(apply=True)
-@click.option("--beside", type=click.Choice(BASELINE_KINDS), multiple=True,
-              help="Also score this baseline on the same sentences, in the same table (repeatable).")
+@click.option("--baseline", type=click.Choice(BASELINE_KINDS), multiple=True,
+              help="Also score this baseline's trees (as onparse baseline --baseline builds them) on the same "
+                   "sentences, in the same table (repeatable).")
+@click.option("--beside", "beside_old", type=click.Choice(BASELINE_KINDS), multiple=True, hidden=True,
+              help="Deprecated spelling of --baseline (same values).")
 @click.option("--labels", "show_symbols", is_flag=True,
               help="For labelled trees (a grammar member alone, or its --format ptb trees with NT-12 labels): "
                    "end the report with how each induced symbol lines up with the gold labels (its most "
@@ -207,7 +210,7 @@ def read_input(path: str, max_line_bytes: int):
 @click.argument("pred", type=click.Path(exists=True, dir_okay=False, allow_dash=True), required=False)
 @click.pass_context
 def eval_command(ctx, gold, as_json, per_sentence, plots, model_paths, no_verify, layer, decoder, voter, ties,
-                 device, beside, show_symbols, out, force, quiet, max_line_bytes, pred):
+                 device, baseline, beside_old, show_symbols, out, force, quiet, max_line_bytes, pred):
     """Score trees against gold trees: the trees in PRED, or the trees a model induces.
 
     PRED is a file (or - for standard input) with one bracketed tree per line, in gold
@@ -230,18 +233,19 @@ def eval_command(ctx, gold, as_json, per_sentence, plots, model_paths, no_verify
 
     \b
     onparse eval --gold wsj10 trees.txt
-    onparse baseline --gold wsj10 --kind right | onparse eval --gold wsj10 -
+    onparse baseline --gold wsj10 --baseline right | onparse eval --gold wsj10 -
     onparse eval --gold wsj10 --model runs/small/best.pt --layer all --decode all
     onparse eval --gold wsj                  # the bundled model
     onparse eval --gold wsj -m s1/best.pt -m s2/best.pt -m s3/best.pt --layer 2,3
     onparse eval --gold wsj-sample-dev -m s1/best.pt -m s2/best.pt --layer 2,3 --voter right --ties right
-    onparse eval --gold wsj-sample-test --beside right     # the bundled model beside right-branching
+    onparse eval --gold wsj-sample-test --baseline right   # the bundled model beside right-branching
     onparse eval --gold wsj10 -m grammar.pt --labels        # its symbols against the gold labels
     onparse eval --gold wsj10 trees.txt --json -o scores.json
     """
+    baseline = renamed(baseline or None, beside_old or None, "--beside", "--baseline", ())
     params = {"layer": "layer", "decode": "decoder", "voter": "voter", "ties": "ties", "device": "device",
-              "threads": "threads", "beside": "beside"}
-    model_only = [f"--{name}" for name, param in params.items()
+              "threads": "threads", "baseline": "baseline", "beside": "beside_old"}
+    model_only = [f"--{'baseline' if name == 'beside' else name}" for name, param in params.items()
                   if ctx.get_parameter_source(param) == click.core.ParameterSource.COMMANDLINE]
     if pred is not None and (model_paths or model_only):
         raise click.UsageError(f"{(['--model'] if model_paths else model_only)[0]} goes with a model, "
@@ -268,7 +272,7 @@ def eval_command(ctx, gold, as_json, per_sentence, plots, model_paths, no_verify
             write_eval_plots(plots, result, gold_set, source)
             return
         parser = load_parser(model_paths, device, layer, decoder, voter=voter, ties=ties, no_verify=no_verify)
-        _eval_model(gold_set, parser, model_name(model_paths), as_json, per_sentence, plots, beside, quiet,
+        _eval_model(gold_set, parser, model_name(model_paths), as_json, per_sentence, plots, baseline, quiet,
                     show_symbols)
 
 
@@ -318,8 +322,7 @@ def _eval_model(gold_set, parser, name, as_json, per_sentence, plots, beside=(),
 
     scores = parser.score(gold_set, quiet=quiet)
     report_too_long(parser)
-    baselines = [(f"{BRANCHING.get(kind, kind)} baseline", kind,
-                  evaluate(baseline_trees(gold_set.tokens, kind), gold_set, check_tokens=False))
+    baselines = [(baseline_row(kind), kind, evaluate(baseline_trees(gold_set.tokens, kind), gold_set, check_tokens=False))
                  for kind in dict.fromkeys(beside)]
     if baselines and not as_json:
         rows = scores.rows() if scores.average is not None else [(parser.describe_average(), scores.result)]
@@ -356,16 +359,21 @@ def _eval_model(gold_set, parser, name, as_json, per_sentence, plots, beside=(),
     write_eval_plots(plots, scores.result, gold_set, f"{name} ({parser.describe_average()})")
 
 
+def baseline_row(kind: str) -> str:
+    """How a baseline's row is named in a score table (eval --baseline, baseline --score)."""
+    return f"{BRANCHING.get(kind, kind)} baseline"
+
+
 @click.command("baseline")
 @gold_option
-@click.option(
-    "--kind",
-    type=click.Choice(BASELINE_KINDS),
-    required=True,
-    help="right/left-branching, balanced (middle split), or random (uniform split points).",
-)
+@click.option("--baseline", "kind", type=click.Choice(BASELINE_KINDS), default=None,
+              help="Which trees: right/left-branching, balanced (middle split), or random (uniform split points); "
+                   "eval --baseline scores the same beside a model.  [required]")
+@renamed_option("--kind", "--baseline", "kind_old", type=click.Choice(BASELINE_KINDS))
 @click.option("--seed", type=SEED_RANGE, default=0, show_default=True, help="Seed of the random baseline.")
-@click.option("--score", is_flag=True, help="Score the trees against the gold (same report as eval) instead of printing them.")
+@click.option("--score", is_flag=True,
+              help="Score the trees against the gold instead of printing them, in the table of eval --baseline "
+                   "(--json: eval's whole report; piping the trees to onparse eval - prints it as text).")
 @click.option(
     "--format",
     "fmt",
@@ -379,24 +387,31 @@ def _eval_model(gold_set, parser, name, as_json, per_sentence, plots, beside=(),
 @report_options
 @force_option
 @line_limit_option
-def baseline_command(gold, kind, seed, score, fmt, as_json, per_sentence, force, max_line_bytes):
+def baseline_command(gold, kind, kind_old, seed, score, fmt, as_json, per_sentence, force, max_line_bytes):
     """Build baseline trees over the gold sentences: print them one per line, or --score them.
 
     The trees are over the gold tokens (lowercased, digits -> N, punctuation removed).
 
     \b
-    onparse baseline --gold wsj10 --kind right > right.txt
-    onparse baseline --gold wsj --kind random --seed 3 --score --json
+    onparse baseline --gold wsj10 --baseline right > right.txt
+    onparse baseline --gold wsj10 --baseline right --score
+    onparse baseline --gold wsj --baseline random --seed 3 --score --json
     """
-    from .. import baseline_trees, evaluate, to_brackets, to_ptb
+    from .. import baseline_trees, evaluate, format_comparison, to_brackets, to_ptb
 
+    kind = renamed(kind, kind_old, "--kind", "--baseline")
+    if kind is None:
+        raise click.UsageError("Missing option '--baseline': right, left, balanced or random")
     if (as_json or per_sentence) and not score:
         raise click.UsageError("--json and --per-sentence go with --score")
     check_per_sentence(per_sentence, [("gold file", gold.spec)], force)
     gold_set = gold.load(max_line_bytes)
     trees = baseline_trees(gold_set.tokens, kind, seed)
     if score:
-        emit_report(evaluate(trees, gold_set, check_tokens=False), as_json, per_sentence)
+        result = evaluate(trees, gold_set, check_tokens=False)
+        if not as_json:
+            click.echo(format_comparison([(baseline_row(kind), result)]))
+        emit_report(result, as_json, per_sentence, quiet=not as_json)
         return
     if fmt == "jsonl":
         records = ({"tokens": list(words), "tree": to_brackets((tree,) if isinstance(tree, str) else tree)}

@@ -83,8 +83,9 @@ def _config_options(command):
     for f in reversed(fields(TrainConfig)):
         kind = float if f.type in (float, "float") else SEED_RANGE if f.name == "seed" else click.IntRange(0, INT_MAX)
         values = ", ".join(f"{name} {getattr(cfg, f.name)}" for name, cfg in PRESETS.items())
-        also = (f"; grammar: {grammar[f.name].default}, {grammar[f.name].metadata['help']}" if f.name in grammar
-                else "")
+        also = f"; grammar: {grammar[f.name].default}" if f.name in grammar else ""
+        if f.name in grammar and grammar[f.name].metadata["help"].lower() != f.metadata["help"].lower():
+            also += f", {grammar[f.name].metadata['help']}"         # its own meaning there, said once
         option = click.option("--" + f.name.replace("_", "-"), f.name, type=kind, default=None,
                               help=f"{f.metadata['help'][:1].upper()}{f.metadata['help'][1:]} [preset: {values}{also}]")
         command = option(command)
@@ -97,8 +98,10 @@ def _config_options(command):
                    "rules, docs/pcfg.md's recipe: Adam, a length curriculum, exact perplexity)  [default: lm; "
                    "with --resume, the run's own]")
 @click.option("--preset", type=click.Choice(tuple(dict.fromkeys((*PRESETS, *GRAMMAR_PRESETS)))), default="small",
-              show_default=True,
-              help="Starting hyperparameters.  lm: paper (section 2; a GPU job), small (CPU, minutes an epoch), "
+              show_default=True, metavar="PRESET",
+              help=f"Starting hyperparameters; each family has its own presets (lm: {', '.join(PRESETS)}; "
+                   f"grammar: {', '.join(GRAMMAR_PRESETS)}).  "
+                   "lm: paper (section 2; a GPU job), small (CPU, minutes an epoch), "
                    "tiny (tests, and trying the workflow: seconds an epoch on a few hundred sentences, as "
                    "examples/train_tiny.sh does; over 40 minutes an epoch on the 1M-word default corpus).  "
                    "grammar: the sizes tiny (tests), small (30 nonterminals, 60 preterminals, rank 64: about "
@@ -142,6 +145,7 @@ def _config_options(command):
 @click.option("--progress/--no-progress", default=None,
               help="A progress bar on stderr; --no-progress: no progress at all  [default: a bar when stderr is a "
                    "terminal, else a plain line a minute]")
+@quiet_option
 @threads_option
 @click.option("--amp/--no-amp", default=True, show_default=True, help="Autocast to bf16 on CUDA")
 @click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON")
@@ -149,8 +153,8 @@ def _config_options(command):
 @_config_options
 @click.pass_context
 def train_command(ctx, family, preset, corpus, valid, test, fmt, fmt_old, out, device, max_time, max_steps,
-                  checkpoint_every, keep_epochs, resume, overwrite, init_from, progress, threads, amp, as_json, no_verify,
-                  **hyper):
+                  checkpoint_every, keep_epochs, resume, overwrite, init_from, progress, quiet, threads, amp, as_json,
+                  no_verify, **hyper):
     """Train an ON-LSTM language model (AWD-LSTM recipe of the paper) or, with --family grammar,
     a neural PCFG (docs/pcfg.md), and keep the model with the best validation perplexity.
 
@@ -173,6 +177,9 @@ def train_command(ctx, family, preset, corpus, valid, test, fmt, fmt_old, out, d
     from .. import RunOptions, corpus_spec, run_family, train, train_settings
 
     fmt = renamed(fmt, fmt_old, "--format", "--input-format", "auto")
+    if quiet and progress:
+        raise click.UsageError("--quiet shows no progress and --progress a bar: give one of them")
+    progress = False if quiet else progress
     family = family or (run_family(out) if resume and out else None) or "lm"
     if out is not None and not out.strip():
         raise click.BadParameter("is empty: name a folder, or leave --out out for runs/PRESET", param_hint="--out")

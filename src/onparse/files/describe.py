@@ -12,7 +12,7 @@ from typing import Any, Dict, Optional, Union
 from ..trees.average import TIE_MEANINGS
 from .bundle import bundle_members, bundle_voting, is_bundle, kind_of, load_model_file, models_of
 from .pretrained import DEFAULT_NAME, resolve
-from .record import SCORE_KEYS, field_of, printable
+from .record import SCORE_KEYS, field_of, plain_words, printable
 from .safeio import format_ppl
 
 
@@ -88,6 +88,23 @@ def _reading(members, voters, n_models: int) -> str:
     return "whose trees are one member's" + (f" (the other {unread} give distances only)" if unread else "")
 
 
+def _lone_member(members, voters, n_models: int):
+    """``(name, line)`` of a bundle whose trees are one member's, named by its reading alone as
+    show and eval name it (``the student``, not ``model 4 student``: the models before it make
+    no trees), with the models that give distances only; None for several members or voters."""
+    if len(members) != 1 or voters:
+        return None
+    member = members[0]
+    name = member.reading if member.reading.startswith("layer ") else f"the {member.reading}"
+    others = [i + 1 for i in range(n_models) if i != member.model]
+    if not others:
+        return name, f"member: {name}"
+    listed = (f"model {others[0]}" if len(others) == 1 else f"models {others[0]}-{others[-1]}"
+              if others == list(range(others[0], others[-1] + 1)) else "models " + ", ".join(map(str, others)))
+    verb = "gives" if len(others) == 1 else "give"
+    return name, f"member: {name} (model {member.model + 1}; {listed} {verb} distances only)"
+
+
 def describe_bundle(blob: dict, name: str, path: str, counts) -> str:
     """A human-readable description of a bundle: its recipe, members, models and scores."""
     meta = blob.get("metadata", {})
@@ -100,11 +117,14 @@ def describe_bundle(blob: dict, name: str, path: str, counts) -> str:
              f"{len(models)} model{'s' if len(models) > 1 else ''} " + _reading(members, voters, len(models))]
     # The bundle's own figures (its file line, each model's section) describe its weights; a
     # free-form note written when it was made (metadata "weights_check") may no longer hold.
+    # The notes are said in a user's words: the lab's references left out (plain_words).
     for key, title in (("recipe", "recipe"), ("note", "note"), ("selection", "selected by"),
                        ("members_rule", "members chosen by")):
         if meta.get(key):
-            lines.append(f"{title}: {meta[key]}")
-    lines += ["", "members (in tie-breaking order): " + "; ".join(m.label(len(models)) for m in members)]
+            lines.append(f"{title}: {plain_words(str(meta[key]))}")
+    lone = _lone_member(members, voters, len(models))
+    lines += ["", lone[1] if lone else
+              "members (in tie-breaking order): " + "; ".join(m.label(len(models)) for m in members)]
     lines.append("voters: " + (", ".join(f"{v}-branching tree" for v in voters) if voters else "none"))
     lines += [f"ties: {ties} ({TIE_MEANINGS[ties]})", ""]
     # The metadata is free-form (the loader checks only that it is a dict): what has an
@@ -129,11 +149,12 @@ def describe_bundle(blob: dict, name: str, path: str, counts) -> str:
     scores = rows
     if scores:
         g = max(len("gold"), *(len(str(r["gold"])) for r in scores))
-        t = max(len("trees"), *(len(str(r["trees"])) for r in scores))
+        t = max(len("trees"), *(len(str(r["trees"])) for r in scores), len(lone[0]) if lone else 0)
         lines += ["", f"unlabeled F1 (%) on {meta.get('scores_gold', 'the gold sets')}:",
                   f"  {'gold':{g}}  {'trees':{t}}" + "".join(f"{title:>18}" for _, title in SCORE_KEYS)]
         for r in scores:
-            lines.append(f"  {r['gold']:{g}}  {r['trees']:{t}}"
+            trees = lone[0] if lone and r["trees"] == members[0].label(len(models)) else r["trees"]
+            lines.append(f"  {r['gold']:{g}}  {trees:{t}}"
                          + "".join(f"{100 * r[key]:>18.1f}" if isinstance(r.get(key), (int, float)) else f"{'-':>18}"
                                    for key, _ in SCORE_KEYS))      # a figure not recorded: a dash
     return "\n".join(lines + _skipped_note(skipped))

@@ -4,6 +4,7 @@ from anyone, so nothing here trusts a field's type.  No torch.
 """
 from __future__ import annotations
 
+import re
 import unicodedata
 
 #: Score keys recorded per (gold set, layer, decoder), in the order they are printed.
@@ -36,6 +37,29 @@ def printable(text: str) -> str:
     return "".join(ch for ch in text if ch == "\n" or unicodedata.category(ch) != "Cc")
 
 
+#: The lab's references in a model file's free-form records, and their plain words
+#: (:func:`plain_words`): an aside citing the research record, a rule's number, a run's name,
+#: a path into the research folder.
+_LAB = ((re.compile(r"\s*\((?=[^()]*(?:\bresearch/|\bPROTOCOL\b|\brule v\d))[^()]*\)"), ""),
+        (re.compile(r"\brule v\d+'s average\b"), "the teachers' average"),
+        (re.compile(r"\brule v\d+'s\s+"), "the "),
+        (re.compile(r"\brule v\d+\s*"), ""),
+        (re.compile(r"\bs(\d+) e(\d+)\b"), r"seed \1, epoch \2"),
+        (re.compile(r"(?:\.\./)*research/(?:\S+/)?(?=[^/\s]+\b)"), ""))
+
+
+def plain_words(text: str) -> str:
+    """A free-form record as a user reads it (``onparse info``): the lab's references left out
+    or said plainly; any other text unchanged.
+
+    >>> plain_words("the one of highest F1: student (s1 e6) (research/PROTOCOL.md, rule v17)")
+    'the one of highest F1: student (seed 1, epoch 6)'
+    """
+    for pattern, words in _LAB:
+        text = pattern.sub(words, text)
+    return text
+
+
 def origin_lines(meta, settings_key: str, extras=()) -> list:
     """``onparse info``'s "written by" and "training" lines for a model file's metadata: the
     onparse version; the corpus, preset, seed (read from ``meta[settings_key]``, the kind's own
@@ -55,7 +79,7 @@ def origin_lines(meta, settings_key: str, extras=()) -> list:
         parts = [f"corpus {corpus}" if corpus else None,
                  f"preset {meta['preset']}" if field_of(meta, "preset", str) else None,
                  f"seed {seed}" if seed is not None else None,
-                 f"{epoch} epochs" if epoch is not None else None,
+                 f"{epoch} epoch{'' if epoch == 1 else 's'}" if epoch is not None else None,
                  f"{step:,} steps" if step is not None else None, *extras]
         lines.append("training: " + ", ".join(p for p in parts if p))
     return lines

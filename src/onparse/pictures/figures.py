@@ -10,7 +10,7 @@ touches the global backend or opens a window: PNG is rendered by Agg, SVG by mat
 SVG writer (text kept as text, no timestamps, stable element ids: the files can be committed).
 The format follows the file's extension (``.png``, ``.svg``, ``.pdf``).
 
-- :func:`onparse.pictures.sentence_figure.plot_sentence` -- ``onparse show --png/--svg``;
+- :func:`onparse.pictures.sentence_figure.plot_sentence` -- ``onparse show -o FIG.png``;
 - :func:`plot_eval` / :func:`plot_eval_with_baselines` -- ``onparse eval --plots DIR``:
   sentence F1 by sentence length and recall per gold label, the model against baselines;
 - :func:`plot_training_log` -- ``onparse plot-log``: training and validation loss, validation

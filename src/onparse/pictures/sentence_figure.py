@@ -1,4 +1,4 @@
-"""The figure of one sentence (``onparse show --png/--svg``): the induced tree, one bar panel
+"""The figure of one sentence (``onparse show -o FIG.png``): the induced tree, one bar panel
 of d_f per layer with the words along the x axis, and the gold tree beside it when given.
 matplotlib is imported only when a figure is drawn (:mod:`onparse.pictures.figures`).
 """

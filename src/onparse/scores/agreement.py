@@ -40,7 +40,7 @@ import math
 from typing import Any, Dict, Hashable, Iterable, List, NamedTuple, Optional, Sequence, Tuple
 
 from ..errors import OnparseError
-from ..progress import Progress
+from ..progress import Portion, Progress
 from ..trees.baselines import baseline_trees
 from ..trees.tree import Tree, leaves, tree_spans
 
@@ -129,8 +129,8 @@ def measure(parser, tokens: Sequence[Sequence[str]], quiet: bool = True) -> Tupl
     if not tokens:
         raise OnparseError(f"no sentence of at least {MIN_WORDS} words to measure agreement on")
     n_models = len({m.model for m in parser.members})
-    with Progress("agreement", len(tokens) * n_models, "sentences", quiet) as bar:
-        trees = parser.member_trees(tokens, progress=bar.update)
+    with Progress("agreement", len(tokens), "sentences", quiet) as bar:      # the user's sentences, not x models
+        trees = parser.member_trees(tokens, progress=Portion(bar.update, len(tokens), len(tokens) * n_models))
     return agreement_scores(trees, [m.model for m in parser.members]), trees
 
 

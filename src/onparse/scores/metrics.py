@@ -328,10 +328,11 @@ class SpanMetric:
 
     @property
     def label_recall(self) -> Dict[str, LabelRecall]:
-        """Recall of each gold label of :data:`REPORT_LABELS` (whole-sentence span excluded), or,
-        when the gold holds none of them, of its own most frequent labels."""
+        """Recall of each gold label of :data:`REPORT_LABELS` (whole-sentence span excluded) when
+        the gold holds them all (a Penn Treebank); otherwise of the gold's own most frequent
+        labels (a treebank with its own label set: no row of 0 of 0)."""
         labels = REPORT_LABELS
-        if not any(self._labelled[label] for label in REPORT_LABELS) and self._labelled:
+        if not all(self._labelled[label] for label in REPORT_LABELS) and self._labelled:
             ranked = sorted(self._labelled.items(), key=lambda item: (-item[1], item[0]))
             labels = tuple(label for label, _ in ranked[:len(REPORT_LABELS)])
         return {label: LabelRecall(self._found[label], self._labelled[label]) for label in labels}

@@ -2,7 +2,9 @@
 (:mod:`onparse.student.distill`): what a student file's ``config`` and ``metadata["distill"]`` hold.
 No torch here (the command line shows these defaults in its help).
 """
+import random
 from dataclasses import MISSING, asdict, dataclass
+from typing import List, Sequence, Tuple
 
 from ..settings import DictConfig, check_settings, setting
 
@@ -64,6 +66,22 @@ class DistillSettings:
 
     def __post_init__(self):
         check_settings(self)
+
+    def split(self, sentences: Sequence[Sequence[str]]) -> Tuple[List[int], List[int]]:
+        """The indices of the sentences learnt from and of those held out (every ``valid_every``-th).
+        Held-out sentences over ``max_words`` are skipped as training's are (the student is not
+        trained on them, and their CYK would cost O(n^3))."""
+        short = [i for i in range(len(sentences)) if len(sentences[i]) <= self.max_words]
+        return [i for i in short if i % self.valid_every], [i for i in short if not i % self.valid_every]
+
+    def batches(self, train: Sequence[int], lengths: Sequence[int], epoch: int) -> List[List[int]]:
+        """The batches of ``epoch``: sentences of similar length, at most ``batch_size`` each, in an
+        order fixed by the seed and the epoch (so that a resumed run takes the same batches)."""
+        rng = random.Random(self.seed * 1_000_003 + epoch)
+        order = sorted(train, key=lambda i: (lengths[i], rng.random()))
+        batches = [order[k:k + self.batch_size] for k in range(0, len(order), self.batch_size)]
+        rng.shuffle(batches)
+        return batches
 
     def same_run(self, other: "DistillSettings") -> bool:
         """Whether a run with ``other`` may resume one with these settings (only ``epochs`` and

@@ -34,11 +34,10 @@ from __future__ import annotations
 import hashlib
 import math
 import os
-import random
 import time
 import uuid
 from dataclasses import asdict, dataclass, field
-from typing import Any, Dict, List, Optional, Sequence
+from typing import Any, Dict, List, Optional
 
 import torch
 
@@ -46,7 +45,7 @@ from ..version import __version__
 from ..files.checkpoint import STUDENT_FORMAT, first_line, read_file
 from ..errors import OnparseError
 from ..induce import WINDOW, read_lines
-from ..progress import Progress
+from ..progress import Portion, Progress
 from ..files.safeio import MAX_LINE_BYTES, remove_stale_temp_files, special_file
 from .model import SpanStudent, encode, student_trees
 from .config import MIN_WORDS, DistillSettings, StudentConfig
@@ -65,13 +64,15 @@ RUN_DIR_OPTION = "--run-dir"
 @dataclass
 class DistillResult:
     """What :func:`distill` did: the student file, its run folder, the sentences it learnt from
-    and held out, and per epoch ``{"epoch", "loss", "agreement", "minutes"}``."""
+    and held out, per epoch ``{"epoch", "loss", "agreement", "minutes"}``, and why it stopped
+    (``epochs``: all done; ``max-time``: out of time, ``resume`` continues)."""
 
     student: str
     run_dir: str
     sentences: int
     held_out: int
     epochs: List[Dict[str, Any]] = field(default_factory=list)
+    stopped: str = "epochs"
 
 
 @dataclass(frozen=True)
@@ -91,6 +92,7 @@ class Job:
     quiet: bool = False
     split: Any = None                 # a SentenceSplitter: each sentence of a line is one to learn from
     teacher_trees: Optional[str] = None   # the teacher's trees of the text, as `onparse induce` wrote them
+    max_time: Optional[float] = None      # seconds for this call, the teacher's parse included (None: no limit)
 
 
 @dataclass
@@ -183,7 +185,7 @@ def distill(parser, text: str, student_path: str, *, run_dir: Optional[str] = No
             sizes: Optional[Dict[str, Any]] = None, settings: DistillSettings = DistillSettings(),
             resume: bool = False, overwrite: bool = False, keep_epochs: bool = False, tokenize: bool = True,
             punct: str = DEFAULT_PUNCT, max_line_bytes: int = MAX_LINE_BYTES, quiet: bool = False,
-            split=None, teacher_trees: Optional[str] = None) -> DistillResult:
+            split=None, teacher_trees: Optional[str] = None, max_time: Optional[float] = None) -> DistillResult:
     """Train a student on ``parser``'s trees of the lines of ``text`` and write it to
     ``student_path`` (module docstring).  ``sizes``: :class:`onparse.student.model.StudentConfig`
     fields other than the vocabulary (which is the teacher's first model's, so that the student
@@ -193,7 +195,8 @@ def distill(parser, text: str, student_path: str, *, run_dir: Optional[str] = No
     :class:`onparse.text.sentences.SentenceSplitter` (each sentence of a line is learnt from).
     ``teacher_trees``: a file of the teacher's trees of ``text`` as ``onparse induce`` writes
     them (brackets, one line per input line); read instead of parsing, OnparseError naming its
-    line when a tree's words are not its sentence's.
+    line when a tree's words are not its sentence's.  ``max_time``: seconds after which the run
+    saves ``last.pt``, writes the student so far and stops (checked after each batch).
     Cost: the teacher's parse of the text (none with ``teacher_trees``), then ``epochs`` passes
     of O(n^3) per sentence."""
     if run_dir is None and special_file(student_path):
@@ -213,7 +216,7 @@ def distill(parser, text: str, student_path: str, *, run_dir: Optional[str] = No
         raise OnparseError(f"bad student size: {first_line(err)}") from None
     job = Job(text=text, student_path=student_path, run_dir=run_dir, config=config, settings=settings,
               keep_epochs=keep_epochs, tokenize=tokenize, punct=punct, max_line_bytes=max_line_bytes, quiet=quiet,
-              split=split, teacher_trees=teacher_trees)
+              split=split, teacher_trees=teacher_trees, max_time=max_time)
     if not resume:
         refuse_old_run(run_dir, overwrite, RUN_DIR_OPTION)
     make_folder(run_dir)
@@ -244,18 +247,20 @@ class _Run:
         self.settings, self.vocab = job.settings, parser.vocab
         self.clock = time.monotonic()        # when training time began (less the minutes of a resumed run)
         self.saved: Dict[str, Any] = {}      # the position last.pt holds
+        self.started = time.monotonic()      # when this call began (its max_time counts from here)
 
     def go(self, resume: bool) -> DistillResult:
-        started = time.monotonic()
         text = self.read_text()
         meta = self.metadata(text)
         self.build()
         state = self.restore(meta) if resume else self.begin(meta)
         trees = self.teacher_trees(text.sentences, reuse=resume)
-        self.learn_epochs(state, text, trees)
+        stopped = self.learn_epochs(state, text, trees)
         self.write_student(state)
-        self.log.event("done", student=self.job.student_path, minutes=round((time.monotonic() - started) / 60, 2))
-        return DistillResult(self.job.student_path, self.job.run_dir, len(text.train), len(text.held), state.history)
+        self.log.event("done", student=self.job.student_path, stopped=stopped,
+                       minutes=round((time.monotonic() - self.started) / 60, 2))
+        return DistillResult(self.job.student_path, self.job.run_dir, len(text.train), len(text.held), state.history,
+                             stopped)
 
     # -- 1. the text and the teacher's trees ---------------------------------------------------
     def read_text(self) -> Text:
@@ -279,7 +284,7 @@ class _Run:
             raise OnparseError(f"{unknown / words:.0%} of the words of {job.text} are unknown to the teacher's "
                                f"vocabulary (at most {settings.max_unknown:.0%} allowed): its trees would be "
                                "guesses; give text in the teacher's language and tokenisation")
-        train, held = _split(kept, settings)
+        train, held = settings.split(kept)
         if not train:
             raise OnparseError(f"{job.text}: no sentence left to learn from (every {settings.valid_every}th is held "
                                f"out, and those over {settings.max_words} words are skipped)")
@@ -304,9 +309,10 @@ class _Run:
         else:
             trees = []
             readers = len({m.model for m in self.parser.members})      # member_trees counts model by model
-            with Progress("teacher parsing", len(sentences) * readers, "sentences", job.quiet) as bar:
+            with Progress("teacher parsing", len(sentences), "sentences", job.quiet) as bar:
+                share = Portion(bar.update, len(sentences), len(sentences) * readers)     # the text's sentences
                 for at in range(0, len(sentences), WINDOW):
-                    trees += self.parser.trees(sentences[at:at + WINDOW], progress=bar.update)
+                    trees += self.parser.trees(sentences[at:at + WINDOW], progress=share)
         write_teacher_trees(path, trees)
         return trees
 
@@ -376,22 +382,24 @@ class _Run:
                 "distill": {**asdict(self.settings), "config": job.config.to_dict()}}
 
     # -- 3. learn ------------------------------------------------------------------------------
-    def learn_epochs(self, state: RunState, text: Text, trees: List[Any]) -> None:
-        """Train from where ``state`` stands to the last epoch."""
+    def learn_epochs(self, state: RunState, text: Text, trees: List[Any]) -> str:
+        """Train from where ``state`` stands to the last epoch (``epochs``) or out of time (``max-time``)."""
         spans = {i: tree_spans(trees[i]) for i in text.train}
         self.clock = time.monotonic() - state.minutes * 60         # training time: from here on
         lengths = [len(s) for s in text.sentences]
-        per_epoch = len(_epoch_batches(text.train, lengths, self.settings, 1))
+        per_epoch = len(self.settings.batches(text.train, lengths, 1))
         with Progress("distilling", self.settings.epochs * per_epoch, "batches", self.job.quiet) as bar:
             bar.update(min(self.settings.epochs, state.epoch - 1) * per_epoch + state.done)
             while state.epoch <= self.settings.epochs:
-                batches = _epoch_batches(text.train, lengths, self.settings, state.epoch)
-                self.train_epoch(state, batches, text.sentences, spans, bar)
+                batches = self.settings.batches(text.train, lengths, state.epoch)
+                if not self.train_epoch(state, batches, text.sentences, spans, bar):
+                    return "max-time"
                 self.end_epoch(state, len(batches), text, trees)
+        return "epochs"
 
-    def train_epoch(self, state: RunState, batches: List[List[int]], sentences, spans, bar) -> None:
+    def train_epoch(self, state: RunState, batches: List[List[int]], sentences, spans, bar) -> bool:
         """The batches of ``state.epoch`` from ``state.done`` on; ``last.pt`` every
-        ``save_every`` batches."""
+        ``save_every`` batches; False when out of time inside the epoch (``last.pt`` saved)."""
         self.model.train()
         for k in range(state.done, len(batches)):
             loss = self.learn(batches[k], sentences, spans)
@@ -402,6 +410,11 @@ class _Run:
             bar.update(1)
             if state.done % self.settings.save_every == 0 and state.done < len(batches):
                 self.save_last(state)
+            if self.job.max_time is not None and time.monotonic() - self.started >= self.job.max_time \
+                    and state.done < len(batches):
+                self.save_last(state)
+                return False
+        return True
 
     def learn(self, chunk: List[int], sentences, spans) -> float:
         """One optimiser step on the sentences of ``chunk``; returns the batch's loss (a
@@ -470,24 +483,6 @@ class _Run:
                 f"batch {saved['done']})" if saved else "nothing was saved")
         raise OnparseError(f"distillation diverged at step {state.step} (epoch {state.epoch}): {what}; {kept}; "
                            f"{self.job.student_path} was not written. Lower --lr (or --clip) and start again")
-
-
-def _split(sentences: List[List[str]], settings: DistillSettings):
-    """The indices of the sentences learnt from and of those held out (every ``valid_every``-th).
-    Held-out sentences over ``max_words`` are skipped as training's are (the student is not
-    trained on them, and their CYK would cost O(n^3))."""
-    short = [i for i in range(len(sentences)) if len(sentences[i]) <= settings.max_words]
-    return [i for i in short if i % settings.valid_every], [i for i in short if not i % settings.valid_every]
-
-
-def _epoch_batches(train: Sequence[int], lengths: Sequence[int], settings: DistillSettings, epoch: int) -> List[List[int]]:
-    """The batches of ``epoch``: sentences of similar length, at most ``batch_size`` each, in an
-    order fixed by the seed and the epoch (so that a resumed run takes the same batches)."""
-    rng = random.Random(settings.seed * 1_000_003 + epoch)
-    order = sorted(train, key=lambda i: (lengths[i], rng.random()))
-    batches = [order[k:k + settings.batch_size] for k in range(0, len(order), settings.batch_size)]
-    rng.shuffle(batches)
-    return batches
 
 
 def _agreement(model: SpanStudent, vocab, sentences: List[List[str]], trees: List[Any], batch_size: int) -> float:

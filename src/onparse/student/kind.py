@@ -10,7 +10,7 @@ from typing import Any, Dict
 
 from ..errors import OnparseError
 from ..files.checkpoint import STUDENT_FORMAT, read_file
-from ..files.record import field_of
+from ..files.record import field_of, plain_words
 from ..kinds import ParsingModel, Progress
 from .config import StudentConfig
 from .file import STUDENT_KIND, check_student
@@ -84,7 +84,8 @@ def _teacher_lines(teachers):
     named by where it came from and what it is (``model 2 of the bundled model, a language model:
     corpus conll2000, preset small, seed 5, epoch 7``), then the members, voters and tie rule."""
     models = [m for m in field_of(teachers, "models", list, []) if isinstance(m, dict)]
-    named = [str(m.get("name")) + (f", {m['about']}" if isinstance(m.get("about"), str) else "") for m in models]
+    named = [plain_words(str(m.get("name"))) + (f", {m['about']}" if isinstance(m.get("about"), str) else "")
+             for m in models]
     voters = ", ".join(map(str, field_of(teachers, "voters", list, []))) or "none"
     reading = (f"members: {'; '.join(map(str, field_of(teachers, 'members', list, [])))}; voters: {voters}; "
                f"ties: {teachers.get('ties')}")

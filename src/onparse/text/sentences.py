@@ -256,24 +256,26 @@ def sentences_of(lines: Iterable[str], split: Optional[SentenceSplitter] = None,
 
 
 def by_line(outputs: List[Any], tokens: Sequence[Sequence[str]], counts: Sequence[int], records: bool,
-            empty: Optional[Dict[str, Any]] = None) -> List[Any]:
+            empty: Optional[Dict[str, Any]] = None, first: int = 1) -> List[Any]:
     """The outputs of split sentences (``counts[j]`` of them for input line j, in order; their
     ``tokens``) as ``--split-sentences`` writes them; sentences without words are left out.
     Lines of text (``records`` False): each line's sentences, one output each, then an empty
     line, so that a blank line ends every input line.  Records (JSON Lines): one per sentence,
-    its ``"sentence"`` number within its input line added (1 starts a new input line); a line
-    without words gives one record, ``empty``, numbered 1.
+    its input line's number (``"line"``, counted from ``first``) and its ``"sentence"`` number
+    within that line added (1 starts a new input line); a line without words gives one record,
+    ``empty``, numbered 1.
 
     >>> by_line(["(a b)", "", "(c d)"], [["a", "b"], [], ["c", "d"]], [2, 0, 1], False)
     ['(a b)', '', '', '(c d)', '']
     """
     out: List[Any] = []
     at = 0
-    for count in counts:
+    for line, count in enumerate(counts, first):
         mine = [k for k in range(at, at + count) if len(tokens[k])]
         at += count
         if records:
-            out += [{"sentence": n, **outputs[k]} for n, k in enumerate(mine, 1)] or [{"sentence": 1, **(empty or {})}]
+            out += ([{"line": line, "sentence": n, **outputs[k]} for n, k in enumerate(mine, 1)]
+                    or [{"line": line, "sentence": 1, **(empty or {})}])
         else:
             out += [outputs[k] for k in mine] + [""]
     return out
