@@ -155,7 +155,7 @@ def test_epoch_alarms_reads_a_runs_log(tmp_path):
 # ---- the pipeline, end to end -------------------------------------------------------------------
 
 TINY = ["--seeds", "1", "--preset", "tiny", "--grammars", "1", "--grammar-preset", "tiny", "--epochs", "2",
-        "--threads", "1", "--limit", "20"]
+        "--cores", "1", "--limit", "20"]
 
 
 def run(*args):

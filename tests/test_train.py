@@ -438,7 +438,7 @@ def test_ctrl_c_saves_and_resumes(corpus, tmp_path):
             proc.kill()
     assert proc.returncode == 130, stderr
     assert "stop requested" in stderr and "--resume" in stderr and "Traceback" not in stderr
-    assert "stopped: interrupted" in stdout
+    assert "stopped (interrupted)" in stderr and "stopped:" not in stdout      # said once (issue 54.6)
     state = load_checkpoint(str(out / "last.pt"))["training"]["schedule"]
     assert [e["event"] for e in events(str(out))][-1] == "stop"
     resumed = run(corpus, out, tiny(epochs=1000), resume=True, max_steps=state["step"] + 2)

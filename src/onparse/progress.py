@@ -29,6 +29,34 @@ now = time.monotonic
 _shared = {"line": None, "closed": None}
 
 
+def started() -> float:
+    """When this process started, on :data:`now`'s clock (``time.monotonic``): Linux reads it from
+    ``/proc``; elsewhere, now.  ``onparse fit`` counts its start-up against ``--max-time`` by it."""
+    try:
+        with open("/proc/self/stat") as handle:
+            ticks = int(handle.read().rsplit(")", 1)[1].split()[19])     # field 22: starttime
+        with open("/proc/uptime") as handle:
+            uptime = float(handle.read().split()[0])
+        import os
+
+        age = uptime - ticks / os.sysconf("SC_CLK_TCK")
+    except (OSError, ValueError, IndexError, AttributeError):
+        age = 0.0
+    return now() - max(0.0, age)
+
+
+def reading(what: str, quiet: bool = False) -> None:
+    """The sign of life of a command that reads a corpus (issue 54.6): one line on stderr at once,
+    before the slow imports and the reading (which then shows its progress, :func:`onparse.text.
+    corpora.load_corpus`)."""
+    if quiet or sys.stderr is None:
+        return
+    try:
+        print(f"reading {what} ...", file=sys.stderr, flush=True)
+    except OSError:                          # a closed or full stderr silences the line, no more
+        pass
+
+
 def new_job() -> None:
     """Start a new job's clock: the next :class:`Progress` does not continue an earlier one's
     (each command is one job; a process that runs several, as the tests do, starts each anew)."""
@@ -39,10 +67,11 @@ class Progress:
     """``update(n)`` as work is done; ``close()`` (or ``with``) at the end.
 
     ``total``: the amount of work when known (a bar with an ETA; plain lines with a share and
-    an ETA); ``what``: what is counted (``lines``, ``tokens``); ``desc``: what the work is.
+    an ETA); ``what``: what is counted (``lines``, ``tokens``; None: nothing is, and a plain line
+    a minute says how long it has gone on, on a terminal too); ``desc``: what the work is.
     """
 
-    def __init__(self, desc: str, total: Optional[int] = None, what: str = "items", quiet: bool = False):
+    def __init__(self, desc: str, total: Optional[int] = None, what: Optional[str] = "items", quiet: bool = False):
         self.desc, self.total, self.what = desc, total, what
         self.done = 0
         self.bar = None
@@ -52,7 +81,7 @@ class Progress:
         stream = sys.stderr
         if quiet or stream is None:
             return
-        if stream.isatty():
+        if stream.isatty() and what is not None:
             from tqdm import tqdm
 
             self.bar = tqdm(total=total, unit=f" {what}", desc=desc, file=stream, dynamic_ncols=True)
@@ -94,7 +123,9 @@ class Progress:
 
     def _line(self) -> None:
         elapsed = now() - self.started
-        if self.total:
+        if self.what is None:                # nothing to count: how long it has gone on
+            text = f"{self.desc}: still at it after {format_duration(elapsed)}"
+        elif self.total:
             left = elapsed * (self.total - self.done) / self.done if self.done else float("nan")
             text = (f"{self.desc}: {self.done:,} of {self.total:,} {self.what} ({100 * self.done / self.total:.0f}%), "
                     f"about {format_duration(left)} left")

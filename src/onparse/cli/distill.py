@@ -109,6 +109,9 @@ def distill_command(text, model_paths, no_verify, layer, decoder, voter, ties, s
     onparse distill news.txt -m bundle.pt --teacher-trees trees.txt --out student.pt --seed 2
     onparse induce corpus.txt -m student.pt > trees.txt
     """
+    from ..progress import reading
+
+    reading(f"the text {text}" + (" and the teacher's trees" if teacher_trees else ""), quiet)
     from .. import DistillSettings
     from ..devices import torch_threads
     from ..student.distill import default_run_dir, run_file_clash, written_by_run

@@ -38,8 +38,10 @@ from .training import _Duration
 @click.option("--epochs", type=click.IntRange(1, INT_MAX), default=None,
               help="Most epochs per seed  [default: the preset's]; --max-time may stop them sooner.")
 @click.option("--max-time", type=_Duration(), default=None,
-              help="Time for the whole fit (3600, 90m, 2h): seeds and epochs are planned within it; about 10% is "
-                   "kept for choosing (and 25% for --student).")
+              help="Time for the whole fit (3600, 90m, 2h), its start-up included: 10% is kept for choosing and "
+                   "bundling (and 25% for --student); the runs share the rest, each its own start-up (reading "
+                   "TEXT) included, and a run still going at the end of its share is stopped (it saves).  The plan "
+                   "says about how many epochs that buys, and warns when it is too few.")
 @click.option("--cores", type=THREADS_RANGE, default=None,
               help="CPU cores to use in all: seeds train side by side at one thread each up to this "
                    "[default: every usable core].  (Elsewhere --threads is the threads of one process.)")
@@ -69,9 +71,12 @@ def fit_command(text, out, run_dir, resume, seeds, preset, grammars, grammar_pre
     Spanish, Portuguese and English (news), ahead of fewer grammars or none: grammar seeds that
     fail disagree with each other, and those that find structure share it.  On a small text
     (about 5,000 lines) add --grammar-vocab 2000 --grammar-curriculum 10: in Dutch it lifted
-    the score from 38.1 to 43.8 (it did not help English or Portuguese).  Measured on 2 cores, a
-    5,000-line Dutch text took 26 minutes; English news (a million words) the whole budget
-    (research/RESULTS.md).
+    the score from 38.1 to 43.8 (it did not help English or Portuguese).  Measured on 2 cores
+    with that budget (--max-time 3h20m), a 5,000-line Dutch text took 26 minutes; English news (a
+    million words) the whole budget (research/RESULTS.md).  A language model given fewer than 3
+    epochs rarely beats right-branching trees (fit warns).  To try the workflow in minutes:
+    --preset tiny --grammar-preset tiny --max-time 5m (its trees are no better than
+    right-branching ones).
 
     Stages: plan, train, choose, bundle (and student with --student), each recorded in the run
     folder: a stopped fit continues with --resume.  Prints what it chose and the gold-free
@@ -82,6 +87,10 @@ def fit_command(text, out, run_dir, resume, seeds, preset, grammars, grammar_pre
     onparse fit my-text.txt --out mine.pt --resume
     onparse induce new-text.txt -m mine.pt
     """
+    from ..progress import reading, started
+
+    began = started()
+    reading(f"the corpus {text}" if not resume else f"the fit of {text}", quiet)
     from .. import FitSettings, OnparseError, fit
 
     cores = renamed(cores, threads_old, "--threads", "--cores")
@@ -111,7 +120,7 @@ def fit_command(text, out, run_dir, resume, seeds, preset, grammars, grammar_pre
     say = (lambda _: None) if quiet else (lambda line: click.echo(line, err=True))
     try:
         result = fit(text, out, settings, run_dir=run_dir, resume=resume, student=student, stop_after=stop_after,
-                     say=say)
+                     say=say, began=began)
     except KeyboardInterrupt:
         # Each training run saved its state on the way out (fit passed Ctrl-C on): say how to go on.
         click.echo(f"interrupted: continue with  onparse fit {text} --out {out} --resume"

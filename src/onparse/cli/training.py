@@ -174,6 +174,11 @@ def train_command(ctx, family, preset, corpus, valid, test, fmt, fmt_old, out, d
     AR/TAR, rule form, nonterminals) are explained in docs/glossary.md.  Ctrl-C stops after saving
     (exit 130); --resume continues from where the run stopped.
     """
+    from ..progress import reading
+
+    # The sign of life, before the slow imports and the reading of the corpus (issue 54.6).
+    reading("the run to resume and its corpus" if resume and corpus == CORPORA[0] else f"the corpus {corpus}",
+            quiet or progress is False)
     from .. import RunOptions, corpus_spec, run_family, train, train_settings
 
     fmt = renamed(fmt, fmt_old, "--format", "--input-format", "auto")
@@ -244,9 +249,10 @@ def _report(ctx, result, out, as_json) -> None:
     if as_json:
         click.echo(dumps(result.summary()))
     else:
-        click.echo(f"stopped: {result.stop_reason} after {result.epochs} epoch(s), {result.steps} steps")
+        # The stop itself is said once, on stderr, by the run (its reason, epochs and steps).
         if result.best_valid_ppl is not None:
-            click.echo(f"best valid ppl: {format_ppl(result.best_valid_ppl)} (epoch {result.best_epoch})")
+            at = f"epoch {result.best_epoch}" if result.best_epoch else "at the stop, inside epoch 1"
+            click.echo(f"best valid ppl: {format_ppl(result.best_valid_ppl)} ({at})")
         if result.test_ppl is not None:
             click.echo(f"test ppl: {format_ppl(result.test_ppl)}")
         if result.tokens_per_s:
@@ -291,6 +297,9 @@ def perplexity_command(model_paths, no_verify, corpus, split, fmt, fmt_old, batc
     onparse perplexity -m runs/small/best.pt --corpus brown
     onparse perplexity -m runs/ptb/best.pt --corpus ptb.test.txt
     """
+    from ..progress import reading
+
+    reading(f"the corpus {corpus}" if corpus else "the model and the corpus it was trained on", quiet)
     from .. import load
     from ..devices import torch_threads
 

@@ -45,14 +45,14 @@ from ..members import Member
 from ..progress import PLAIN_EVERY
 from ..text.corpora import TREEBANK_NAMES, TooFewSentences, load_corpus, make_spec
 from ..lm.training.stops import stopped_with_parent
+from . import budget
+from .budget import CHOOSE_SHARE, STUDENT_SHARE  # noqa: F401  (research scripts read them here)
 from .choice import Candidate, Choice, choose
 from .settings import CHOICE, STATE, STUDENT_DIR, STUDENT_TEXT, FitSettings, default_run_dir
 
 STAGES = ("plan", "train", "choose", "bundle", "student")
 #: The fewest sentences fit accepts: its held-out 5% must give choosing sentences.
 MIN_SENTENCES = 200
-#: Shares of --max-time kept for choosing and bundling, and for the student when asked for.
-CHOOSE_SHARE, STUDENT_SHARE = 0.1, 0.25
 
 
 @dataclass
@@ -72,11 +72,14 @@ class FitResult:
 
 def fit(text: str, out: str, settings: FitSettings = FitSettings(), *, run_dir: Optional[str] = None,
         resume: bool = False, student: Optional[str] = None, stop_after: Optional[str] = None,
-        student_options: Optional[Dict[str, Any]] = None, say: Callable[[str], None] = lambda _: None) -> FitResult:
+        student_options: Optional[Dict[str, Any]] = None, say: Callable[[str], None] = lambda _: None,
+        began: Optional[float] = None) -> FitResult:
     """Run (or with ``resume`` continue) the pipeline of the module docstring and write the
     bundle to ``out``.  ``say`` receives progress lines (stderr in the CLI); ``stop_after``: stop
     once that stage is done (``--stop-after``); ``student``: also distil a student there, with
-    ``student_options`` (:func:`onparse.distill`'s ``sizes``, ``settings`` ...).  OnparseError (one line) for text that is too
+    ``student_options`` (:func:`onparse.distill`'s ``sizes``, ``settings`` ...); ``began``: when
+    the process started (``time.monotonic()``'s clock; the CLI's), whose start-up then counts
+    against ``settings.max_time`` (:mod:`onparse.fitting.budget`).  OnparseError (one line) for text that is too
     small, unreadable or a treebank's gold, a run folder holding another fit, or a failed stage.
     Cost: ``settings.max_time``, or the seeds' epochs of training (most of it), then one parse of
     the held-out sentences per kept epoch."""
@@ -94,6 +97,9 @@ def fit(text: str, out: str, settings: FitSettings = FitSettings(), *, run_dir: 
     try:
         run = _Fit(text, out, settings, run_dir, student, say)
         run.student_options = dict(student_options or {})
+        if began is not None:           # this invocation's start-up, before fit was called
+            seconds = run.state.setdefault("seconds", {})
+            seconds["start"] = round(seconds.get("start", 0.0) + max(0.0, time.monotonic() - began), 1)
         for stage in STAGES:
             if stage == "student" and student is None:
                 break
@@ -183,6 +189,7 @@ class _Fit:
             raise OnparseError(f"{self.text} is a treebank whose held-out parts are gold: fit its training "
                                f"part as a text file instead (onparse gold-text --gold {self.text}-train)")
         spec = make_spec(self.text)
+        reading = time.monotonic()
         try:
             corpus = load_corpus(spec)          # OnparseError for unreadable or empty text
             n = len(corpus.train) + len(corpus.valid) + len(corpus.test)
@@ -195,27 +202,47 @@ class _Fit:
         if len(held) < 5:
             raise OnparseError(f"{self.text} leaves {len(held)} held-out sentences of 3 words or more; "
                                "fit needs more text")
+        read_seconds = round(time.monotonic() - reading, 1)
         runs = self.runs()
         cores = self.settings.cores or usable_cores()
         parallel = max(1, min(len(runs), cores))
         waves = math.ceil(len(runs) / parallel)
-        train_time = self._seconds_per_run(waves)
+        share = self._seconds_per_run(waves)
+        start_up = budget.start_up(read_seconds)
+        train_time = None if share is None else max(0.0, budget.train_time(share, start_up))
+        words = sum(len(s) + 1 for s in corpus.train)       # a language model's tokens: words and <eos>
+        epochs = {family: budget.epochs_bought(train_time, words, family, preset, max(1, cores // parallel))
+                  for family, preset in (("lm", self.settings.preset), ("grammar", self.settings.grammar_preset))
+                  if any(run.startswith(family + "-") for run in runs)}
         digest = held_out_digest(held)
         plan = {"corpus": spec.source, "sentences": n, "train_sentences": len(corpus.train),
                 "held_out": len(held), "held_out_sha256": digest, "runs": runs, "parallel": parallel,
-                "threads_per_run": max(1, cores // parallel), "waves": waves, "seconds_per_run": train_time}
+                "threads_per_run": max(1, cores // parallel), "waves": waves, "seconds_per_run": share,
+                "read_seconds": read_seconds, "start_up_seconds": start_up, "train_max_time": train_time,
+                "epochs_bought": epochs}
         self.say(f"fit: {n:,} sentences ({len(corpus.train):,} to train on, {len(held):,} held out to choose "
                  f"by); {len(runs)} run(s) ({', '.join(runs)}), {parallel} side by side"
-                 + (f", about {format_duration(train_time)} each" if train_time else ""))
+                 + (f", about {format_duration(share)} each, its start-up included" if share else ""))
+        most = {"lm": self.settings.epochs or _preset_epochs(self.settings.preset),
+                "grammar": self.settings.epochs or self.settings.grammar_training().epochs}
+        bought = budget.what_it_buys(train_time, epochs, {k: v for k, v in most.items() if v})
+        if bought:
+            self.say(f"fit: {bought}")
+        warning = budget.warning(epochs, {k: v for k, v in most.items() if v})
+        if warning:
+            self.say(warning)
         return plan
 
     def _seconds_per_run(self, waves: int) -> Optional[float]:
-        """Each run's share of ``--max-time`` (None: no limit).  Computed from the settings of this
-        invocation, so a fit resumed with another ``--max-time`` plans by the new one."""
-        if self.settings.max_time is None:
-            return None
-        share = 1 - CHOOSE_SHARE - (STUDENT_SHARE if self.student else 0.0)
-        return self.settings.max_time * share / waves
+        """Each run's share of ``--max-time`` in wall time, its start-up and stop included (None: no
+        limit): :func:`onparse.fitting.budget.training_share` of what fit's start-up and plan left.
+        Computed from the settings of this invocation, so a fit resumed with another
+        ``--max-time`` plans by the new one."""
+        seconds = self.state.get("seconds", {})
+        spent = seconds.get("start", 0.0) + seconds.get("plan", 0.0)
+        if self.stage_began is not None and "plan" not in self.state:      # planning now
+            spent += time.monotonic() - self.stage_began
+        return budget.training_share(self.settings.max_time, spent, waves, self.student is not None)
 
     def runs(self) -> List[str]:
         """The training runs: ``lm-1`` .. ``lm-S``, then ``grammar-1`` .. ``grammar-G``."""
@@ -235,7 +262,8 @@ class _Fit:
             logs = [os.path.join(self._folder(run), "train.log") for run in empty]
             logs = [log for log in logs if os.path.exists(log)]
             # A budget under a second a run starts none: there is no log to point to.
-            why = f"log: {logs[0]}" if logs else "each run's share of it was under a second: none started"
+            why = f"log: {logs[0]}" if logs else ("each run's share of it left under a second of training after "
+                                                   "its start-up: none started")
             raise OnparseError(f"no run completed an epoch ({', '.join(empty)}); give more --max-time ({why})")
         if empty:
             # A grammar on a large text can need more than its share for one epoch: the runs
@@ -248,6 +276,8 @@ class _Fit:
         return os.path.join(self.run_dir, run)
 
     def _command(self, run: str, plan: Dict[str, Any], seconds: Optional[float]) -> List[str]:
+        """``onparse train``'s command line for ``run``, with ``--max-time seconds`` (its training
+        time: :meth:`_train_time`)."""
         folder = self._folder(run)
         family, seed = run.split("-")
         preset = self.settings.preset if family == "lm" else self.settings.grammar_preset
@@ -270,12 +300,19 @@ class _Fit:
             command.append("--overwrite")
         return command
 
+    def _train_time(self, run: str, left: float, plan: Dict[str, Any]) -> float:
+        """The ``--max-time`` of ``run`` with ``left`` seconds of its share: what its start-up (the
+        longest measured so far, else the plan's estimate) and its stop leave."""
+        measured = max(self.state.get("start_up", {}).values(), default=None)
+        return budget.train_time(left, budget.start_up(plan.get("read_seconds", 0.0), measured))
+
     def _run_wave(self, wave: List[str], plan: Dict[str, Any], used: Dict[str, float]) -> None:
-        budget = self._seconds_per_run(plan["waves"])
+        share = self._seconds_per_run(plan["waves"])
         running = {}
         for run in wave:
-            left = None if budget is None else budget - used.get(run, 0.0)
-            if left is not None and left < 1 or run_finished(self._folder(run)):
+            left = None if share is None else share - used.get(run, 0.0)
+            seconds = None if left is None else self._train_time(run, left, plan)
+            if seconds is not None and seconds < 1 or run_finished(self._folder(run)):
                 continue
             os.makedirs(self._folder(run), exist_ok=True)
             # A run of a fit stopped a moment ago may still be saving (issue 55.9).
@@ -285,18 +322,30 @@ class _Fit:
             # A session of its own: a terminal's Ctrl-C reaches fit alone, which passes it on once
             # (a second SIGINT aborts a run without saving, issue 55.2); and the run is stopped,
             # saving, when fit dies however it dies (issue 55.9).
-            running[run] = (subprocess.Popen(self._command(run, plan, left), stdout=log, stderr=log,
-                                             stdin=subprocess.DEVNULL, start_new_session=True,
-                                             preexec_fn=stopped_with_parent()), log, time.monotonic())
+            launched = time.time()
+            proc = subprocess.Popen(self._command(run, plan, seconds), stdout=log, stderr=log,
+                                    stdin=subprocess.DEVNULL, start_new_session=True,
+                                    preexec_fn=stopped_with_parent())
+            # Past its share less its stop, fit stops it (it saves, as on Ctrl-C): a start-up longer
+            # than planned cannot make it overrun.
+            deadline = None if left is None else time.monotonic() + left - budget.STOP_SECONDS
+            running[run] = (proc, log, time.monotonic(), launched, deadline)
         last_line = time.monotonic()
         try:
             while running:
                 time.sleep(0.5)
-                for run, (proc, log, began) in list(running.items()):
+                for run, (proc, log, began, launched, deadline) in list(running.items()):
                     if proc.poll() is None:
+                        if deadline is not None and time.monotonic() >= deadline:
+                            proc.send_signal(signal.SIGINT)
+                            self.say(f"fit: {run} reached the end of its share of the budget: stopping it")
+                            running[run] = (proc, log, began, launched, None)
                         continue
                     log.close()
                     used[run] = round(used.get(run, 0.0) + time.monotonic() - began, 1)
+                    start_up = budget.measured_start_up(logged_events(self._folder(run)), launched)
+                    if start_up is not None:
+                        self.state.setdefault("start_up", {})[run] = round(start_up, 1)
                     self.save()
                     del running[run]
                     if proc.returncode not in (0, 130):
@@ -309,9 +358,9 @@ class _Fit:
                         + (self._left() or self._training_eta(list(running), plan)))
         except BaseException:
             # Stopped (Ctrl-C, a signal): each run saves its state on SIGINT and resumes exactly.
-            for proc, _, _ in running.values():
+            for proc, *_ in running.values():
                 proc.send_signal(signal.SIGINT)
-            for run, (proc, log, began) in running.items():
+            for run, (proc, log, began, *_) in running.items():
                 try:
                     proc.wait(timeout=120)
                 except subprocess.TimeoutExpired:

@@ -345,7 +345,15 @@ def held_out_split(sentences: Sequence[Sentence]) -> Tuple[List[Sentence], List[
 
 
 def load_corpus(spec: CorpusSpec) -> Corpus:
-    """Read the sentences ``spec`` describes and split them (held-out split unless ``spec.valid``)."""
+    """Read the sentences ``spec`` describes and split them (held-out split unless ``spec.valid``).
+    A read of a minute or more says so on stderr each minute (:class:`onparse.progress.Progress`)."""
+    from ..progress import Progress
+
+    with Progress(f"reading the corpus {spec.source}", what=None):
+        return _load_corpus(spec)
+
+
+def _load_corpus(spec: CorpusSpec) -> Corpus:
     if spec.source == "wsj+brown":
         train, valid, test = held_out_split(wsj_sentences())
         return Corpus(spec.source, train + brown_sentences(), valid, test)

@@ -195,11 +195,15 @@ class _Run:
                     reason = self._run_epoch(stops, started, bar)
         finally:
             bar.close()
+        if reason in ("max_time", "max_steps") and s.best_loss is None and s.position:
+            self._validate_at_stop()
         self.log.event("stop", reason=reason, epoch=s.epoch, step=s.step)
         where = f", {s.position} rows into epoch {s.epoch + 1}" if s.position else ""
         self.log.say(f"stopped ({reason}) after {s.epoch} epoch(s), {s.step} steps{where}; "
                      f"best valid ppl {format_ppl(s.best_ppl)}")
-        test_ppl = None if reason == "interrupted" else self._test_ppl()
+        # The test pass only when the epochs ran out, as a grammar's run does: a run stopped by
+        # its budget (--max-time, or onparse fit's share) does not overrun it.
+        test_ppl = self._test_ppl() if reason == "epochs" else None
         if test_ppl is not None:
             self.log.event("test", test_ppl=test_ppl, best_epoch=s.best_epoch)
         rate = self.run_tokens / self.run_time if self.run_time > 0 else None
@@ -366,6 +370,19 @@ class _Run:
         self.model.train()
         total, count = all_reduce([total, float(count)], self.ctx, self.device)
         return total / count
+
+    def _validate_at_stop(self) -> None:
+        """A run stopped by --max-time or --max-steps inside its first epoch: validate its weights
+        now and save them as ``best.pt`` (``epoch`` 0 in its metadata), so that the stop leaves a
+        usable model; the next epoch's end replaces it (a resume starts with no best)."""
+        s = self.loop.schedule
+        valid_loss = self._valid_loss()
+        if not math.isfinite(valid_loss):
+            return
+        s.best_loss, s.best_epoch = valid_loss, s.epoch
+        scores = dict(valid_loss=valid_loss, valid_ppl=perplexity_of(valid_loss))
+        self._save(self.best_path, position=s.position, **scores)
+        self.log.event("valid", epoch=s.epoch, step=s.step, position=s.position, **scores)
 
     def _test_ppl(self) -> Optional[float]:
         """Test perplexity of ``best.pt``, measured by rank 0 alone (other ranks need not see
