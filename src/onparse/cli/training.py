@@ -94,8 +94,9 @@ def _config_options(command):
 
 @click.command("train")
 @click.option("--family", type=click.Choice(("lm", "grammar")), default=None,
-              help="What to train: lm (an ON-LSTM language model) or grammar (a neural PCFG with low-rank "
-                   "rules, docs/pcfg.md's recipe: Adam, a length curriculum, exact perplexity)  [default: lm; "
+              help="What to train: lm (an ON-LSTM language model) or grammar (a neural PCFG, a probabilistic "
+                   "grammar whose rules a network gives; docs/pcfg.md's recipe: Adam, a length curriculum, exact "
+                   "perplexity; each epoch it says whether it learns better than counting words)  [default: lm; "
                    "with --resume, the run's own]")
 @click.option("--preset", type=click.Choice(tuple(dict.fromkeys((*PRESETS, *GRAMMAR_PRESETS)))), default="small",
               show_default=True, metavar="PRESET",
@@ -104,9 +105,10 @@ def _config_options(command):
                    "lm: paper (section 2; a GPU job), small (CPU, minutes an epoch), "
                    "tiny (tests, and trying the workflow: seconds an epoch on a few hundred sentences, as "
                    "examples/train_tiny.sh does; over 40 minutes an epoch on the 1M-word default corpus).  "
-                   "grammar: the sizes tiny (tests), small (30 nonterminals, 60 preterminals, rank 64: about "
-                   "7 minutes an epoch of news on one thread), medium (128/256/256, about 26), large "
-                   "(250/500/500, about 50)")
+                   "grammar: the sizes tiny (tests), small (30 nonterminals, 60 preterminals: 4-5 minutes an "
+                   "epoch of news on one idle thread, 7-15 beside other work), medium (128/256: about 20 on an "
+                   "idle thread), large (250/500: a GPU job); every preset's rules have the simple form "
+                   "(--rule-form)")
 @click.option("--corpus", default=CORPORA[0], show_default=True, metavar="NAME|PATH",
               help="A built-in name: news (conll2000 + Brown's press sections + abc, none of the evaluation "
                    "sample's sentences), "
