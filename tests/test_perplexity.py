@@ -1,5 +1,5 @@
 """Perplexity of loaded models, files and bundles: ``perplexity.measure_model`` against a
-direct computation, ``Parser.perplexity`` (one result per model), and ``onparse perplexity``
+direct computation, ``onparse.perplexity(parser)`` (one result per model), and ``onparse perplexity``
 with ``-m``, a bundle, and the bundled model by default."""
 import json
 import math
@@ -76,25 +76,29 @@ def test_measure_model_is_the_mean_cross_entropy_of_the_stream(files):
     assert result.loss == pytest.approx(expected, rel=1e-5)
     assert result.perplexity == pytest.approx(math.exp(expected), rel=1e-5)
     # The parser's perplexity is measure_model over the loaded file.
-    by_path = onparse.load(files["one"], "cpu").perplexity(files["text"], batch_size=1, bptt=1000)
+    by_path = onparse.perplexity(onparse.load(files["one"], "cpu"), files["text"], batch_size=1, bptt=1000)
     assert by_path == [result]
 
 
 def test_parser_perplexity_gives_one_result_per_model(files):
     # The models record files as their corpus; a model names a corpus, it does not choose what is read.
     parser = onparse.load(files["bundle"], "cpu")
-    for attempt in (onparse.load(files["one"], "cpu").perplexity, parser.perplexity):
+    for attempt in (onparse.load(files["one"], "cpu"), parser):
         with pytest.raises(OnparseError, match="onparse opens no path that a model names: pass --corpus FILE"):
-            attempt()
+            onparse.perplexity(attempt)
     test = os.path.join(os.path.dirname(files["text"]), "test.txt")
-    single = [onparse.load(files[k], "cpu").perplexity(test)[0] for k in ("one", "two")]
+    single = [onparse.perplexity(onparse.load(files[k], "cpu"), test)[0] for k in ("one", "two")]
     assert single[0].corpus == "test.txt" and single[0].sentences == 3
     assert single[0].loss != single[1].loss
-    assert parser.perplexity(test) == single                          # each model of the bundle
-    on_text = parser.perplexity(files["text"], batch_size=2)
+    assert onparse.perplexity(parser, test) == single                 # each model of the bundle
+    on_text = onparse.perplexity(parser, files["text"], batch_size=2)
     assert [r.corpus for r in on_text] == ["text.txt", "text.txt"]
-    assert on_text == [onparse.load(files[k], "cpu").perplexity(files["text"], batch_size=2)[0] for k in ("one", "two")]
-    assert onparse.load(files["one"], "cpu").perplexity(files["text"], batch_size=2) == on_text[:1]
+    alone = {k: onparse.load(files[k], "cpu") for k in ("one", "two")}
+    assert on_text == [onparse.perplexity(alone[k], files["text"], batch_size=2)[0] for k in ("one", "two")]
+    assert onparse.perplexity(alone["one"], files["text"], batch_size=2) == on_text[:1]
+    # The method it replaces stays, deprecated, while `onparse perplexity` calls it.
+    with pytest.warns(DeprecationWarning, match="onparse.perplexity"):
+        assert parser.perplexity(files["text"], batch_size=2) == on_text
 
 
 def test_cli_takes_m_and_reports_each_model_of_a_bundle(files):
@@ -163,11 +167,11 @@ def test_perplexity_of_a_bundle_prints_a_line_a_minute_across_its_models(files, 
 
     monkeypatch.setattr(perplexity, "stream_loss", slow)
     parser = onparse.load([files["one"], files["two"], files["one"]], "cpu")
-    results = parser.perplexity(files["text"])
+    results = onparse.perplexity(parser, files["text"])
     lines = capsys.readouterr().err.splitlines()
     assert len(results) == 3 and len(lines) == 1, lines         # at 80 s (the second model), none before
     assert lines[0].startswith(f"perplexity of {files['two']} on text.txt: ") and "tokens (100%)" in lines[0]
-    parser.perplexity(files["text"], quiet=True)
+    onparse.perplexity(parser, files["text"], quiet=True)
     assert capsys.readouterr().err == ""
 
 

@@ -32,7 +32,7 @@ __all__ = [
     "train", "TrainConfig", "RunOptions", "PRESETS", "train_settings", "run_family",
     "train_grammar", "GrammarTraining", "GRAMMAR_PRESETS", "GRAMMAR_SIZE_OPTIONS", "train_grammar_settings",
     "GrammarConfig", "GRAMMAR_RULE_FORMS",
-    "PerplexityResult", "distill", "DistillResult", "StudentConfig", "DistillSettings",
+    "perplexity", "PerplexityResult", "distill", "DistillResult", "StudentConfig", "DistillSettings",
     # raw text to a parser with no gold tree
     "fit", "FitSettings", "FitResult",
     # figures
@@ -104,7 +104,9 @@ def __getattr__(name):
         from .grammar import settings as home
     elif name in ("GRAMMAR_PRESETS", "GRAMMAR_SIZE_OPTIONS", "GrammarConfig", "GRAMMAR_RULE_FORMS"):
         from .grammar import config as home
-    elif name in ("distill", "DistillResult"):
+    elif name in ("perplexity", "distill"):
+        from . import api_tools as home
+    elif name == "DistillResult":
         from .student import distill as home
     elif name in ("StudentConfig", "DistillSettings"):
         from .student import config as home

@@ -23,11 +23,13 @@ sat)``) is not PTB: ``nltk.Tree.fromstring`` silently takes its first word for a
 from __future__ import annotations
 
 import os
+import warnings
 from dataclasses import dataclass, field
 from typing import Any, Dict, Iterable, Iterator, List, Optional, Sequence, Tuple, Union
 
 from nltk.parse.api import ParserI
 
+from .api_tools import perplexity as _perplexity
 from .devices import MAX_TOKENS, batch_size_for, resolve_device
 from .errors import OnparseError
 from .induce import WINDOW
@@ -39,7 +41,6 @@ from .members import DEFAULT_DECODER, DEFAULT_LAYER, GATES, Member, checked, gri
 from .progress import Portion, Progress
 from .scores.agreement import MIN_WORDS, measure as measure_agreement
 from .scores.metrics import evaluate
-from .student.distill import distill
 from .text.tokens import DEFAULT_PUNCT, PUNCT_POLICIES, Preprocessor
 from .gold.treebank import Gold, load_gold
 from .trees.average import DEFAULT_TIES, average_trees_batch, check_ties
@@ -362,14 +363,6 @@ class Parser(ParserI):
                                   max_tokens=self.max_tokens)
         return values[0][layer - 1, GATES[gate]]
 
-    def distance_reader(self, layers) -> "Parser":
-        """The same models read at every model x layer of ``layers`` (a list, or ``"all"``) that
-        has layers, for :meth:`model_distances`; OnparseError from the first model when no model
-        has distances, :class:`onparse.members.MemberError` for a layer a model lacks."""
-        if not any(model.layered for model in self.models):
-            self.models[0].distances([], 1, name=self.name(0), batch_size=1, max_tokens=1)
-        return self.with_grid(layers, [DEFAULT_DECODER])
-
     # -- scoring -----------------------------------------------------------------------------
     def score(self, gold="wsj10", layers: Optional[Sequence[int]] = None,
               decoders: Optional[Sequence[str]] = None, ptb_root=None, quiet: bool = True) -> Scores:
@@ -412,34 +405,14 @@ class Parser(ParserI):
         tokens = [t for t in self.tokens(sentences) if len(t) >= min_words][:limit]
         return list(zip(self.members, measure_agreement(self, tokens, quiet)[0]))
 
-    def distill(self, text, student, **options):
-        """Train a student parser on this parser's trees of the lines of the file ``text`` and
-        write it to ``student`` (:func:`onparse.student.distill.distill`: ``run_dir``, ``sizes``,
-        ``settings``, ``resume`` ...); returns a :class:`onparse.distill.DistillResult`.
-        ``onparse.load(student)`` reads the student back, alone or beside other models."""
-        return distill(self, os.fspath(text), os.fspath(student), **options)
-
-    # -- language modelling --------------------------------------------------------------------
-    def perplexity(self, corpus: Optional[str] = None, split: Optional[str] = None, *, fmt: str = "auto",
-                   batch_size: Optional[int] = None, bptt: Optional[int] = None, quiet: bool = False) -> List[Any]:
-        """The perplexity of each model of the parser that has one (a student has none): one
-        :class:`onparse.perplexity.PerplexityResult` per such model, in order, whose ``corpus``
-        says what was measured (``"wsj test"``).
-
-        ``corpus``: None (each model's own training corpus, as its checkpoint records it), a
-        built-in name (``news``, ``wsj`` ...) or a text file; ``split``: ``train``, ``valid``,
-        ``test`` (default for a name or the recorded corpus) or ``all`` (default for a file);
-        ``fmt``: a file's format (:data:`onparse.corpora.FORMATS`).  ``batch_size`` / ``bptt``:
-        parallel streams and window length, by default those of each model's training run (else
-        10 and 70), so that the figure matches the trainer's.
-
-        Progress goes to stderr (a bar on a terminal, a line a minute otherwise; ``quiet``: none).
-        Cost: per model, one forward pass over the text without gradients, on the parser's
-        device; memory of the order of ``batch_size x bptt x vocabulary`` for the logits.
-        """
-        measured = [i for i, model in enumerate(self.models) if model.has_perplexity] or [0]   # else: why not
-        return [self.models[i].perplexity(corpus, split, fmt, batch_size, bptt, name=self.name(i), quiet=quiet)
-                for i in measured]
+    # -- kept for the command line --------------------------------------------------------------
+    def perplexity(self, *args, **kwargs) -> List[Any]:
+        """Deprecated: ``onparse.perplexity(parser, ...)`` (:func:`onparse.api_tools.perplexity`),
+        which this calls with the same arguments.  Kept while ``onparse perplexity``
+        (cli/training.py) still calls it."""
+        warnings.warn("Parser.perplexity is deprecated: use onparse.perplexity(parser, ...)", DeprecationWarning,
+                      stacklevel=2)
+        return _perplexity(self, *args, **kwargs)
 
 
 def to_nltk(tree) -> Any:

@@ -357,7 +357,10 @@ def distance_columns(parser, layers: Optional[Sequence[int]] = None):
     distances, :class:`onparse.members.MemberError` for a layer a model lacks."""
     own = list(dict.fromkeys(Member(m.model, m.layer, DEFAULT_DECODER) for m in parser.members
                              if parser.models[m.model].layered))
-    reader = parser.with_members(own) if layers is None and own else parser.distance_reader(layers or [DEFAULT_LAYER])
+    if not any(model.layered for model in parser.models):      # no distances: the first model's kind says why
+        parser.models[0].distances([], 1, name=parser.name(0), batch_size=1, max_tokens=1)
+    reader = parser.with_members(own) if layers is None and own else parser.with_grid(
+        layers or [DEFAULT_LAYER], [DEFAULT_DECODER])
     several = len(parser.models) > 1
     return reader, [(m.model, m.layer, f"model {m.model + 1} layer {m.layer}" if several else f"layer {m.layer}")
                     for m in reader.members if parser.models[m.model].layered]

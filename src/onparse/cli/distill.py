@@ -1,4 +1,4 @@
-"""``onparse distill``: a thin shell over :meth:`onparse.Parser.distill` (:func:`onparse.distill`).
+"""``onparse distill``: a thin shell over :func:`onparse.distill`.
 Defaults live in :class:`onparse.DistillSettings` and :class:`onparse.StudentConfig`; here they
 are only shown."""
 import click
@@ -112,7 +112,7 @@ def distill_command(text, model_paths, no_verify, layer, decoder, voter, ties, s
     from ..progress import reading
 
     reading(f"the text {text}" + (" and the teacher's trees" if teacher_trees else ""), quiet)
-    from .. import DistillSettings
+    from .. import DistillSettings, distill
     from ..devices import torch_threads
     from ..student.distill import default_run_dir, run_file_clash, written_by_run
 
@@ -133,10 +133,10 @@ def distill_command(text, model_paths, no_verify, layer, decoder, voter, ties, s
     splitter = sentence_splitter(split_sentences, punkt, parser, model_name(model_paths), text)
     try:
         with torch_threads(threads):
-            result = parser.distill(text, student_path, run_dir=run_dir, sizes=sizes, settings=settings,
-                                    resume=resume, overwrite=overwrite, keep_epochs=keep_epochs,
-                                    tokenize=not pretokenized, punct=punct, max_line_bytes=max_line_bytes, quiet=quiet,
-                                    split=splitter, teacher_trees=teacher_trees, max_time=max_time)
+            result = distill(parser, text, student_path, run_dir=run_dir, sizes=sizes, settings=settings,
+                             resume=resume, overwrite=overwrite, keep_epochs=keep_epochs,
+                             tokenize=not pretokenized, punct=punct, max_line_bytes=max_line_bytes, quiet=quiet,
+                             split=splitter, teacher_trees=teacher_trees, max_time=max_time)
     except KeyboardInterrupt:
         click.echo(f"interrupted; {folder} keeps the run: give the same command with --resume to continue it",
                    err=True)

@@ -34,6 +34,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any, Callable, Dict, List, Optional
 
 from ..api import load
+from ..api_tools import distill
 from ..devices import torch_threads, usable_cores
 from ..errors import OnparseError
 from ..files.run_folder import (FolderLock, epoch_path, epoch_seconds, has_last, kept_epochs, logged_events,
@@ -447,8 +448,8 @@ class _Fit:
             with atomic_output(text) as tmp, open(tmp, "w", encoding="utf-8") as handle:
                 handle.writelines(" ".join(s) + "\n" for s in corpus.train)
         folder = os.path.join(self.run_dir, STUDENT_DIR)
-        load(self.out, "cpu").distill(text, self.student, run_dir=folder, resume=has_last(folder),
-                                      tokenize=False, quiet=True, **self.student_options)
+        distill(load(self.out, "cpu"), text, self.student, run_dir=folder, resume=has_last(folder),
+                tokenize=False, quiet=True, **self.student_options)
         self.say(f"fit: wrote the student {self.student}")
         return {"student": self.student}
 
