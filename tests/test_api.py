@@ -9,7 +9,8 @@ from onparse.api import CHUNK, load, to_nltk
 from onparse.trees.average import average_trees
 from onparse.members import Member
 from onparse.files.bundle import load_model_file, save_bundle
-from onparse.files.checkpoint import load_checkpoint, save_checkpoint
+from onparse.files.checkpoint import save_checkpoint
+from onparse.lm.file import load_checkpoint
 from onparse.errors import OnparseError
 from onparse.lm.model import ModelConfig, ONLSTMLanguageModel
 from onparse.text.vocab import Vocabulary

@@ -155,6 +155,19 @@ def test_the_public_face():
     doc = (ROOT / "docs" / "api.md").read_text()
     import onparse
     assert sorted(n for n in onparse.__all__ if f"`{n}`" not in doc and f"`{n}(" not in doc) == []
+    # Its one table names the public face and nothing else (issue 57.5): first cells, `name(...)`.
+    cells = [line.split(" | ")[0] for line in doc.splitlines() if line.startswith("| `")]
+    assert {c.split("(")[0] for cell in cells for c in re.findall(r"`([^`]+)`", cell)} == set(onparse.__all__)
+
+
+def test_the_parser_parses():
+    """:class:`onparse.api.Parser` keeps parsing, scoring and agreement (issue 57.5): distillation
+    and perplexity are functions beside it (:mod:`onparse.api_tools`; ``Parser.perplexity`` is
+    their deprecated wrapper, kept while the command line calls it), nor does it train."""
+    tree = ast.parse((SRC / "api.py").read_text())
+    parser = next(n for n in tree.body if isinstance(n, ast.ClassDef) and n.name == "Parser")
+    methods = {n.name for n in parser.body if isinstance(n, ast.FunctionDef)}
+    assert not methods & {"distill", "train", "fit", "distance_reader"} and len(methods) <= 24, sorted(methods)
 
 
 def test_no_module_over_500_lines():
@@ -196,10 +209,23 @@ KIND_QUESTIONS = re.compile(r'n_layers is None|is_student|"cyk"|STUDENT_FORMAT|G
 def test_no_module_asks_which_kind_of_model_it_holds():
     """Outside the kinds' own packages (and the registry that matches a file to its kind), models
     are used through :class:`onparse.kinds.ParsingModel` only."""
-    allowed = KIND_PACKAGES + ("onparse.files.bundle", "onparse.files.checkpoint")
+    allowed = KIND_PACKAGES + ("onparse.registry", "onparse.files.checkpoint")
     asking = {m: KIND_QUESTIONS.findall(i["text"]) for m, i in scan().items()
               if not m.startswith(allowed) and KIND_QUESTIONS.search(i["text"])}
     assert asking == {}
+
+
+def test_the_file_layer_imports_no_kind():
+    """The registry of kinds sits beside the contract (issue 57.2): :mod:`onparse.files` reads and
+    writes files of any kind by asking :mod:`onparse.registry`, and imports no kind's package; the
+    contract (:mod:`onparse.kinds`) imports nothing that shows a model."""
+    modules = scan()
+    files = {m: sorted(t for t in i["top"] | set(i["inner"]) if t.startswith(KIND_PACKAGES))
+             for m, i in modules.items() if m.startswith("onparse.files")}
+    assert {m: t for m, t in files.items() if t} == {}
+    assert "onparse.registry" not in str(modules["onparse.files.checkpoint"]["top"])
+    contract = modules["onparse.kinds"]["top"] | set(modules["onparse.kinds"]["inner"])
+    assert sorted(t for t in contract if t.startswith(KIND_PACKAGES + ("onparse.pictures", "onparse.registry"))) == []
 
 
 def test_few_modules_at_the_top():

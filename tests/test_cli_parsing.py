@@ -205,7 +205,7 @@ def test_chinese_and_cyrillic_end_to_end_through_real_processes(tmp_path):
                          capture_output=True, text=True, env=env, timeout=300)
     assert run.returncode == 0, run.stderr
     model = str(tmp_path / "run" / "best.pt")
-    from onparse.files.checkpoint import load_checkpoint
+    from onparse.lm.file import load_checkpoint
 
     vocab = set(load_checkpoint(model)["vocab"])
     assert {"你好", "世界", "天安门", "привет", "мир", "à"} <= vocab and not vocab & {"。", ",", "!", "."}

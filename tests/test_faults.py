@@ -20,7 +20,8 @@ from click.testing import CliRunner
 
 import onparse.lm.training.train as train_module
 from conftest import save_tiny_checkpoint, write_corpus
-from onparse.files.checkpoint import DIGEST_KEY, load_checkpoint
+from onparse.files.checkpoint import DIGEST_KEY
+from onparse.lm.file import load_checkpoint
 from onparse.lm.kind import load_model
 from onparse.files.weights import weights_digest
 from onparse.cli import main

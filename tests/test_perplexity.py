@@ -12,7 +12,8 @@ from click.testing import CliRunner
 import onparse
 from onparse.members import Member
 from onparse.files.bundle import save_bundle
-from onparse.files.checkpoint import load_checkpoint, save_checkpoint
+from onparse.files.checkpoint import save_checkpoint
+from onparse.lm.file import load_checkpoint
 from onparse.lm.kind import load_model
 from onparse.cli import main
 from onparse.text.corpora import make_spec

@@ -16,7 +16,7 @@ import torch
 
 from conftest import write_corpus
 
-from onparse.files.checkpoint import load_checkpoint
+from onparse.lm.file import load_checkpoint
 from onparse.lm.kind import load_model
 from onparse.text.corpora import load_corpus, make_spec
 from onparse.errors import OnparseError

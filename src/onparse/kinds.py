@@ -9,8 +9,9 @@ command go through this contract and never ask which kind they hold: a kind that
 capability (distances, perplexity, grammar rules) says so in its own words by raising
 :class:`onparse.errors.OnparseError`, and one without labels for its trees gives None.
 
-Kinds are found by :func:`onparse.files.bundle.kind_of`, which reads a file's ``format`` (a file
-of its own) or its ``kind`` (an entry of a bundle).  No torch here.
+Kinds are listed in :mod:`onparse.registry` (:func:`onparse.registry.kind_of` reads a file's
+``format``, a file of its own, or its ``kind``, an entry of a bundle).  No torch here, and no
+import of what shows or files a model: the contract depends on nothing a kind does not need.
 """
 from __future__ import annotations
 
@@ -21,11 +22,13 @@ from .errors import OnparseError
 from .files.checkpoint import first_line
 from .files.weights import dequantize
 from .members import ALL, Member, MemberError
-from .pictures.show import SPLIT_SIZES
 from .text.vocab import Vocabulary
 from .trees.tree import Span, split_sizes
 
 Progress = Optional[Callable[[int], None]]
+#: :attr:`Bars.measure` of bars that are a tree's split sizes (the default :meth:`ParsingModel.bars`);
+#: named here, with the bars, so that ``onparse show`` reads it from the contract, not the other way.
+SPLIT_SIZES = "split size"
 
 
 @dataclass(frozen=True)

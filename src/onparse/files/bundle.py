@@ -10,7 +10,7 @@ decoders, or from a bundle file, which stores its models and its members togethe
      "ties": "right",                          # optional: the tie rule of the average
      "metadata": {...}}                        # recipe, selection rule, scores
 
-Each model entry has the layout of its kind's own file (:data:`KINDS`): a language model's
+Each model entry has the layout of its kind's own file (:data:`onparse.registry.KINDS`): a language model's
 entry is an ordinary checkpoint's (no ``kind`` key), other kinds add their ``kind``
 (``"student"``, ``"grammar"``).  *Voters* (:data:`onparse.trees.baselines.VOTER_KINDS`) add one
 baseline tree per sentence to the average, and ``ties`` names its tie rule
@@ -23,51 +23,18 @@ read back into float32.  Like checkpoints, bundles hold plain values and tensors
 """
 from __future__ import annotations
 
-import os
-from typing import Any, Dict, List, Optional, Sequence, Type
+from typing import Any, Dict, List, Sequence
 
 from ..errors import OnparseError
-from ..grammar.kind import Grammar
 from ..kinds import ParsingModel
-from ..lm.kind import LanguageModel
 from ..members import Member, MemberError
-from ..student.kind import Student
+from ..registry import kind_of
 from ..trees.average import DEFAULT_TIES, check_ties
 from ..trees.baselines import check_voters
 from .checkpoint import BUNDLE_FORMAT, DIGEST_KEY, read_file, write_atomically
-from .run_folder import LAST
 from .weights import convert_weights, dequantize, weights_digest
 
 VERSION = 1
-#: Every kind of model, in the order a file's ``format`` or an entry's ``kind`` is matched.
-KINDS: Sequence[Type[ParsingModel]] = (LanguageModel, Student, Grammar)
-
-
-def kind_of(blob: Dict[str, Any], path, *, entry: bool = False) -> Type[ParsingModel]:
-    """The kind of a file read from ``path``, by its ``format``, or with ``entry`` of a bundle's
-    model entry, by its ``kind``; a one-line OnparseError when it is neither."""
-    if not entry:
-        for kind in KINDS:
-            if blob.get("format") == kind.file_format:
-                return kind
-        raise OnparseError(f"{path} is not an onparse checkpoint, student, grammar or bundle")
-    for kind in KINDS:
-        if blob.get("kind") == kind.entry_kind:
-            return kind
-    raise OnparseError(f"{path}: unknown kind of model {str(blob.get('kind'))[:40]!r}")
-
-
-def run_family(out: str) -> Optional[str]:
-    """The ``onparse train --family`` of the run saved in the folder ``out`` (``lm`` or
-    ``grammar``), by the kind of its ``last.pt``, so that a resume needs no ``--family``; None
-    when there is no readable ``last.pt`` of a trained kind (the resume itself then says what is
-    wrong).  Reads the whole file."""
-    path = os.path.join(out, LAST)
-    try:
-        blob = read_file(path) if os.path.isfile(path) else None
-        return kind_of(blob, path).family if isinstance(blob, dict) else None
-    except OnparseError:
-        return None
 
 
 def is_bundle(blob: Dict[str, Any]) -> bool:

@@ -13,10 +13,12 @@ Layout of the saved dict::
 Files are written atomically (:func:`onparse.files.safeio.atomic_output`: a temporary file
 ``.onparse-PID-*.tmp`` in the same folder, then a rename).
 
-Loading checks, before any model is built: the config is a valid ModelConfig whose sizes fit
-the file's tensors (a small file cannot make onparse allocate a huge model), the vocabulary
+Loading checks, before any model is built: the config is a valid config of its kind whose sizes
+fit the file's tensors (a small file cannot make onparse allocate a huge model), the vocabulary
 has ``vocab_size`` words, the weights match their recorded SHA-256 (files written before the
-checksum existed have none and still load) and hold no NaN or infinity.
+checksum existed have none and still load) and hold no NaN or infinity (:func:`check_parts`).
+Each kind reads its own config: a language model's checkpoint in :mod:`onparse.lm.file`, the
+others through :func:`check_model_file`, so that this file layer imports no kind.
 """
 import os
 import re
@@ -25,7 +27,6 @@ import zipfile
 from typing import Any, Dict, Optional
 
 from ..errors import OnparseError
-from ..lm.config import ModelConfig
 from .safeio import atomic_output, write_failure
 from .weights import SCALE_SUFFIX, weights_digest
 
@@ -104,25 +105,6 @@ def read_file(path, map_location="cpu") -> Any:
         raise OnparseError(f"cannot read checkpoint {path}: not an onparse checkpoint ({_load_failure(err)})") from None
 
 
-def load_checkpoint(path, map_location="cpu", *, verify: bool = True) -> Dict[str, Any]:
-    """Read and validate a checkpoint; a missing, corrupt or foreign file is a one-line
-    OnparseError.  ``verify=False`` skips the weights' checksum (to rescue a damaged file)."""
-    return check_checkpoint(read_file(path, map_location), path, verify=verify)
-
-
-def check_checkpoint(blob: Any, path, *, verify: bool = True) -> Dict[str, Any]:
-    """``blob`` if it is a valid checkpoint dict read from ``path`` (see :func:`check_contents`)."""
-    if not isinstance(blob, dict) or blob.get("format") != FORMAT:
-        raise OnparseError(f"{path} is not an onparse checkpoint")
-    if blob.get("version") != VERSION:
-        raise OnparseError(f"{path}: unsupported checkpoint version {blob.get('version')!r}")
-    for key in ("config", "vocab", "state_dict"):
-        if key not in blob:
-            raise OnparseError(f"{path}: checkpoint lacks '{key}'")
-    check_contents(blob, path, verify=verify)
-    return blob
-
-
 def _short(line: str, width: int = 200) -> str:
     """``line`` cut to ``width`` characters at a word boundary, never mid-word."""
     return textwrap.shorten(line, width, placeholder=" ...")
@@ -147,24 +129,6 @@ def _load_failure(err: BaseException) -> str:
     lines = [line.strip() for line in text.splitlines() if line.strip()]
     useful = [line for line in lines if not any(b in line.lower() for b in _BOILERPLATE)]
     return _short((useful or lines or [type(err).__name__])[0])
-
-
-def check_contents(blob: Dict[str, Any], path, *, verify: bool = True) -> None:
-    """Validate a checkpoint dict before anything is built from it (see the module docstring);
-    OnparseError naming ``path`` at the first problem.  ``verify``: compare the weights with
-    their recorded checksum."""
-    try:
-        config = ModelConfig.from_dict(blob["config"])
-    except (TypeError, ValueError) as err:
-        raise OnparseError(f"{path}: unusable model config ({first_line(err)})") from None
-
-    def shapes():                # called once the weights are known to be a dict of tensors
-        if config.n_layers > len(blob["state_dict"]):    # bounds the work of parameter_shapes()
-            raise OnparseError(f"{path}: config says {config.n_layers:,} layers, the file holds "
-                               f"{len(blob['state_dict'])} tensors")
-        return config.parameter_shapes()
-
-    check_parts(blob, config.vocab_size, shapes, path, verify=verify)
 
 
 def check_model_file(blob: Dict[str, Any], path, *, what: str, file_format: str, version: int, config_class,

@@ -10,7 +10,8 @@ import os
 from typing import Any, Dict, Optional, Union
 
 from ..trees.average import TIE_MEANINGS
-from .bundle import bundle_members, bundle_voting, is_bundle, kind_of, load_model_file, models_of
+from ..registry import kind_of
+from .bundle import bundle_members, bundle_voting, is_bundle, load_model_file, models_of
 from .pretrained import DEFAULT_NAME, resolve
 from .record import SCORE_KEYS, field_of, plain_words, printable
 from .safeio import format_ppl

@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Any, Dict, List, Optional, Sequence
 
 from ..errors import OnparseError
-from ..files.checkpoint import FORMAT, check_checkpoint, check_contents, first_line, read_file
+from ..files.checkpoint import FORMAT, first_line, read_file
 from ..files.record import SCORE_KEYS, field_of, origin_lines, percent
 from ..files.safeio import format_ppl
 from ..files.weights import dequantize
@@ -20,6 +20,7 @@ from ..text.tokens import normalize_word
 from ..text.vocab import Vocabulary
 from ..trees.decode import DECODERS, check_decoder, decode
 from .config import ModelConfig
+from .file import check_checkpoint, check_contents
 from .distances import sentence_distances
 from .model import ONLSTMLanguageModel
 from .perplexity import measure_model

@@ -38,11 +38,13 @@ from ..trees.decode import check_decoder, decode
 from ..errors import OnparseError
 from ..members import DEFAULT_DECODER, DEFAULT_LAYER, check_layer
 from ..scores.token_match import token_mismatch
+from ..kinds import SPLIT_SIZES
 from ..trees.tree import Span, Tree, leaves, to_brackets, tree_spans
 
 #: What the bars measure: a language model's distances, or the split sizes of the tree
-#: (:func:`onparse.trees.tree.split_sizes`) for a model without distances.
-DISTANCES, SPLIT_SIZES = "master-forget distance d_f", "split size"
+#: (:data:`onparse.kinds.SPLIT_SIZES`, named with the contract's bars so that the contract need not
+#: import this module) for a model without distances.
+DISTANCES = "master-forget distance d_f"
 #: Bar cells from empty to full: eighth blocks (Unicode) or a coarse ramp (ASCII).
 UNICODE_RAMP = " ▁▂▃▄▅▆▇█"
 ASCII_RAMP = " .:#"

@@ -10,10 +10,10 @@ import numpy as np
 import torch
 from torch.nn.parallel import DistributedDataParallel
 
-from ...files.checkpoint import load_checkpoint
 from ...text.corpora import batchify, encode_stream, shard_streams
 from ...errors import OnparseError
 from ..model import ONLSTMLanguageModel
+from ..file import load_checkpoint
 from ..perplexity import fit_streams
 from ...text.vocab import Vocabulary
 from .config import TrainConfig

@@ -37,13 +37,14 @@ from typing import Any, Dict, List, Optional, Tuple
 import numpy as np
 import torch
 
-from ...files.checkpoint import GRAMMAR_FORMAT, check_checkpoint, read_file
+from ...files.checkpoint import GRAMMAR_FORMAT, read_file
 from ...text.corpora import CorpusSpec
 from ...errors import OnparseError
 from ...files.run_folder import LAST
 from ...files.safeio import perplexity_of
 from .config import TrainConfig
 from .distributed import Dist
+from ..file import check_checkpoint
 from .recipe import ParameterAverager
 
 #: What a damaged "training" dict raises on the way in (a missing key, a wrong type ...).
