@@ -137,7 +137,7 @@ def bench_config(name, args, ref, peak):
     from onparse.lm.distances import sentence_distances
     from onparse.induce import WINDOW, induce_lines
     from onparse.lm.model import ModelConfig, ONLSTMLanguageModel
-    from onparse import parse_brackets
+    from onparse.trees.tree import parse_brackets
 
     c = CONFIGS[name]
     n = args.sentences or c["sentences"]

@@ -440,11 +440,11 @@ def test_cli_plot_log(mpl, tmp_path):
     assert result.exit_code == 1 and "error: " in result.output and "cannot tell the figure format" in result.output
     result = CliRunner().invoke(main, ["plot-log", str(tmp_path / "missing")])
     assert result.exit_code == 2
-    # Python users: onparse.plot_training_log draws the same figure, by default beside the log.
-    import onparse
+    # Python users: plot_training_log draws the same figure, by default beside the log.
+    from onparse.pictures.figures import plot_training_log
 
     os.remove(run / "training-curves.png")
-    assert onparse.plot_training_log(str(run)) == str(run / "training-curves.png")
+    assert plot_training_log(str(run)) == str(run / "training-curves.png")
     check_png(str(run / "training-curves.png"))
 
 

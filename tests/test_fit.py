@@ -233,7 +233,8 @@ def test_fit_end_to_end_stopped_and_resumed_without_gold(tmp_path, no_gold):
         assert load(bundle).metadata["fit"]["choice"] == choice
     # The Python twin resumes the same fit with a student: only the student stage runs, learning
     # the bundle's trees of the training part (never the held-out sentences).
-    from onparse import DistillSettings, FitSettings, fit, load_student
+    from onparse import DistillSettings, FitSettings, fit
+    from onparse.student.kind import load_student
 
     settings = FitSettings(seeds=1, preset="tiny", grammars=1, grammar_preset="tiny", epochs=2, cores=1, limit=20)
     student = tmp_path / "student.pt"

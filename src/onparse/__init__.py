@@ -2,12 +2,13 @@
 neural PCFGs -- the public face.
 
 Everything a user of the library needs is a name of this package (``__all__``, documented in
-``docs/api.md``): the front door (:func:`load`, :class:`Parser`), the contract every kind of model
-follows, scoring and member selection, gold trees, tree text, the file formats' loaders, corpora,
-training of each family (presets, settings, the train function), distillation, the training-log
-figure.  Modules below it may be reorganised; these names stay.  The command line (``onparse.cli``)
-takes its library names from here too, and reads at most ten other modules
-(``tests/test_architecture.py``).
+``docs/api.md``): loading and parsing (:func:`load`, :class:`Parser`), the choices users pass,
+scoring and member selection, gold sets, tree text, training of each family (presets, settings,
+the train function), perplexity, distillation and ``fit``.  What these return (``Scores``, span
+metrics, results) is reached through them; the rest is imported from its home module.  Modules
+below it may be reorganised; these names stay.  The command line (``onparse.cli``) takes its
+library names from here too, and reads at most ten other modules (``tests/test_architecture.py``):
+a few names are public for that reason alone (the last group of ``__all__``).
 
 The names are resolved on first use, so ``import onparse`` (and ``onparse --help``) imports
 neither torch nor numpy.
@@ -16,27 +17,22 @@ from .errors import OnparseError
 from .version import __version__
 
 __all__ = [
-    # the front door
-    "load", "Parser", "Scores", "ParsingModel", "Member", "MemberError", "OnparseError", "__version__",
-    # choices that load(), Parser and save_bundle take
+    # loading and parsing
+    "load", "Parser", "Member", "MemberError", "read_trees", "OnparseError", "__version__",
+    # the choices users pass: load(decoders=, voters=, ties=), Parser.tokens(punct=), save_bundle(weights=)
     "DECODERS", "TIES", "VOTER_KINDS", "PUNCT_POLICIES", "WEIGHT_KINDS",
-    # scores
-    "evaluate", "SpanMetric", "score_text", "format_comparison", "write_per_sentence", "choose_members",
-    # gold trees and tree text
-    "load_gold", "Gold", "GOLD_NAMES", "PTB_ROOT_ENV", "is_gold_spec", "tagset", "TAGSETS", "read_gold",
-    "to_brackets", "to_ptb", "parse_brackets", "read_trees", "baseline_trees", "BASELINE_KINDS",
-    # files
-    "describe_file", "load_model", "load_student", "load_grammar", "save_bundle", "holds_model",
-    # corpora, training, perplexity, distillation
+    # scoring, gold sets, tree text, what a model file is
+    "evaluate", "score_text", "choose_members", "load_gold", "GOLD_NAMES", "PTB_ROOT_ENV", "tagset", "TAGSETS",
+    "baseline_trees", "BASELINE_KINDS", "to_brackets", "to_ptb", "describe_file",
+    # training, perplexity, distillation, fit
     "corpus_spec", "CORPORA", "CORPUS_FORMATS", "CORPUS_SPLITS",
-    "train", "TrainConfig", "RunOptions", "PRESETS", "train_settings", "run_family",
-    "train_grammar", "GrammarTraining", "GRAMMAR_PRESETS", "GRAMMAR_SIZE_OPTIONS", "train_grammar_settings",
-    "GrammarConfig", "GRAMMAR_RULE_FORMS",
-    "perplexity", "PerplexityResult", "distill", "DistillResult", "StudentConfig", "DistillSettings",
-    # raw text to a parser with no gold tree
-    "fit", "FitSettings", "FitResult",
-    # figures
-    "plot_training_log",
+    "train", "TrainConfig", "RunOptions", "PRESETS", "train_settings",
+    "train_grammar", "GrammarTraining", "GrammarConfig", "GRAMMAR_PRESETS", "GRAMMAR_RULE_FORMS",
+    "train_grammar_settings", "perplexity", "distill", "StudentConfig", "DistillSettings", "fit", "FitSettings",
+    # public only because the command line reads them: it may read at most ten library modules
+    # besides this package (tests/test_architecture.py), and their homes would be an eleventh
+    "holds_model", "run_family", "is_gold_spec", "read_gold", "format_comparison", "write_per_sentence",
+    "GRAMMAR_SIZE_OPTIONS",
 ]
 
 #: Public names whose attribute in their home module is called otherwise.
@@ -48,10 +44,8 @@ _RENAMED = {"BASELINE_KINDS": "KINDS", "TAGSETS": "NAMES", "tagset": "resolve", 
 
 def __getattr__(name):
     # One import per home module, on first use: keeps `import onparse` free of torch.
-    if name in ("load", "Parser", "Scores", "read_trees"):
+    if name in ("load", "Parser", "read_trees"):
         from . import api as home
-    elif name == "ParsingModel":
-        from . import kinds as home
     elif name in ("Member", "MemberError"):
         from . import members as home
     elif name == "DECODERS":
@@ -64,42 +58,32 @@ def __getattr__(name):
         from .text import tokens as home
     elif name == "WEIGHT_KINDS":
         from .files import weights as home
-    elif name in ("evaluate", "SpanMetric", "format_comparison", "write_per_sentence"):
+    elif name in ("evaluate", "format_comparison", "write_per_sentence"):
         from .scores import metrics as home
     elif name == "score_text":
         from .scores import predicted as home
     elif name == "choose_members":
         from .scores import agreement as home
-    elif name in ("load_gold", "Gold", "GOLD_NAMES", "PTB_ROOT_ENV", "is_gold_spec"):
+    elif name in ("load_gold", "GOLD_NAMES", "PTB_ROOT_ENV", "is_gold_spec"):
         from .gold import treebank as home
     elif name in ("tagset", "TAGSETS"):
         from .gold import tagsets as home
     elif name == "read_gold":
         from .gold import gold_trees as home
-    elif name in ("to_brackets", "to_ptb", "parse_brackets"):
+    elif name in ("to_brackets", "to_ptb"):
         from .trees import tree as home
     elif name == "describe_file":
         from .files import describe as home
-    elif name == "save_bundle":
-        from .files import bundle as home
     elif name == "run_family":
         from . import registry as home
     elif name == "holds_model":
         from .files import checkpoint as home
-    elif name == "load_model":
-        from .lm import kind as home
-    elif name == "load_student":
-        from .student import kind as home
-    elif name == "load_grammar":
-        from .grammar import kind as home
     elif name in ("corpus_spec", "CORPORA", "CORPUS_FORMATS", "CORPUS_SPLITS"):
         from .text import corpora as home
     elif name in ("train", "train_settings"):
         from .lm.training import train as home
     elif name in ("TrainConfig", "RunOptions", "PRESETS"):
         from .lm.training import config as home
-    elif name == "PerplexityResult":
-        from .lm import perplexity as home
     elif name in ("train_grammar", "train_grammar_settings"):
         from .grammar import train as home
     elif name == "GrammarTraining":
@@ -108,16 +92,12 @@ def __getattr__(name):
         from .grammar import config as home
     elif name in ("perplexity", "distill"):
         from . import api_tools as home
-    elif name == "DistillResult":
-        from .student import distill as home
     elif name in ("StudentConfig", "DistillSettings"):
         from .student import config as home
-    elif name in ("fit", "FitResult"):
+    elif name == "fit":
         from .fitting import pipeline as home
     elif name == "FitSettings":
         from .fitting import settings as home
-    elif name == "plot_training_log":
-        from .pictures import figures as home
     else:
         raise AttributeError(f"module 'onparse' has no attribute {name!r}")
     return getattr(home, _RENAMED.get(name, name))

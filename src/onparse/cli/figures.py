@@ -222,8 +222,7 @@ def plot_log_command(log, out, force, max_line_bytes):
     onparse plot-log runs/small --out curves.png
     onparse plot-log runs/small/metrics.jsonl --out curves.svg
     """
-    from .. import plot_training_log
-    from ..pictures.figures import check_output_path, require_matplotlib, training_curves_path
+    from ..pictures.figures import check_output_path, plot_training_log, require_matplotlib, training_curves_path
 
     require_matplotlib()
     out = training_curves_path(log) if out is None else out

@@ -124,7 +124,7 @@ def report_options(func):
 
 def emit_report(result, as_json: bool, per_sentence: Optional[str], about: Optional[dict] = None,
                 quiet: bool = False, symbols: bool = False) -> None:
-    """Print an :class:`onparse.SpanMetric` (table or JSON; nothing when ``quiet``) and
+    """Print an :class:`onparse.scores.metrics.SpanMetric` (table or JSON; nothing when ``quiet``) and
     write per-sentence records.
 
     ``about``: what was scored (``{"model": ..., "layer": 2, "decoder": "onlstm"}``, or ``"kind":
