@@ -228,6 +228,18 @@ def test_the_file_layer_imports_no_kind():
     assert sorted(t for t in contract if t.startswith(KIND_PACKAGES + ("onparse.pictures", "onparse.registry"))) == []
 
 
+def test_no_kind_trains_with_another_kinds_pieces():
+    """What every kind's training shares (run options and result, stops, the text's fingerprint)
+    lives in :mod:`onparse.training` (issue 57.2): no kind's package reads another kind's training
+    modules, and the shared package reads no kind."""
+    modules = scan()
+    borrowed = {m: sorted(t for t in i["top"] | set(i["inner"]) if t.startswith("onparse.lm.training"))
+                for m, i in modules.items() if m.startswith(("onparse.grammar", "onparse.student"))}
+    assert {m: t for m, t in borrowed.items() if t} == {}
+    shared = {t for m, i in modules.items() if m.startswith("onparse.training") for t in i["top"] | set(i["inner"])}
+    assert sorted(t for t in shared if t.startswith(KIND_PACKAGES)) == []
+
+
 def test_few_modules_at_the_top():
     """The folders tell the architecture (issue 40.7): at most 20 modules directly in onparse/."""
     top = [p.name for p in SRC.glob("*.py")]

@@ -10,7 +10,8 @@ from onparse.text.corpora import make_spec
 from onparse.devices import resolve_device, torch_threads
 from onparse.errors import OnparseError
 from onparse.lm.model import ModelConfig, ONLSTMLanguageModel
-from onparse.lm.training.config import PRESETS, RunOptions
+from onparse.lm.training.config import PRESETS
+from onparse.training.options import RunOptions
 from onparse.lm.training.train import train
 from onparse.text.vocab import Vocabulary
 

@@ -20,7 +20,8 @@ from onparse.lm.file import load_checkpoint
 from onparse.lm.kind import load_model
 from onparse.text.corpora import load_corpus, make_spec
 from onparse.errors import OnparseError
-from onparse.lm.training.config import PRESETS, RunOptions, TrainConfig, preset
+from onparse.lm.training.config import PRESETS, TrainConfig, preset
+from onparse.training.options import RunOptions
 from onparse.lm.training.recipe import ParameterAverager, objective, should_start_averaging, window_length
 from onparse.lm.training.train import train
 

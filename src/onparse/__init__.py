@@ -82,8 +82,10 @@ def __getattr__(name):
         from .text import corpora as home
     elif name in ("train", "train_settings"):
         from .lm.training import train as home
-    elif name in ("TrainConfig", "RunOptions", "PRESETS"):
+    elif name in ("TrainConfig", "PRESETS"):
         from .lm.training import config as home
+    elif name == "RunOptions":
+        from .training import options as home
     elif name in ("train_grammar", "train_grammar_settings"):
         from .grammar import train as home
     elif name == "GrammarTraining":

@@ -45,7 +45,7 @@ from ..lm.training.config import PRESETS
 from ..members import Member
 from ..progress import PLAIN_EVERY
 from ..text.corpora import TREEBANK_NAMES, TooFewSentences, load_corpus, make_spec
-from ..lm.training.stops import stopped_with_parent
+from ..training.stops import stopped_with_parent
 from . import budget
 from .budget import CHOOSE_SHARE, STUDENT_SHARE  # noqa: F401  (research scripts read them here)
 from .choice import Candidate, Choice, choose

@@ -51,14 +51,14 @@ from ..files.checkpoint import GRAMMAR_FORMAT, read_file
 from ..files.run_folder import (BEST, EPOCH_SNAPSHOT, EPOCH_SNAPSHOT_RE, LAST, METRICS, FolderLock, MetricsLog,
                                 make_folder, refuse_old_run, remove_run_files, run_files, tidy)
 from ..files.safeio import format_ppl, perplexity_of
-from ..lm.training.config import RunOptions, TrainResult
-from ..lm.training.state import fingerprint
-from ..lm.training.stops import StopRequests
 from ..progress import Progress
 from ..student.model import encode
 from ..text.corpora import CorpusSpec, encode_stream, load_corpus
 from ..settings import SettingError
 from ..text.vocab import Vocabulary
+from ..training.fingerprint import fingerprint
+from ..training.options import RunOptions, TrainResult
+from ..training.stops import StopRequests
 from .config import GRAMMAR_PRESETS, GrammarConfig
 from .file import check_grammar, save_grammar
 from .model import NeuralPCFG

@@ -18,7 +18,7 @@ from ..perplexity import fit_streams
 from ...text.vocab import Vocabulary
 from .config import TrainConfig
 from .distributed import Dist
-from .state import fingerprint
+from ...training.fingerprint import fingerprint
 
 
 class Data(NamedTuple):

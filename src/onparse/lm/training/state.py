@@ -28,7 +28,6 @@ optimiser and the process's RNGs; :func:`restore` makes it from a saved :class:`
 (putting the weights, the optimiser's state and the RNGs back), and :func:`capture` with
 :func:`rank_state` turns it back into one.  Neither knows the loop that holds it.
 """
-import hashlib
 import os
 import random
 from dataclasses import dataclass, field, fields
@@ -261,11 +260,6 @@ def capture(loop: LoopState, model, optimizer, ranks: List[Dict[str, Any]], *, c
 def unreadable(path: str, err: BaseException) -> OnparseError:
     """The one-line error of a training state that cannot be used."""
     return OnparseError(f"{path}: unreadable training state ({type(err).__name__}: {str(err)[:120]})")
-
-
-def fingerprint(ids) -> str:
-    """SHA-1 of a training id sequence (a 1-d tensor): resuming on a different text is refused."""
-    return hashlib.sha1(ids.numpy().astype(np.int64).tobytes()).hexdigest()
 
 
 def to_cpu(x):

@@ -62,11 +62,12 @@ from ...errors import OnparseError
 from .. import kind
 from ..perplexity import autocast_context, fit_streams, stream_loss
 from .recipe import ParameterAverager, objective, should_start_averaging, window_length
-from .stops import StopRequests
+from ...training.stops import StopRequests
 from ...files.run_folder import (BEST, EPOCH_SNAPSHOT, EPOCH_SNAPSHOT_RE, LAST, METRICS, FolderLock, MetricsLog,
                          make_folder, refuse_old_run, remove_run_files, run_files, tidy)
 from ...files.safeio import format_duration, format_ppl, perplexity_of
-from .config import PRESETS, RunOptions, TrainConfig, TrainResult
+from .config import PRESETS, TrainConfig
+from ...training.options import RunOptions, TrainResult
 from .start import build_model, init_source, load_data
 from .state import (DAMAGE, LoopState, TrainingState, capture, check_resume, check_text, rank_state, read_state,
                     restore, to_cpu, unreadable)
