@@ -579,7 +579,7 @@ def test_per_sentence_never_overwrites_an_input_and_is_checked_first(tmp_path, m
     monkeypatch.setattr(predicted, "score_text", lambda *a, **k: scored.append(1))
     result = invoke("eval", "--gold", gold, pred, "--per-sentence", tmp_path / "missing" / "per.jsonl")
     assert result.exit_code == 2 and "cannot write" in result.output and not scored
-    baseline = invoke("baseline", "--gold", gold, "--kind", "right", "--score", "--per-sentence", gold)
+    baseline = invoke("baseline", "--gold", gold, "--baseline", "right", "--score", "--per-sentence", gold)
     assert baseline.exit_code == 2 and "is the gold file" in baseline.output
 
 
@@ -662,7 +662,7 @@ def test_no_output_option_replaces_a_model_without_force(tmp_path):
     gold.write_text("((the cat) sat)\n")
     runs = [["show", "the", "cat", "sat", "-m", model, "--svg", other],
             ["eval", "--gold", str(gold), "-m", model, "--per-sentence", other],
-            ["baseline", "--gold", str(gold), "--kind", "right", "--score", "--per-sentence", other]]
+            ["baseline", "--gold", str(gold), "--baseline", "right", "--score", "--per-sentence", other]]
     for args in runs:
         got = CliRunner().invoke(main, args)
         assert got.exit_code == 2, (args, got.output)
@@ -674,7 +674,7 @@ def test_no_output_option_replaces_a_model_without_force(tmp_path):
     assert open(other, "rb").read() != before
 
 
-@pytest.mark.parametrize("args", [["baseline", "--gold", "{zero}", "--kind", "right", "--score"],
+@pytest.mark.parametrize("args", [["baseline", "--gold", "{zero}", "--baseline", "right", "--score"],
                                   ["eval", "--gold", "{zero}", "{pred}"],
                                   ["gold-text", "--gold", "{zero}"],
                                   ["gold-text", "--gold", "wsj", "--ptb-root", "{root}"],
@@ -717,7 +717,7 @@ def test_outputs_are_written_whole_or_not_at_all(tmp_path, monkeypatch):
         raise OSError(errno.ENOSPC, "No space left on device")
 
     monkeypatch.setattr(metrics, "write_per_sentence", full_disk)
-    got = CliRunner().invoke(main, ["baseline", "--gold", str(gold), "--kind", "right", "--score",
+    got = CliRunner().invoke(main, ["baseline", "--gold", str(gold), "--baseline", "right", "--score",
                                     "--per-sentence", str(target)])
     assert got.exit_code == 1 and got.output.endswith(f"error: cannot write {target}: No space left on device\n")
     assert target.read_text() == "the good old file\n"
@@ -839,7 +839,7 @@ def test_small_ones_empty_out_bad_int8_int32_and_a_named_vocabulary(corpus, tmp_
     (["train", "--preset", "tiny", "--seed", "18446744073709551616"], "--seed"),
     (["train", "--preset", "tiny", "--threads", "99999999999999999999"], "--threads"),
     (["train", "--preset", "tiny", "--batch-size", "99999999999999999999"], "--batch-size"),
-    (["baseline", "--gold", "wsj10", "--kind", "random", "--seed", "-1"], "--seed"),
+    (["baseline", "--gold", "wsj10", "--baseline", "random", "--seed", "-1"], "--seed"),
 ])
 def test_integer_options_have_ranges(args, option, tmp_path):
     got = CliRunner().invoke(main, args + (["--out", str(tmp_path / "run")] if args[0] == "train" else []),

@@ -380,7 +380,8 @@ def test_resume_refuses_changed_settings(corpus, tmp_path):
     with pytest.raises(OnparseError, match="changed since the run started"):
         run(mine, tmp_path / "m", resume=True)
     fresh = run(corpus, tmp_path / "r", overwrite=True, max_steps=2)
-    assert fresh.steps == 2 and [e["event"] for e in events(fresh.out)] == ["start", "stop"]
+    # Stopped inside epoch 1: validated at the stop (best.pt), then the stop.
+    assert fresh.steps == 2 and [e["event"] for e in events(fresh.out)] == ["start", "valid", "stop"]
 
 
 def test_init_from_starts_from_the_checkpoint(corpus, tmp_path):

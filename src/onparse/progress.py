@@ -48,13 +48,22 @@ def started() -> float:
 def reading(what: str, quiet: bool = False) -> None:
     """The sign of life of a command that reads a corpus (issue 54.6): one line on stderr at once,
     before the slow imports and the reading (which then shows its progress, :func:`onparse.text.
-    corpora.load_corpus`)."""
-    if quiet or sys.stderr is None:
+    corpora.load_corpus`) -- when stderr is a terminal, as a bar is shown: a person is waiting.
+    Off a terminal (a log, a pipe, a script checking a one-line error) the plain lines of
+    :class:`Progress` say the work is alive, a line a minute, and an early error stays one line."""
+    if quiet or sys.stderr is None or not _is_terminal(sys.stderr):
         return
     try:
         print(f"reading {what} ...", file=sys.stderr, flush=True)
     except OSError:                          # a closed or full stderr silences the line, no more
         pass
+
+
+def _is_terminal(stream) -> bool:
+    try:
+        return stream.isatty()
+    except (AttributeError, ValueError, OSError):        # a closed or odd stream
+        return False
 
 
 def new_job() -> None:
