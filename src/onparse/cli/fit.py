@@ -76,7 +76,10 @@ def fit_command(text, out, run_dir, resume, seeds, preset, grammars, grammar_pre
     million words) the whole budget (research/RESULTS.md).  A language model given fewer than 3
     epochs rarely beats right-branching trees (fit warns).  To try the workflow in minutes:
     --preset tiny --grammar-preset tiny --max-time 5m (its trees are no better than
-    right-branching ones).
+    right-branching ones).  These figures were measured with the grammars' earlier recipe
+    (low-rank rules, twice today's learning step); today's grammars (simple rules, the
+    published recipe; --grammar-form) have not been scored in a fit yet, and a grammar that
+    learns less than counting words is left out.
 
     Stages: plan, train, choose, bundle (and student with --student), each recorded in the run
     folder: a stopped fit continues with --resume.  Prints what it chose and the gold-free
