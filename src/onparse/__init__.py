@@ -32,14 +32,15 @@ __all__ = [
     # public only because the command line reads them: it may read at most ten library modules
     # besides this package (tests/test_architecture.py), and their homes would be an eleventh
     "holds_model", "run_family", "is_gold_spec", "read_gold", "format_comparison", "write_per_sentence",
-    "GRAMMAR_SIZE_OPTIONS",
+    "GRAMMAR_SIZE_OPTIONS", "TRAIN_FAMILIES",
 ]
 
 #: Public names whose attribute in their home module is called otherwise.
 _RENAMED = {"BASELINE_KINDS": "KINDS", "TAGSETS": "NAMES", "tagset": "resolve", "corpus_spec": "make_spec",
             "CORPORA": "NAMES", "CORPUS_FORMATS": "FORMATS", "CORPUS_SPLITS": "SPLITS",
             "train_settings": "settings", "train_grammar": "train", "train_grammar_settings": "run_settings",
-            "GRAMMAR_SIZE_OPTIONS": "SIZE_OPTIONS", "GRAMMAR_RULE_FORMS": "RULE_FORMS"}
+            "GRAMMAR_SIZE_OPTIONS": "SIZE_OPTIONS", "GRAMMAR_RULE_FORMS": "RULE_FORMS",
+            "TRAIN_FAMILIES": "FAMILIES"}
 
 
 def __getattr__(name):
@@ -74,7 +75,7 @@ def __getattr__(name):
         from .trees import tree as home
     elif name == "describe_file":
         from .files import describe as home
-    elif name == "run_family":
+    elif name in ("run_family", "TRAIN_FAMILIES"):
         from . import registry as home
     elif name == "holds_model":
         from .files import checkpoint as home

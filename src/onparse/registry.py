@@ -1,36 +1,55 @@
-"""The kinds of model onparse knows: one line per kind, beside the contract they follow.
+"""The kinds of model onparse knows, beside the contract they follow (:mod:`onparse.kinds`).
 
-:data:`KINDS` lists every :class:`onparse.kinds.ParsingModel` subclass; a file's ``format`` (a
-file of its own) or a bundle entry's ``kind`` picks one (:func:`kind_of`).  It lives here, not in
-:mod:`onparse.files`, so that the file layer asks the registry which kind a file holds and
-imports no kind's package itself: adding a kind means its package and one line here.
+:func:`kinds` lists every :class:`onparse.kinds.ParsingModel` subclass; a file's ``format`` (a
+file of its own) or a bundle entry's ``kind`` picks one (:func:`kind_of`).  :data:`FAMILIES` holds
+what ``onparse train`` needs of each kind that trains itself (:class:`onparse.training.family.Family`,
+declared in the kind's package).  The registry lives here, not in :mod:`onparse.files`, so that
+the file layer asks it which kind a file holds and imports no kind's package itself, and the
+command line asks it which families there are and tests none: adding a kind means its package
+and its lines here.
+
+No torch at import: the command line reads :data:`FAMILIES` at start-up, and the kinds (which
+import torch) are imported when a file is first matched to one.
 """
 from __future__ import annotations
 
 import os
-from typing import Any, Dict, Optional, Sequence, Type
+from functools import lru_cache
+from typing import TYPE_CHECKING, Any, Dict, Optional, Sequence, Type
 
 from .errors import OnparseError
 from .files.checkpoint import read_file
 from .files.run_folder import LAST
-from .grammar.kind import Grammar
-from .kinds import ParsingModel
-from .lm.kind import LanguageModel
-from .student.kind import Student
+from .grammar.family import FAMILY as GRAMMAR_TRAINING
+from .lm.training.family import FAMILY as LM_TRAINING
+from .training.family import Family
 
-#: Every kind of model, in the order a file's ``format`` or an entry's ``kind`` is matched.
-KINDS: Sequence[Type[ParsingModel]] = (LanguageModel, Student, Grammar)
+if TYPE_CHECKING:
+    from .kinds import ParsingModel
+
+#: ``onparse train --family NAME``: how each kind that trains itself is trained; the first is the default.
+FAMILIES: Dict[str, Family] = {f.name: f for f in (LM_TRAINING, GRAMMAR_TRAINING)}
 
 
-def kind_of(blob: Dict[str, Any], path, *, entry: bool = False) -> Type[ParsingModel]:
+@lru_cache(maxsize=None)
+def kinds() -> Sequence[Type["ParsingModel"]]:
+    """Every kind of model, in the order a file's ``format`` or an entry's ``kind`` is matched."""
+    from .grammar.kind import Grammar
+    from .lm.kind import LanguageModel
+    from .student.kind import Student
+
+    return (LanguageModel, Student, Grammar)
+
+
+def kind_of(blob: Dict[str, Any], path, *, entry: bool = False) -> Type["ParsingModel"]:
     """The kind of a file read from ``path``, by its ``format``, or with ``entry`` of a bundle's
     model entry, by its ``kind``; a one-line OnparseError when it is neither."""
     if not entry:
-        for kind in KINDS:
+        for kind in kinds():
             if blob.get("format") == kind.file_format:
                 return kind
         raise OnparseError(f"{path} is not an onparse checkpoint, student, grammar or bundle")
-    for kind in KINDS:
+    for kind in kinds():
         if blob.get("kind") == kind.entry_kind:
             return kind
     raise OnparseError(f"{path}: unknown kind of model {str(blob.get('kind'))[:40]!r}")

@@ -1,12 +1,14 @@
-"""``onparse train`` and ``onparse perplexity``: thin shells over :func:`onparse.train`,
-:func:`onparse.train_grammar` and :meth:`onparse.Parser.perplexity`."""
+"""``onparse train`` and ``onparse perplexity``: thin shells over each trainable kind's
+:class:`onparse.training.family.Family` (``onparse.TRAIN_FAMILIES``: its presets, settings and
+``start``) and :meth:`onparse.Parser.perplexity`.  The options of ``train`` are the families'
+settings, and which of them a family refuses is read off its declaration: no family is named here
+but in the help's prose."""
 import re
 from dataclasses import fields
 
 import click
 
-from .. import (CORPORA, CORPUS_FORMATS, CORPUS_SPLITS, GRAMMAR_PRESETS, GRAMMAR_SIZE_OPTIONS, PRESETS, GrammarConfig,
-                GrammarTraining, TrainConfig)
+from .. import CORPORA, CORPUS_FORMATS, CORPUS_SPLITS, TRAIN_FAMILIES
 from ..files.safeio import dumps, format_ppl
 from .common import (INT_MAX, SEED_RANGE, device_option, model_option, no_verify_option, quiet_option, renamed,
                      renamed_option, threads_option)
@@ -49,59 +51,98 @@ class _Duration(click.ParamType):
             self.fail(str(err), param, ctx)
 
 
-#: The grammar's sizes (the keys of its presets) and their options: ``--nonterminals`` ...
-SIZE_OPTIONS = GRAMMAR_SIZE_OPTIONS
-#: The options of each family alone (the others are shared): refused for the other family.
-_LM_ONLY = tuple(f.name for f in fields(TrainConfig) if f.name not in {g.name for g in fields(GrammarTraining)})
-_GRAMMAR_ONLY = tuple(f.name for f in fields(GrammarTraining) if f.name not in {g.name for g in fields(TrainConfig)}) \
-    + tuple(SIZE_OPTIONS)
+#: The families in their order (the first is the default), and every option any of them takes
+#: beyond the run options, each once: the first family's settings, then each other family's
+#: settings and sizes that no earlier family has (``--help`` lists them in this order).
+_FAMILIES = tuple(TRAIN_FAMILIES.values())
+_DEFAULT = _FAMILIES[0]
+_CONFIG_NAMES = tuple(dict.fromkeys(name for family in _FAMILIES for name in family.option_names()))
+#: The option of each size field, over all families (``n_nonterminals`` -> ``--nonterminals``).
+SIZE_OPTIONS = {name: flag for family in _FAMILIES for name, flag in family.sizes.items()}
+#: Run options a family may refuse, as they are spelled in its refusal.
+_RUN_FLAGS = {"init_from": "--init-from", "amp": "--amp/--no-amp"}
 
 
 def _flag(name: str) -> str:
-    return SIZE_OPTIONS.get(name) or "--" + name.replace("_", "-")
+    return SIZE_OPTIONS.get(name) or _RUN_FLAGS.get(name) or "--" + name.replace("_", "-")
+
+
+def _owner(name: str):
+    """The first family that takes the option ``name``: its help and type are that family's."""
+    return next(family for family in _FAMILIES if name in family.option_names())
+
+
+def _option_help(name: str) -> str:
+    """``name``'s help: a family's settings by their presets' values (presets that are whole
+    settings) or their default, and what each later family that shares it does differently; a
+    size by its presets' values."""
+    family = _owner(name)
+    if name in family.sizes:
+        sized = {f.name: f for f in fields(family.size_fields)}[name]
+        if sized.metadata["check"] == "choice":
+            values = ", ".join(dict.fromkeys(sizes[name] for sizes in family.presets.values()))
+            return f"{family.label}: {sized.metadata['help']} [every preset: {values}]"
+        values = ", ".join(f"{preset} {sizes[name]}" for preset, sizes in family.presets.items())
+        return f"{family.label} size: {name.replace('n_', '').replace('_', ' ')} [preset: {values}]"
+    f = family.setting_fields()[name]
+    if family is not _DEFAULT:
+        return f"{family.label}: {f.metadata['help']} [{f.default}]"
+    values = ", ".join(f"{preset} {getattr(cfg, name)}" for preset, cfg in family.presets.items())
+    also = ""
+    for other in _FAMILIES[1:]:
+        shared = other.setting_fields().get(name)
+        if shared is not None:
+            also += f"; {other.name}: {shared.default}"
+            if shared.metadata["help"].lower() != f.metadata["help"].lower():
+                also += f", {shared.metadata['help']}"         # its own meaning there, said once
+    return f"{f.metadata['help'][:1].upper()}{f.metadata['help'][1:]} [preset: {values}{also}]"
+
+
+def _option_type(name: str):
+    family = _owner(name)
+    if name in family.sizes:
+        sized = {f.name: f for f in fields(family.size_fields)}[name]
+        return click.Choice(sized.metadata["choices"]) if sized.metadata["check"] == "choice" \
+            else click.IntRange(1, INT_MAX)
+    f = family.setting_fields()[name]
+    if f.type in (float, "float"):
+        return float
+    return SEED_RANGE if name == "seed" else click.IntRange(0, INT_MAX)
 
 
 def _config_options(command):
-    """One ``--field-name`` option per TrainConfig and GrammarTraining field and one per grammar
-    size, default: the preset's (or the grammar recipe's) value."""
-    grammar = {f.name: f for f in fields(GrammarTraining)}
-    sized = {f.name: f for f in fields(GrammarConfig)}
-    for name in reversed(_GRAMMAR_ONLY):
-        if name in SIZE_OPTIONS and sized[name].metadata["check"] == "choice":
-            values = ", ".join(dict.fromkeys(sizes[name] for sizes in GRAMMAR_PRESETS.values()))
-            text = f"Grammar: {sized[name].metadata['help']} [every preset: {values}]"
-            kind = click.Choice(sized[name].metadata["choices"])
-        elif name in SIZE_OPTIONS:
-            values = ", ".join(f"{preset} {sizes[name]}" for preset, sizes in GRAMMAR_PRESETS.items())
-            text, kind = f"Grammar size: {name.replace('n_', '').replace('_', ' ')} [preset: {values}]", \
-                click.IntRange(1, INT_MAX)
-        else:
-            f = grammar[name]
-            text = f"Grammar: {f.metadata['help']} [{f.default}]"
-            kind = float if f.type in (float, "float") else click.IntRange(0, INT_MAX)
-        command = click.option(_flag(name), name, type=kind, default=None, help=text)(command)
-    for f in reversed(fields(TrainConfig)):
-        kind = float if f.type in (float, "float") else SEED_RANGE if f.name == "seed" else click.IntRange(0, INT_MAX)
-        values = ", ".join(f"{name} {getattr(cfg, f.name)}" for name, cfg in PRESETS.items())
-        also = f"; grammar: {grammar[f.name].default}" if f.name in grammar else ""
-        if f.name in grammar and grammar[f.name].metadata["help"].lower() != f.metadata["help"].lower():
-            also += f", {grammar[f.name].metadata['help']}"         # its own meaning there, said once
-        option = click.option("--" + f.name.replace("_", "-"), f.name, type=kind, default=None,
-                              help=f"{f.metadata['help'][:1].upper()}{f.metadata['help'][1:]} [preset: {values}{also}]")
-        command = option(command)
+    """One ``--field-name`` option per setting of every family and one per size, default: the
+    preset's (or the family's settings') value."""
+    for name in reversed(_CONFIG_NAMES):
+        command = click.option(_flag(name), name, type=_option_type(name), default=None,
+                               help=_option_help(name))(command)
     return command
 
 
+def _refusal(family, given):
+    """The usage error for options given that ``family`` does not take (another family's
+    settings or sizes, or run options it refuses), naming the family they apply to; None."""
+    refused = [n for n in _CONFIG_NAMES if n not in family.option_names()] + list(family.refuses)
+    refused = [n for n in refused if given(n)]
+    if not refused:
+        return None
+    takers = [f.name for f in _FAMILIES if f is not family
+              and (refused[0] in f.option_names() if refused[0] in _CONFIG_NAMES else refused[0] not in f.refuses)]
+    verb = "applies" if len(refused) == 1 else "apply"
+    return click.UsageError(f"{', '.join(_flag(n) for n in refused)} {verb} to --family {' or '.join(takers)}, "
+                            f"not {family.name}")
+
+
 @click.command("train")
-@click.option("--family", type=click.Choice(("lm", "grammar")), default=None,
+@click.option("--family", type=click.Choice(tuple(TRAIN_FAMILIES)), default=None,
               help="What to train: lm (an ON-LSTM language model) or grammar (a neural PCFG, a probabilistic "
                    "grammar whose rules a network gives; docs/pcfg.md's recipe: Adam, a length curriculum, exact "
                    "perplexity; each epoch it says whether it learns better than counting words)  [default: lm; "
                    "with --resume, the run's own]")
-@click.option("--preset", type=click.Choice(tuple(dict.fromkeys((*PRESETS, *GRAMMAR_PRESETS)))), default="small",
-              show_default=True, metavar="PRESET",
-              help=f"Starting hyperparameters; each family has its own presets (lm: {', '.join(PRESETS)}; "
-                   f"grammar: {', '.join(GRAMMAR_PRESETS)}).  "
+@click.option("--preset", type=click.Choice(tuple(dict.fromkeys(p for f in _FAMILIES for p in f.presets))),
+              default="small", show_default=True, metavar="PRESET",
+              help="Starting hyperparameters; each family has its own presets ("
+                   + "; ".join(f"{f.name}: {', '.join(f.presets)}" for f in _FAMILIES) + ").  "
                    "lm: paper (section 2; a GPU job), small (CPU, minutes an epoch), "
                    "tiny (tests, and trying the workflow: seconds an epoch on a few hundred sentences, as "
                    "examples/train_tiny.sh does; over 40 minutes an epoch on the 1M-word default corpus).  "
@@ -181,16 +222,16 @@ def train_command(ctx, family, preset, corpus, valid, test, fmt, fmt_old, out, d
     # The sign of life, before the slow imports and the reading of the corpus (issue 54.6).
     reading("the run to resume and its corpus" if resume and corpus == CORPORA[0] else f"the corpus {corpus}",
             quiet or progress is False)
-    from .. import RunOptions, corpus_spec, run_family, train, train_settings
+    from .. import RunOptions, corpus_spec, run_family
 
     fmt = renamed(fmt, fmt_old, "--format", "--input-format", "auto")
     if quiet and progress:
         raise click.UsageError("--quiet shows no progress and --progress a bar: give one of them")
     progress = False if quiet else progress
-    family = family or (run_family(out) if resume and out else None) or "lm"
+    family = TRAIN_FAMILIES[family or (run_family(out) if resume and out else None) or _DEFAULT.name]
     if out is not None and not out.strip():
         raise click.BadParameter("is empty: name a folder, or leave --out out for runs/PRESET", param_hint="--out")
-    out = out or (f"runs/{preset}" if family == "lm" else f"runs/grammar-{preset}")
+    out = out or family.out(preset)
     if resume and init_from is not None:
         raise click.UsageError("--init-from starts a new run; it does not go with --resume")
 
@@ -198,50 +239,23 @@ def train_command(ctx, family, preset, corpus, valid, test, fmt, fmt_old, out, d
         names += ("fmt_old",) if "fmt" in names else ()
         return any(ctx.get_parameter_source(n) == click.core.ParameterSource.COMMANDLINE for n in names)
 
-    other = _GRAMMAR_ONLY if family == "lm" else _LM_ONLY + ("init_from", "amp")
-    refused = [n for n in other if given(n)]
-    if refused:
-        names = ", ".join("--init-from" if n == "init_from" else "--amp/--no-amp" if n == "amp" else _flag(n)
-                          for n in refused)
-        verb = "applies" if len(refused) == 1 else "apply"
-        raise click.UsageError(f"{names} {verb} to --family {'grammar' if family == 'lm' else 'lm'}, not {family}")
-    if given("preset") and preset not in (PRESETS if family == "lm" else GRAMMAR_PRESETS):
-        known = ", ".join(PRESETS if family == "lm" else GRAMMAR_PRESETS)
-        raise click.BadParameter(f"{preset!r} is not a {family} preset: choose from {known}", param_hint="--preset")
+    refusal = _refusal(family, given)
+    if refusal is not None:
+        raise refusal
+    if given("preset") and preset not in family.presets:
+        raise click.BadParameter(f"{preset!r} is not a {family.name} preset: choose from {', '.join(family.presets)}",
+                                 param_hint="--preset")
     options = RunOptions(out=out, device=device, max_time=max_time, max_steps=max_steps, resume=resume,
                          overwrite=overwrite, progress=progress, amp=amp, threads=threads,
                          init_from=init_from, checkpoint_every=checkpoint_every or None,
                          keep_epochs=keep_epochs, verify=not no_verify)
-    if family == "grammar":
-        result = _train_grammar(given, preset, corpus, fmt, valid, test, options, hyper)
-        return _report(ctx, result, out, as_json)
     try:
         spec = corpus_spec(corpus, fmt, valid, test) if given("corpus", "valid", "test", "fmt") or not resume else None
-        config, spec, preset_name = train_settings(preset if given("preset") or not resume else None, spec,
-                                                   {k: v for k, v in hyper.items() if v is not None},
-                                                   resume_from=out if resume else None, verify=not no_verify)
+        run = family.start(preset if given("preset") or not resume else None, spec,
+                           {k: v for k, v in hyper.items() if v is not None}, options)
     except ValueError as err:
         raise click.UsageError(str(err))
-    result = train(config, spec, options, preset_name)
-    _report(ctx, result, out, as_json)
-
-
-def _train_grammar(given, preset, corpus, fmt, valid, test, options, hyper):
-    """``onparse train --family grammar``: :func:`onparse.train_grammar` with the sizes and
-    settings given (on a resume, the run's own, of which only --epochs may change)."""
-    from .. import corpus_spec, train_grammar, train_grammar_settings
-
-    sizes = {k: hyper[k] for k in SIZE_OPTIONS if hyper.get(k) is not None}
-    overrides = {k: v for k, v in hyper.items() if v is not None and k not in SIZE_OPTIONS}
-    try:
-        spec = corpus_spec(corpus, fmt, valid, test) if given("corpus", "valid", "test", "fmt") or not options.resume \
-            else None
-        sizes, settings, spec, preset = train_grammar_settings(
-            preset if given("preset") or not options.resume else None, spec, sizes, overrides,
-            resume_from=options.out if options.resume else None, verify=options.verify)
-    except ValueError as err:
-        raise click.UsageError(str(err))
-    return train_grammar(sizes, settings, spec, options, preset)
+    _report(ctx, run(), out, as_json)
 
 
 def _report(ctx, result, out, as_json) -> None:

@@ -10,7 +10,7 @@ decoders, or from a bundle file, which stores its models and its members togethe
      "ties": "right",                          # optional: the tie rule of the average
      "metadata": {...}}                        # recipe, selection rule, scores
 
-Each model entry has the layout of its kind's own file (:data:`onparse.registry.KINDS`): a language model's
+Each model entry has the layout of its kind's own file (:func:`onparse.registry.kinds`): a language model's
 entry is an ordinary checkpoint's (no ``kind`` key), other kinds add their ``kind``
 (``"student"``, ``"grammar"``).  *Voters* (:data:`onparse.trees.baselines.VOTER_KINDS`) add one
 baseline tree per sentence to the average, and ``ties`` names its tie rule

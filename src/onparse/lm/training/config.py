@@ -1,6 +1,6 @@
 """What a language model's training run is: its hyperparameters (:class:`TrainConfig`) and the
-named presets.  How one invocation runs and what it reports are every kind's
-(:mod:`onparse.training.options`).
+named presets (:mod:`onparse.lm.training.family` declares them to ``onparse train``).  How one
+invocation runs and what it reports are every kind's (:mod:`onparse.training.options`).
 
 No torch here: the command line builds its options from these dataclasses at start-up.
 """
