@@ -475,7 +475,9 @@ def epoch_alarms(folder: str) -> Dict[int, str]:
     (:func:`onparse.grammar.health.collapse_alarm`; a language model's epochs raise none)."""
     out = {}
     for event in logged_events(folder):
-        why = collapse_alarm(event) if event.get("event") == "epoch" and isinstance(event.get("epoch"), int) else None
+        # The run has stopped: each epoch is judged as it stands, the first one too (no grace).
+        why = collapse_alarm(event, grace=False) if event.get("event") == "epoch" and isinstance(event.get("epoch"), int) \
+            else None
         if why:
             out[event["epoch"]] = why
     return out

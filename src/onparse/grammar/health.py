@@ -17,7 +17,7 @@ its validation perplexity (``metrics.jsonl``, the ``epoch`` event):
 :func:`collapse_alarm` reads one such record: the grammar has collapsed when at least
 :data:`BRANCHING_LIMIT` of its trees are chains, or when from epoch :data:`GRACE_EPOCHS` on it is
 no better than the unigram model.  ``onparse train`` prints its message, ``fit`` leaves such a
-grammar out, ``info`` and ``plot-log`` show the figures.
+grammar out (judged at the epoch it would keep, with no grace), ``info`` and ``plot-log`` show the figures.
 """
 from __future__ import annotations
 
@@ -85,10 +85,12 @@ def branching_shares(span_sets: Iterable[Tuple[int, Sequence[Tuple[int, int]]]])
     return (right / counted, left / counted, counted) if counted else (0.0, 0.0, 0)
 
 
-def collapse_alarm(record: Mapping) -> Optional[str]:
+def collapse_alarm(record: Mapping, grace: bool = True) -> Optional[str]:
     """Why the grammar of an epoch record (``metrics.jsonl``'s ``epoch`` event or a file's
     ``metadata["epochs"]`` row) has collapsed, in a few words, or None when it has not (or the
-    record predates these figures).
+    record predates these figures).  ``grace``: a training run's own warning spares epochs before
+    :data:`GRACE_EPOCHS` the unigram test (a first epoch may still be finding its feet); a grammar
+    judged as it stands (a file, ``info``; the epoch ``fit`` would keep) gets none.
 
     >>> collapse_alarm({"epoch": 1, "branching_share": 0.95})
     '95% of its held-out trees are right- or left-branching chains'
@@ -96,12 +98,15 @@ def collapse_alarm(record: Mapping) -> Optional[str]:
     'its validation perplexity (850.0) is no better than counting words (unigram 708.0)'
     >>> collapse_alarm({"epoch": 1, "valid_ppl": 850.0, "unigram_ppl": 708.0}) is None
     True
+    >>> collapse_alarm({"epoch": 1, "valid_ppl": 850.0, "unigram_ppl": 708.0}, grace=False)[:33]
+    'its validation perplexity (850.0)'
     """
     share = record.get("branching_share")
     if isinstance(share, (int, float)) and share >= BRANCHING_LIMIT:
         return f"{share:.0%} of its held-out trees are right- or left-branching chains"
     ppl, unigram, epoch = record.get("valid_ppl"), record.get("unigram_ppl"), record.get("epoch")
-    if all(isinstance(x, (int, float)) for x in (ppl, unigram, epoch)) and epoch >= GRACE_EPOCHS and ppl >= unigram:
+    if all(isinstance(x, (int, float)) for x in (ppl, unigram, epoch)) and (epoch >= GRACE_EPOCHS or not grace) \
+            and ppl >= unigram:
         return f"its validation perplexity ({ppl:.1f}) is no better than counting words (unigram {unigram:.1f})"
     return None
 

@@ -246,7 +246,7 @@ def _health_lines(record: Optional[Dict[str, Any]]) -> List[str]:
             or not isinstance(record.get("branching_share"), (int, float)):
         return []
     entropy = record.get("rule_entropy")
-    alarm = collapse_alarm(record)
+    alarm = collapse_alarm(record, grace=False)       # the file as it stands
     return [f"learning: valid perplexity {format_ppl(float(record['valid_ppl']))} against "
             f"{format_ppl(float(record['unigram_ppl']))} for counting words (unigram); "
             f"{record['branching_share']:.0%} of its held-out trees are right- or left-branching chains"
