@@ -231,7 +231,8 @@ def test_no_module_asks_which_kind_of_model_it_holds():
     are used through :class:`onparse.kinds.ParsingModel` and trained through their
     :class:`onparse.training.family.Family` only; :data:`STILL_ASKING` lists what is left."""
     questions = kind_questions(scan())
-    assert {m: len(found) for m, found in questions.items()} == STILL_ASKING, questions
+    grown = {m: found for m, found in questions.items() if len(found) > STILL_ASKING.get(m, 0)}
+    assert grown == {}, questions
 
 
 #: Modules outside the kinds' packages that import one of them, and why (any other would be one
@@ -255,7 +256,7 @@ def test_a_new_kind_touches_its_package_and_the_registry(tmp_path):
     modules = scan()
     knowing = {m for m, i in modules.items() if not m.startswith(KIND_PACKAGES)
                and any(t.startswith(KIND_PACKAGES) for t in i["top"] | set(i["inner"]))}
-    assert knowing == KNOW_THE_KINDS
+    assert knowing <= KNOW_THE_KINDS, sorted(knowing - KNOW_THE_KINDS)
     corpus = tmp_path / "toy.txt"
     corpus.write_text("a toy text\n")
     done = subprocess.run([sys.executable, "-c", TOY_KIND + f"run({str(corpus)!r})"], capture_output=True,
