@@ -97,9 +97,7 @@ def test_parser_perplexity_gives_one_result_per_model(files):
     alone = {k: onparse.load(files[k], "cpu") for k in ("one", "two")}
     assert on_text == [onparse.perplexity(alone[k], files["text"], batch_size=2)[0] for k in ("one", "two")]
     assert onparse.perplexity(alone["one"], files["text"], batch_size=2) == on_text[:1]
-    # The method it replaces stays, deprecated, while `onparse perplexity` calls it.
-    with pytest.warns(DeprecationWarning, match="onparse.perplexity"):
-        assert parser.perplexity(files["text"], batch_size=2) == on_text
+    assert not hasattr(parser, "perplexity")           # a function beside the Parser, not a method
 
 
 def test_cli_takes_m_and_reports_each_model_of_a_bundle(files):

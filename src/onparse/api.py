@@ -23,13 +23,11 @@ sat)``) is not PTB: ``nltk.Tree.fromstring`` silently takes its first word for a
 from __future__ import annotations
 
 import os
-import warnings
 from dataclasses import dataclass, field
 from typing import Any, Dict, Iterable, Iterator, List, Optional, Sequence, Tuple, Union
 
 from nltk.parse.api import ParserI
 
-from .api_tools import perplexity as _perplexity
 from .devices import MAX_TOKENS, batch_size_for, resolve_device
 from .errors import OnparseError
 from .induce import WINDOW
@@ -406,13 +404,6 @@ class Parser(ParserI):
         return list(zip(self.members, measure_agreement(self, tokens, quiet)[0]))
 
     # -- kept for the command line --------------------------------------------------------------
-    def perplexity(self, *args, **kwargs) -> List[Any]:
-        """Deprecated: ``onparse.perplexity(parser, ...)`` (:func:`onparse.api_tools.perplexity`),
-        which this calls with the same arguments.  Kept while ``onparse perplexity``
-        (cli/training.py) still calls it."""
-        warnings.warn("Parser.perplexity is deprecated: use onparse.perplexity(parser, ...)", DeprecationWarning,
-                      stacklevel=2)
-        return _perplexity(self, *args, **kwargs)
 
 
 def to_nltk(tree) -> Any:

@@ -316,7 +316,7 @@ def perplexity_command(model_paths, no_verify, corpus, split, fmt, fmt_old, batc
     from ..progress import reading
 
     reading(f"the corpus {corpus}" if corpus else "the model and the corpus it was trained on", quiet)
-    from .. import load
+    from .. import load, perplexity
     from ..devices import torch_threads
 
     fmt = renamed(fmt, fmt_old, "--format", "--input-format", "auto")
@@ -324,7 +324,7 @@ def perplexity_command(model_paths, no_verify, corpus, split, fmt, fmt_old, batc
         raise click.UsageError(f"perplexity measures one model or bundle; --model was given {len(model_paths)} times")
     with torch_threads(threads):
         parser = load(model_paths[0] if model_paths else None, device, verify=not no_verify)
-        results = parser.perplexity(corpus, split, fmt=fmt, batch_size=batch_size, bptt=bptt, quiet=quiet)
+        results = perplexity(parser, corpus, split, fmt=fmt, batch_size=batch_size, bptt=bptt, quiet=quiet)
     several = len(results) > 1
     records = [{**({"model": name} if several else {}), "corpus": r.corpus, **r.to_dict()}
                for name, r in zip(parser.names, results)]
