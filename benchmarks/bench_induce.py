@@ -35,7 +35,7 @@ from pathlib import Path
 
 import torch
 
-from common import best_peak, load_reference, matmul_peak_gflops, peak_rss_mib, sync
+from common import best_peak, load_reference, matmul_peak_gflops, peak_rss_mib, sync, word
 
 ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_REFERENCE = ROOT.parent / "shared" / "bench" / "reference_onlstm.py"
@@ -60,16 +60,6 @@ def layer_flops_per_step(c, n_layers):
 
 
 # --- vocabulary and weights shared by the two contenders ----------------------------------------
-
-def word(i):
-    """A lowercase letters-only word per id (normalisation leaves it alone, never punctuation)."""
-    letters = ""
-    while True:
-        letters = chr(ord("a") + i % 26) + letters
-        i //= 26
-        if i == 0:
-            return "w" + letters
-
 
 def build_vocab(size):
     """Id 0 is <eos> (the reference's eos), the last id is <unk>, every other id a word."""

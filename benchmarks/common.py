@@ -63,3 +63,14 @@ def load_reference(path):
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
+
+
+def word(i: int) -> str:
+    """A letters-only lowercase word per id, ``w`` then base-26 letters (normalisation leaves it
+    alone, and it is never punctuation): the benchmarks' made-up vocabularies."""
+    letters = ""
+    while True:
+        letters = chr(ord("a") + i % 26) + letters
+        i //= 26
+        if i == 0:
+            return "w" + letters

@@ -11,6 +11,8 @@ import time
 
 import torch
 
+from common import word  # benchmarks/ is on the path (this module is imported by bench_grammar.py)
+
 #: ``news`` (the default training corpus) as an epoch of the trainer reads it: the training
 #: split's sentences of 2-40 words and their words (``load_corpus(make_spec("news"))``, counted
 #: 2026-11-25; the split holds 47,912 sentences of all lengths).
@@ -87,16 +89,6 @@ def label(size: str, form: str, batch=None) -> str:
 
 
 # --- words and sentences -----------------------------------------------------------------------------
-
-def word(i: int) -> str:
-    """A letters-only lowercase word per id (normalisation leaves it alone)."""
-    letters = ""
-    while True:
-        letters = chr(ord("a") + i % 26) + letters
-        i //= 26
-        if i == 0:
-            return "w" + letters
-
 
 def build_vocab(size: int):
     from onparse.text.vocab import EOS, UNK, Vocabulary

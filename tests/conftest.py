@@ -225,3 +225,33 @@ def run_both(model, tokens, targets, train, state_seed=None):
         results[impl] = (out, grads, state_grads, loss.detach())
     model.implementation = "fast"
     return results["reference"], results["fast"]
+
+
+def save_pinned_grammar(path, words, left, right, root=0):
+    """A tiny simple-form grammar whose rules are set by hand, saved at ``path``: S -> NT-``root``,
+    and every parent's left child one of the symbols ``left`` (indices: nonterminals 0..3, then
+    preterminals 4..9), its right child one of ``right``, each choice equally likely.  The
+    emissions stay as initialised.  Returns the path as a string."""
+    import torch
+
+    from onparse.grammar.config import GrammarConfig
+    from onparse.grammar.file import save_grammar
+    from onparse.grammar.model import NeuralPCFG
+
+    vocab = ["<unk>", "<eos>", *dict.fromkeys(words)]
+    model = NeuralPCFG(GrammarConfig.preset("tiny", len(vocab)))
+    with torch.no_grad():
+        for mlp in (model.mlp_root, model.mlp_left, model.mlp_right):
+            mlp[3].weight.zero_()
+            mlp[3].bias.zero_()
+        model.mlp_root[3].bias[root] = 50.0
+        # The left MLP says "dimension 0", the right one "dimension 1": a child symbol is chosen
+        # by the 100-point logit of the embedding that holds 10 there.
+        model.mlp_left[3].bias[0] = model.mlp_right[3].bias[1] = 10.0
+        model.child_symbols.zero_()
+        for symbol in left:
+            model.child_symbols[symbol, 0] = 10.0
+        for symbol in right:
+            model.child_symbols[symbol, 1] = 10.0
+    save_grammar(path, config=model.config.to_dict(), vocab=vocab, state_dict=model.state_dict())
+    return str(path)

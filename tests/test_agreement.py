@@ -15,7 +15,7 @@ from onparse.trees.baselines import balanced, left_branching, random_tree, right
 from onparse.cli import main
 from onparse.errors import OnparseError
 
-from conftest import expected_tree, save_tiny_checkpoint
+from conftest import expected_tree, save_pinned_grammar, save_tiny_checkpoint
 from naive import naive_spans, naive_words
 
 pytestmark = pytest.mark.usefixtures("one_thread")
@@ -214,26 +214,7 @@ def test_the_bundle_is_written_with_out_and_bundle_still_works(paths, tmp_path):
 def save_chain_grammar(path, words):
     """A tiny grammar collapsed on purpose, by its weights: S -> NT-0, NT-0 -> PT-0 (NT-0 | PT-1),
     so every tree it gives is right-branching."""
-    import torch
-    from onparse.grammar.config import GrammarConfig
-    from onparse.grammar.file import save_grammar
-    from onparse.grammar.model import NeuralPCFG
-
-    vocab = ["<unk>", "<eos>", *dict.fromkeys(words)]
-    model = NeuralPCFG(GrammarConfig.preset("tiny", len(vocab)))
-    m = model.config.n_nonterminals
-    with torch.no_grad():
-        for mlp in (model.mlp_root, model.mlp_left, model.mlp_right):
-            mlp[3].weight.zero_()
-            mlp[3].bias.zero_()
-        model.mlp_root[3].bias[0] = 50.0
-        model.child_symbols.zero_()
-        model.mlp_left[3].bias[0] = 10.0                 # the left child: PT-0
-        model.child_symbols[m, 0] = 10.0
-        model.mlp_right[3].bias[1] = 10.0                # the right child: NT-0 or PT-1
-        model.child_symbols[0, 1] = model.child_symbols[m + 1, 1] = 10.0
-    save_grammar(path, config=model.config.to_dict(), vocab=vocab, state_dict=model.state_dict())
-    return str(path)
+    return save_pinned_grammar(path, words, left=[4], right=[0, 5])
 
 
 def test_a_member_whose_trees_are_chains_is_left_out_and_said_so(paths, tmp_path):

@@ -427,3 +427,13 @@ def test_init_from_for_a_grammar_is_refused_in_english(corpus, tmp_path):
     both = cli("train", "--family", "grammar", "--corpus", corpus, "--out", tmp_path / "g", "--init-from",
                tmp_path / "lm.pt", "--no-amp")
     assert both.exit_code == 2 and "--init-from, --amp/--no-amp apply to --family lm" in both.output
+
+
+def test_a_validation_file_of_one_word_lines_is_named_not_the_corpus(corpus, tmp_path):
+    # Issue 55, low: the error blamed the training corpus for the validation file's lines.
+    valid = tmp_path / "oneword.txt"
+    valid.write_text("".join(f"word{i}\n" for i in range(30)))
+    result = cli(*TRAIN, "--corpus", corpus, "--valid", valid, "--out", tmp_path / "g")
+    assert result.exit_code == 1 and "Traceback" not in result.output
+    assert f"{valid}: no validation sentence of two words or more" in result.output
+    assert f"{corpus}:" not in result.output

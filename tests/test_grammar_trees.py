@@ -13,7 +13,7 @@ import pytest
 import torch
 from click.testing import CliRunner
 
-from conftest import save_tiny_checkpoint
+from conftest import save_pinned_grammar, save_tiny_checkpoint
 from onparse.cli import main
 from onparse.grammar.config import GrammarConfig
 from onparse.grammar.file import save_grammar
@@ -300,18 +300,7 @@ def test_grammar_rules_are_capped_at_the_rules_there_are_and_the_listing_bounded
 
 def explosive_grammar(path):
     """A tiny grammar whose every binary rule is NT-0 -> NT-0 NT-0: no derivation ever ends."""
-    vocab = Vocabulary(["<unk>", "<eos>"] + WORDS)
-    model = NeuralPCFG(GrammarConfig.preset("tiny", len(vocab)))
-    with torch.no_grad():
-        for mlp in (model.mlp_root, model.mlp_left, model.mlp_right):
-            mlp[3].weight.zero_()
-            mlp[3].bias.zero_()
-        model.mlp_root[3].bias[0] = 50.0
-        model.child_symbols.zero_()
-        model.mlp_left[3].bias[0] = model.mlp_right[3].bias[0] = 10.0
-        model.child_symbols[0, 0] = 10.0                 # both children: NT-0
-    save_grammar(path, config=model.config.to_dict(), vocab=vocab, state_dict=model.state_dict())
-    return path
+    return save_pinned_grammar(path, WORDS, left=[0], right=[0])
 
 
 def test_sampling_an_explosive_grammar_gives_up_in_bounded_work_and_keeps_the_report(tmp_path, grammar):

@@ -192,11 +192,13 @@ class _Run:
         if not any(len(t) <= settings.curriculum_start for t in self.train_text):
             raise OnparseError(f"{spec.source} has no training sentence of 2 to {settings.curriculum_start} words "
                                "(the first epoch's; see --curriculum-start and --max-words)")
+        # Name the text at fault: the validation file when one was given (--valid), not the corpus.
+        valid = spec.valid or f"{spec.source} (its held-out validation part)"
         if not scored and self.valid_too_long:
-            raise OnparseError(f"{spec.source}: no validation sentence of 2 to {exact_words(self.config.chart_rank):,} "
+            raise OnparseError(f"{valid}: no validation sentence of 2 to {exact_words(self.config.chart_rank):,} "
                                f"words, the lengths a grammar of these sizes scores ({self.valid_too_long:,} longer)")
         if not scored:
-            raise OnparseError(f"{spec.source}: no validation sentence of two words or more")
+            raise OnparseError(f"{valid}: no validation sentence of two words or more")
         torch.manual_seed(settings.seed)
         self.model = NeuralPCFG(self.config).to(self.device)
         self.optimizer = torch.optim.Adam(self.model.parameters(), lr=settings.lr,
