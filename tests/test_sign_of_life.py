@@ -103,7 +103,7 @@ def test_a_run_stopped_inside_its_first_epoch_leaves_a_usable_best_pt_and_says_t
                                      "--max-steps", "5", "--threads", "1"])
     assert done.exit_code == 0, done.output
     assert [line for line in done.output.splitlines() if line.startswith("stopped")] == [
-        "stopped (max_steps) after 0 epoch(s), 5 steps, 42 rows into epoch 1; best valid ppl "
+        "stopped (max_steps) after 0 epoch(s), 5 steps, 7% into epoch 1; best valid ppl "
         + done.stdout.split("best valid ppl: ")[1].split()[0]], done.output
     assert "stopped (max_steps) after 0 epoch(s), 5 steps" in done.stderr and "best valid ppl -" not in done.stderr
     assert "best valid ppl: " in done.stdout and "(at the stop, inside epoch 1)" in done.stdout

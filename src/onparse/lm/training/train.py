@@ -199,7 +199,9 @@ class _Run:
         if reason in ("max_time", "max_steps") and s.best_loss is None and s.position:
             self._validate_at_stop()
         self.log.event("stop", reason=reason, epoch=s.epoch, step=s.step)
-        where = f", {s.position} rows into epoch {s.epoch + 1}" if s.position else ""
+        # In the user's units: how far into the epoch, as the progress lines say it (a share).
+        share = s.position / max(self.train_data.shape[0] - 1, 1)
+        where = f", {100 * share:.0f}% into epoch {s.epoch + 1}" if s.position else ""
         self.log.say(f"stopped ({reason}) after {s.epoch} epoch(s), {s.step} steps{where}; "
                      f"best valid ppl {format_ppl(s.best_ppl)}")
         # The test pass only when the epochs ran out, as a grammar's run does: a run stopped by
