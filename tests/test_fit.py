@@ -584,3 +584,34 @@ def test_fit_on_a_few_lines_asks_for_more_text_not_a_validation_file(tmp_path):
     out = run("fit", text, "--out", tmp_path / "p.pt", *TINY)
     assert out.exit_code == 1 and "validation file" not in out.output
     assert f"{text} has 10 sentences; fit needs at least 200" in out.output
+
+
+def test_paragraph_lines_do_not_choose(tmp_path):
+    """A probe's fit of paragraph-like text (lines of up to 1,108 words) spent 427 s of a 4-minute
+    budget choosing: every kept epoch parsed every held-out line.  Choosing reads held-out lines of
+    3 to CHOOSE_MAX_WORDS words; a fit planned before the cap (no such key) still reads them all."""
+    from onparse.errors import OnparseError
+    from onparse.fitting.pipeline import CHOOSE_MAX_WORDS, FitSettings, _Fit, held_out_sentences
+
+    class Corpus:
+        test = [["a"] * 2, ["a"] * 3, ["b"] * (CHOOSE_MAX_WORDS + 1), ["c"] * CHOOSE_MAX_WORDS]
+
+    assert held_out_sentences(Corpus, 10, CHOOSE_MAX_WORDS) == [["a"] * 3, ["c"] * CHOOSE_MAX_WORDS]
+    assert held_out_sentences(Corpus, 1, CHOOSE_MAX_WORDS) == [["a"] * 3]
+    assert len(held_out_sentences(Corpus, 10)) == 3
+    lines = [" ".join(["word"] * 100) if i % 3 == 0 else line
+             for i, line in enumerate(open(write_corpus(tmp_path / "t.txt", n_sentences=600, seed=3)))]
+    text = tmp_path / "text.txt"
+    text.write_text("".join(line if line.endswith("\n") else line + "\n" for line in lines))
+    out = run("fit", text, "--out", tmp_path / "p.pt", *TINY, "--stop-after", "plan")
+    assert out.exit_code == 0, out.output
+    state_path = tmp_path / "p.fit" / "fit.json"
+    plan = json.loads(state_path.read_text())["plan"]
+    assert plan["held_out_max_words"] == CHOOSE_MAX_WORDS and 0 < plan["held_out"] < 30
+    # The fit's own check on resume reads the same sentences; an older plan (no cap) its own.
+    fit = _Fit(str(text), str(tmp_path / "p.pt"), FitSettings(**{k: v for k, v in json.loads(
+        state_path.read_text())["settings"].items()}), str(tmp_path / "p.fit"), None, print)
+    assert max(len(s) for s in fit._held_out()) <= CHOOSE_MAX_WORDS
+    del fit.state["plan"]["held_out_max_words"]
+    with pytest.raises(OnparseError, match="changed since the fit started"):
+        fit._held_out()                   # the capped digest is not the uncapped sentences'

@@ -54,6 +54,10 @@ from .settings import CHOICE, STATE, STUDENT_DIR, STUDENT_TEXT, FitSettings, def
 STAGES = ("plan", "train", "choose", "bundle", "student")
 #: The fewest sentences fit accepts: its held-out 5% must give choosing sentences.
 MIN_SENTENCES = 200
+#: The longest held-out line that chooses.  Choosing parses every kept epoch's trees of them, a
+#: grammar's cubic in the length: on paragraph-like text (lines of up to 1,108 words) a 4-minute
+#: fit spent 427 s choosing.  A sentence is rarely longer; a paragraph is not a sentence.
+CHOOSE_MAX_WORDS = 60
 
 
 @dataclass
@@ -199,10 +203,10 @@ class _Fit:
         if n < MIN_SENTENCES:
             raise OnparseError(f"{self.text} has {n} sentences; fit needs at least {MIN_SENTENCES} "
                                "(about 5% of them are held out to choose by)")
-        held = held_out_sentences(corpus, self.settings.limit)
+        held = held_out_sentences(corpus, self.settings.limit, CHOOSE_MAX_WORDS)
         if len(held) < 5:
-            raise OnparseError(f"{self.text} leaves {len(held)} held-out sentences of 3 words or more; "
-                               "fit needs more text")
+            raise OnparseError(f"{self.text} leaves {len(held)} held-out sentences of 3 to {CHOOSE_MAX_WORDS} "
+                               "words; fit needs more text (one sentence a line)")
         read_seconds = round(time.monotonic() - reading, 1)
         runs = self.runs()
         cores = self.settings.cores or usable_cores()
@@ -217,7 +221,8 @@ class _Fit:
                   if any(run.startswith(family + "-") for run in runs)}
         digest = held_out_digest(held)
         plan = {"corpus": spec.source, "sentences": n, "train_sentences": len(corpus.train),
-                "held_out": len(held), "held_out_sha256": digest, "runs": runs, "parallel": parallel,
+                "held_out": len(held), "held_out_sha256": digest, "held_out_max_words": CHOOSE_MAX_WORDS,
+                "runs": runs, "parallel": parallel,
                 "threads_per_run": max(1, cores // parallel), "waves": waves, "seconds_per_run": share,
                 "read_seconds": read_seconds, "start_up_seconds": start_up, "train_max_time": train_time,
                 "epochs_bought": epochs}
@@ -416,7 +421,8 @@ class _Fit:
 
     def _held_out(self) -> List[List[str]]:
         corpus = load_corpus(make_spec(self.state["plan"]["corpus"]))
-        held = held_out_sentences(corpus, self.settings.limit)
+        # A fit planned before the cap existed chose by every held-out line (no cap).
+        held = held_out_sentences(corpus, self.settings.limit, self.state["plan"].get("held_out_max_words"))
         if held_out_digest(held) != self.state["plan"]["held_out_sha256"]:
             raise OnparseError(f"{self.text} changed since the fit started; start a new fit")
         return held
@@ -458,10 +464,10 @@ class _Fit:
 _epoch_seconds, _finished, _valid_perplexity, _epoch_path = epoch_seconds, run_finished, valid_perplexities, epoch_path
 
 
-def held_out_sentences(corpus, limit: int) -> List[List[str]]:
-    """The sentences that choose: the first ``limit`` of at least 3 words of the corpus's own
-    held-out split (never trained or validated on)."""
-    return [list(s) for s in corpus.test if len(s) >= 3][:limit]
+def held_out_sentences(corpus, limit: int, max_words: Optional[int] = None) -> List[List[str]]:
+    """The sentences that choose: the first ``limit`` of 3 to ``max_words`` (None: any number of)
+    words of the corpus's own held-out split (never trained or validated on)."""
+    return [list(s) for s in corpus.test if 3 <= len(s) <= (max_words or len(s))][:limit]
 
 
 def held_out_digest(held: List[List[str]]) -> str:
