@@ -67,6 +67,15 @@ class ResidualBlock(nn.Module):
         return x + F.relu(self.lin2(F.relu(self.lin1(x))))
 
 
+def _full_rules_by_parents(rules: GrammarRules, chunk_size: int = 4_000_000):
+    """``(first parent, log T [parents, m+p, m+p])`` a few parents at a time (about
+    ``chunk_size`` floats each), so that the full ``m (m+p)^2`` tensor never exists at once."""
+    m, n_symbols = rules.log_U.shape[0], rules.log_V.shape[0]
+    step = max(1, chunk_size // (n_symbols * n_symbols))
+    for start in range(0, m, step):
+        yield start, full_rules_from_rank(rules.log_U[start:start + step], rules.log_V, rules.log_W)
+
+
 def _log_one_hot(index: Tensor, size: int) -> Tensor:
     """``[size, len(index)]``: column k is log one-hot(index[k]) (0 there, ``NEG`` elsewhere)."""
     out = torch.full((size, len(index)), NEG)
@@ -189,10 +198,9 @@ class NeuralPCFG(nn.Module):
         rules = self.rules()
         m, n_symbols = self.config.n_nonterminals, self.config.n_symbols
         k = min(k, m * n_symbols * n_symbols)
-        step = max(1, chunk_size // (n_symbols * n_symbols))
         best_values, best_index = rules.log_U.new_empty(0), torch.empty(0, dtype=torch.long)
-        for start in range(0, m, step):
-            table = full_rules_from_rank(rules.log_U[start:start + step], rules.log_V, rules.log_W).flatten()
+        for start, table in _full_rules_by_parents(rules, chunk_size):
+            table = table.flatten()
             values, index = table.topk(min(k, table.numel()))
             best_values = torch.cat([best_values, values])
             best_index = torch.cat([best_index, index + start * n_symbols * n_symbols])
@@ -222,13 +230,9 @@ class NeuralPCFG(nn.Module):
         elif config.rule_form == "full":
             per_parent = entropy(rules.log_U)
         else:
-            n_symbols = config.n_symbols
-            if config.n_nonterminals * n_symbols ** 2 * config.rank > most_work:
+            if config.n_nonterminals * config.n_symbols ** 2 * config.rank > most_work:
                 return None
-            step = max(1, 4_000_000 // (n_symbols * n_symbols))
-            per_parent = torch.cat([entropy(full_rules_from_rank(rules.log_U[a:a + step], rules.log_V,
-                                                                 rules.log_W).flatten(-2))
-                                    for a in range(0, config.n_nonterminals, step)])
+            per_parent = torch.cat([entropy(table.flatten(-2)) for _, table in _full_rules_by_parents(rules)])
         return float(per_parent.mean())
 
     @torch.no_grad()

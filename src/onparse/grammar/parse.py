@@ -139,14 +139,10 @@ def log_likelihood(model: NeuralPCFG, vocab, token_lists: Sequence[Sequence[str]
 @torch.no_grad()
 def branching(model: NeuralPCFG, vocab, token_lists: Sequence[Sequence[str]], batch_size: int) -> Tuple[float, float, int]:
     """:func:`onparse.grammar.health.branching_shares` of the model's MBR trees of
-    ``token_lists`` (each of at most :func:`exact_words` words).  Cost: the span marginals and
-    CYK of each sentence."""
-    reader = Reader(model, vocab, batch_size)
-    sets: List[Tuple[int, List[Span]]] = []
-    for group in cubic_batches([len(t) for t in token_lists], batch_size, model.config.chart_rank):
-        chosen = [list(token_lists[i]) for i in group]
-        sets += [(len(tokens), spans) for tokens, spans in zip(chosen, reader.mbr(chosen))]
-    return branching_shares(sets)
+    ``token_lists`` (:meth:`Reader.trees`).  Cost: the span marginals and CYK of each sentence."""
+    trees = Reader(model, vocab, batch_size).trees(token_lists, "mbr")
+    return branching_shares((len(tokens), tree_spans(tree)) for tokens, tree in zip(token_lists, trees)
+                            if tree is not None)
 
 
 def piece_bounds(n: int, piece: int) -> List[int]:

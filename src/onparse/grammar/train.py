@@ -38,6 +38,7 @@ from __future__ import annotations
 import math
 import os
 import random
+import statistics
 import time
 from dataclasses import asdict, dataclass, field, replace
 from typing import Any, Dict, List, Optional, Tuple
@@ -368,13 +369,11 @@ class _Run:
 
     def _clipping(self) -> Dict[str, Any]:
         """How the epoch's gradients met the clip: the share of steps clipped, the median norm."""
-        norms, clip = sorted(self.at.norms), self.settings.clip
+        norms, clip = self.at.norms, self.settings.clip
         if not norms:
             return {"clipped_share": None, "median_grad_norm": None}
-        middle = len(norms) // 2
-        median = norms[middle] if len(norms) % 2 else (norms[middle - 1] + norms[middle]) / 2
         return {"clipped_share": sum(n > clip for n in norms) / len(norms) if clip else 0.0,
-                "median_grad_norm": median}
+                "median_grad_norm": statistics.median(norms)}
 
     # ---- files ---------------------------------------------------------------------------------
     def _metadata(self) -> Dict[str, Any]:
