@@ -90,7 +90,7 @@ class Progress:
         stream = sys.stderr
         if quiet or stream is None:
             return
-        if stream.isatty() and what is not None:
+        if _is_terminal(stream) and what is not None:        # a person is watching: a bar
             from tqdm import tqdm
 
             self.bar = tqdm(total=total, unit=f" {what}", desc=desc, file=stream, dynamic_ncols=True)
