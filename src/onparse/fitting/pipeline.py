@@ -47,7 +47,6 @@ from ..progress import PLAIN_EVERY
 from ..text.corpora import TREEBANK_NAMES, TooFewSentences, load_corpus, make_spec
 from ..training.stops import stopped_with_parent
 from . import budget
-from .budget import CHOOSE_SHARE, STUDENT_SHARE  # noqa: F401  (research scripts read them here)
 from .choice import Candidate, Choice, choose
 from .settings import CHOICE, STATE, STUDENT_DIR, STUDENT_TEXT, FitSettings, default_run_dir
 
@@ -458,10 +457,6 @@ class _Fit:
                 tokenize=False, quiet=True, **self.student_options)
         self.say(f"fit: wrote the student {self.student}")
         return {"student": self.student}
-
-
-#: The names research scripts import from here, as they were called when these lived here.
-_epoch_seconds, _finished, _valid_perplexity, _epoch_path = epoch_seconds, run_finished, valid_perplexities, epoch_path
 
 
 def held_out_sentences(corpus, limit: int, max_words: Optional[int] = None) -> List[List[str]]:
