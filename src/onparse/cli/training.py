@@ -1,6 +1,6 @@
 """``onparse train`` and ``onparse perplexity``: thin shells over each trainable kind's
 :class:`onparse.training.family.Family` (``onparse.TRAIN_FAMILIES``: its presets, settings and
-``start``) and :meth:`onparse.Parser.perplexity`.  The options of ``train`` are the families'
+``start``) and :func:`onparse.perplexity`.  The options of ``train`` are the families'
 settings, and which of them a family refuses is read off its declaration: no family is named here
 but in the help's prose."""
 import re
@@ -72,13 +72,18 @@ def _owner(name: str):
     return next(family for family in _FAMILIES if name in family.option_names())
 
 
+def _size_field(family, name: str):
+    """The dataclass field of the size ``name`` of ``family`` (its help, check and choices)."""
+    return next(f for f in fields(family.size_fields) if f.name == name)
+
+
 def _option_help(name: str) -> str:
     """``name``'s help: a family's settings by their presets' values (presets that are whole
     settings) or their default, and what each later family that shares it does differently; a
     size by its presets' values."""
     family = _owner(name)
     if name in family.sizes:
-        sized = {f.name: f for f in fields(family.size_fields)}[name]
+        sized = _size_field(family, name)
         if sized.metadata["check"] == "choice":
             values = ", ".join(dict.fromkeys(sizes[name] for sizes in family.presets.values()))
             return f"{family.label}: {sized.metadata['help']} [every preset: {values}]"
@@ -101,7 +106,7 @@ def _option_help(name: str) -> str:
 def _option_type(name: str):
     family = _owner(name)
     if name in family.sizes:
-        sized = {f.name: f for f in fields(family.size_fields)}[name]
+        sized = _size_field(family, name)
         return click.Choice(sized.metadata["choices"]) if sized.metadata["check"] == "choice" \
             else click.IntRange(1, INT_MAX)
     f = family.setting_fields()[name]
