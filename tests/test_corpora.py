@@ -8,12 +8,12 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from onparse.text.corpora import (
-    HELD_OUT_PERIOD, CorpusSpec, batchify, brown_sentences, brown_tagged_words, encode_stream,
+    FORMATS, HELD_OUT_PERIOD, CorpusSpec, batchify, brown_sentences, brown_tagged_words, encode_stream,
     held_out_split, is_brown_punct_tag, load_corpus, make_spec, ptb_tagged_words, read_sentences,
     resolve_format, shard_streams, text_line_words, wsj_sentences,
 )
 from onparse.errors import OnparseError
-from onparse.text.tokens import is_punct
+from onparse.text.tokens import is_punct, normalize_word
 from onparse.text.vocab import Vocabulary
 
 
@@ -251,3 +251,47 @@ def test_in_domain_corpora_hold_no_evaluation_sentence(name, parts, nltk_treeban
         assert not _occurrences(sample, corpus.split(split)), split
     words = sum(len(s) for s in corpus.split("all"))
     assert (220_000 < words < 240_000) if parts == 1 else (390_000 < words < 420_000)
+
+
+# -- pre-tokenised text read as induce --pretokenized reads it ---------------------------------
+#: A gold set's words that its tags call words though they hold no letter or digit: an English
+#: treebank's possessive ’ (POS), a Chinese treebank's enumeration comma 、 (a conjunction), % (NN).
+GIVEN_LINES = ["The boy ’ s toys : 苹果 、 香蕉 and 50 %", "、", "prices rose in the U.S. .", "", "Dow Jones 1987"]
+
+
+def test_the_pretokenized_format_keeps_every_token_and_the_others_still_drop_them(tmp_path):
+    path = tmp_path / "given.txt"
+    path.write_text("\n".join(GIVEN_LINES) + "\n", encoding="utf-8")
+    # Every token kept, normalised; only the period gold-text writes after a last "U.S." goes.
+    assert read_sentences(str(path), "pretokenized") == [
+        ["the", "boy", "’", "s", "toys", ":", "苹果", "、", "香蕉", "and", "N", "%"], ["、"],
+        ["prices", "rose", "in", "the", "u.s."], ["dow", "jones", "N"]]
+    # The other text formats drop them by the word rule, as they did.
+    assert read_sentences(str(path), "tokens") == [
+        ["the", "boy", "s", "toys", "苹果", "香蕉", "and", "N"], ["prices", "rose", "in", "the", "u.s."],
+        ["dow", "jones", "N"]]
+    assert read_sentences(str(path), "text") == read_sentences(str(path), "tokens")
+    assert "pretokenized" in FORMATS and resolve_format(str(path), "pretokenized") == "pretokenized"
+
+
+def test_the_pretokenized_format_gives_a_model_what_induce_pretokenized_gives_it(tmp_path):
+    from onparse.text.tokens import Preprocessor, gold_text_line
+
+    train, valid = tmp_path / "train.txt", tmp_path / "valid.txt"
+    train.write_text("\n".join(GIVEN_LINES) + "\n", encoding="utf-8")
+    valid.write_text("a ’ b\n", encoding="utf-8")
+    corpus = load_corpus(make_spec(str(train), "pretokenized", valid=str(valid)))
+    vocab = Vocabulary.build(corpus.train)
+    read = Preprocessor(vocab, tokenize=False)          # onparse induce --pretokenized
+    assert [vocab.encode(s) for s in corpus.train] == [read(line).ids for line in GIVEN_LINES if line]
+    assert corpus.valid == [["a", "’", "b"]]
+    # eval -m hands the models a gold sentence's words: gold-text's line of them reads back as them.
+    for words in (["The", "boy", "’", "s"], ["苹果", "、", "香蕉"], ["in", "the", "U.S."], ["@"]):
+        line = tmp_path / "one.txt"
+        line.write_text(gold_text_line(words) + "\n", encoding="utf-8")
+        assert read_sentences(str(line), "pretokenized") == [[normalize_word(w) for w in words]]
+
+
+def test_a_built_in_corpus_is_not_pretokenized_text():
+    with pytest.raises(OnparseError, match="built-in corpus"):
+        make_spec("news", "pretokenized")

@@ -46,6 +46,10 @@ from .training import _Duration
               help="CPU cores to use in all: seeds train side by side at one thread each up to this "
                    "[default: every usable core].  (Elsewhere --threads is the threads of one process.)")
 @renamed_option("--threads", "--cores", "threads_old", type=THREADS_RANGE)
+@click.option("--pretokenized", is_flag=True,
+              help="TEXT is already tokenised (one sentence a line, tokens separated by spaces), such as the text "
+                   "onparse gold-text writes: every token is kept, as induce --pretokenized and eval -m read "
+                   "them, instead of tokenising the lines and dropping tokens without a letter or digit.")
 @click.option("--limit", type=click.IntRange(10, INT_MAX), default=1000, show_default=True,
               help="Held-out sentences (3 words or more) that the choice is measured on.")
 @click.option("--weights", type=click.Choice(["float32", "float16", "int8"]), default="float16", show_default=True,
@@ -58,8 +62,8 @@ from .training import _Duration
 @force_option
 @quiet_option
 def fit_command(text, out, run_dir, resume, seeds, preset, grammars, grammar_preset, grammar_vocab, grammar_curriculum,
-                grammar_form, epochs, max_time, cores, threads_old, limit, weights, student, stop_after, as_json, force,
-                quiet):
+                grammar_form, epochs, max_time, cores, threads_old, pretokenized, limit, weights, student, stop_after,
+                as_json, force, quiet):
     """Turn raw text into a parser with no gold tree: train several ON-LSTM seeds (and
     --grammars PCFGs) on TEXT (a file of raw lines, or a plain-text corpus name such as news),
     take each run's epoch of lowest validation perplexity, read at layers 2 and 3 with the
@@ -102,7 +106,7 @@ def fit_command(text, out, run_dir, resume, seeds, preset, grammars, grammar_pre
     settings = FitSettings(seeds=seeds, preset=preset, grammars=grammars, grammar_preset=grammar_preset,
                            grammar_vocab=grammar_vocab, grammar_curriculum=grammar_curriculum,
                            grammar_form=grammar_form, epochs=epochs,
-                           max_time=max_time, cores=cores, limit=limit, weights=weights)
+                           max_time=max_time, cores=cores, limit=limit, weights=weights, pretokenized=pretokenized)
     try:
         settings.grammar_training()
     except OnparseError as err:

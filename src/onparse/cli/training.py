@@ -170,7 +170,8 @@ def _refusal(family, given):
               help="Format of a corpus file (the text read; --format is always an output format); auto: ptb "
                    "for files named ptb.*.txt (tokens used verbatim), else text (raw text: tokenised, punctuation "
                    "dropped, lowercased, digits to N); tokens: like text but split on whitespace only "
-                   "(pre-tokenised text)  [default: auto]")
+                   "(pre-tokenised text); pretokenized: split on whitespace only and every token kept, as induce "
+                   "--pretokenized reads a line (the text onparse gold-text writes)  [default: auto]")
 @renamed_option("--format", "--input-format", "fmt_old", type=click.Choice(CORPUS_FORMATS))
 @click.option("--out", "-o", default=None, metavar="DIR",
               help="Output folder for best.pt, last.pt and metrics.jsonl [default: runs/PRESET; a grammar: "

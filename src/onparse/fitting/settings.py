@@ -40,6 +40,7 @@ class FitSettings:
     cores: Optional[int] = None      # CPU cores to use (None: every usable one)
     limit: int = 1000                # held-out sentences of >= 3 words that choose
     weights: str = "float16"         # how the bundle stores weights
+    pretokenized: bool = False       # TEXT's tokens are given: every one kept (corpus format pretokenized)
 
     def check(self, out: Optional[str] = None, student: Optional[str] = None, run_dir: Optional[str] = None) -> None:
         """OnparseError (one line) for settings fit cannot run with and, given ``out``, for a
@@ -55,6 +56,14 @@ class FitSettings:
         if self.max_time is not None and self.max_time <= 0:
             raise OnparseError(f"--max-time must be positive, got {self.max_time}")
         self.grammar_training()          # SettingError (an OnparseError) for a bad grammar option
+
+    @property
+    def corpus_format(self) -> str:
+        """The format TEXT is read in (:data:`onparse.text.corpora.FORMATS`), by fit and by the
+        runs it starts (``onparse train --input-format``): ``pretokenized`` keeps every token as
+        ``induce --pretokenized`` does, ``auto`` reads raw text (a fit recorded before the
+        option did so)."""
+        return "pretokenized" if self.pretokenized else "auto"
 
     def grammar_changes(self) -> Dict[str, Any]:
         """The :class:`GrammarTraining` fields and the grammar size (``rule_form``) that fit's

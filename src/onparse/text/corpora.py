@@ -33,6 +33,11 @@ normalised words.  Sources (the ``--corpus`` argument of ``onparse train``):
 * a text file, one sentence per line, tokenised by :func:`onparse.text.tokens.tokenize` (format
   ``text``) or split on whitespace (format ``tokens``, for pre-tokenised text); punctuation is
   dropped by the word rule (:func:`onparse.text.tokens.is_punct`).
+* a text file of pre-tokenised sentences whose every token is a word, such as ``onparse
+  gold-text``'s (format ``pretokenized``): split on whitespace and every token kept, by
+  :func:`onparse.text.tokens.pretokenized_tokens`, the function ``induce --pretokenized`` reads
+  lines with, so a model trains on the tokens it is later given (a treebank's ``’`` tagged POS,
+  or ``、`` tagged as a conjunction, which the word rule would drop).
 * a file in the PTB language-model format (``ptb.train.txt``, Mikolov's preprocessing: already
   lowercased, numbers as ``N``, ``<unk>`` for rare words, no punctuation): tokens are used
   verbatim so that perplexities compare with the literature.  ``format="auto"`` picks this
@@ -55,7 +60,7 @@ from .data import require
 from ..errors import OnparseError
 from ..gold.multilingual import text_sentences
 from .splits import PERIOD as HELD_OUT_PERIOD, TEXT_LAYOUT, split
-from .tokens import WORD_TAGS, normalize_word, tokenize, words_of
+from .tokens import WORD_TAGS, normalize_word, pretokenized_tokens, tokenize, words_of
 from ..gold.treebank import load_gold
 
 Sentence = List[str]
@@ -67,8 +72,8 @@ NAMES = ("news", "conll2000", "conll2000+press", "wsj", "brown", "wsj+brown", "a
 TREEBANK_NAMES = ("alpino", "cess_esp", "floresta")
 #: The corpus ``onparse train`` reads when none is named.
 DEFAULT = NAMES[0]
-#: How a corpus file is read (:func:`resolve_format`), the default first.
-FORMATS = ("auto", "text", "tokens", "ptb")
+#: How a corpus file is read (:func:`resolve_format`, :func:`read_sentences`), the default first.
+FORMATS = ("auto", "text", "tokens", "pretokenized", "ptb")
 #: The parts of a corpus (:meth:`Corpus.split`).
 SPLITS = ("train", "valid", "test", "all")
 
@@ -284,7 +289,7 @@ def _named_sentences(name: str) -> Tuple[Tuple[str, ...], ...]:
 
 
 def resolve_format(path: str, fmt: str = "auto") -> str:
-    """``text``, ``tokens`` or ``ptb``; ``auto`` is ``ptb`` for files named ``ptb.*.txt``, else ``text``."""
+    """A format of :data:`FORMATS` but ``auto``, which is ``ptb`` for files named ``ptb.*.txt``, else ``text``."""
     if fmt not in FORMATS:
         raise OnparseError(f"unknown corpus format '{fmt}'; known: {', '.join(FORMATS)}")
     if fmt != "auto":
@@ -322,11 +327,16 @@ def read_sentences(path: str, fmt: str = "auto") -> List[Sentence]:
         raise OnparseError(f"{path}: not UTF-8 text ({err.reason} at byte {err.start})")
     except OSError as err:
         raise OnparseError(f"cannot read {path}: {err.strerror}")
+    return [s for s in map(_line_reader(fmt), lines) if s]
+
+
+def _line_reader(fmt: str):
+    """How a line of a file in format ``fmt`` (resolved, not ``auto``) becomes its words."""
     if fmt == "ptb":
-        sents = (line.split() for line in lines)
-    else:
-        sents = (text_line_words(line, pretokenized=fmt == "tokens") for line in lines)
-    return [s for s in sents if s]
+        return str.split                    # verbatim: the benchmark's own tokens
+    if fmt == "pretokenized":
+        return lambda line: [normalize_word(token) for token in pretokenized_tokens(line)]
+    return functools.partial(text_line_words, pretokenized=fmt == "tokens")
 
 
 def held_out_split(sentences: Sequence[Sentence]) -> Tuple[List[Sentence], List[Sentence], List[Sentence]]:
@@ -391,6 +401,9 @@ def make_spec(source: str, fmt: str = "auto", valid: Optional[str] = None,
     if source in NAMES:
         if valid is not None or test is not None:
             raise OnparseError(f"--valid/--test go with a corpus file, not the built-in corpus '{source}'")
+        if fmt == "pretokenized":
+            # A built-in corpus keeps its words by its own tags; no format changes that.
+            raise OnparseError(f"pre-tokenised text is a corpus file, not the built-in corpus '{source}'")
         return CorpusSpec(source, fmt)
     check_corpus_file(source)
     return CorpusSpec(absolute(source), fmt, absolute(valid), absolute(test))

@@ -237,7 +237,7 @@ class Preprocessor:
     ``punct``: ``vocab`` (default) drops punctuation tokens (:func:`is_punct`) of raw text unless
     the vocabulary holds them as words (``%``, ``&`` and the possessive ``'`` of Penn-tagged
     training text), and keeps the token of a line that holds only one; pre-tokenised text keeps
-    every token (but the period :func:`gold_text_line` adds).  ``drop`` drops every punctuation
+    every token (:func:`pretokenized_tokens`).  ``drop`` drops every punctuation
     token.  Words are normalised
     (:func:`normalize_word`) and looked up; unknown words become ``<unk>``.
     """
@@ -284,26 +284,37 @@ class Preprocessor:
         return self.punct == "vocab" and (normalize_word(token) if word is None else word) in self.vocab.stoi
 
     def __call__(self, line: str) -> Sentence:
-        tokens, ids = [], []
         index = self.vocab.index
-        raw = self.tokens(line)
-        # Pre-tokenised text's tokens are the user's: a treebank's own (onparse gold-text) hold
-        # words such as '%' that a model trained on raw text never saw, and dropping one would
-        # make the trees disagree with the gold's tokens (issue 55.14).  All but the period that
-        # ends a sentence after U.S. (gold_text_line's, for tokenizers) are kept.
-        given = [not self.tokenize and self.punct == "vocab"] * len(raw)
-        if raw[-1:] == ["."] and _ends_in_a_period(raw[:-1]):
-            given[-1] = False
-        for token, kept in zip(raw, given):
-            word = normalize_word(token)
-            if kept or self.keeps(token, word):
-                tokens.append(token)
-                ids.append(index(word))
-        if not tokens and len(raw) == 1 and self.punct == "vocab":
-            # A line of one punctuation token keeps it (policy ``vocab`` only): a treebank's
-            # one-symbol sentence, such as WSJ's ``@`` (tagged IN), reads back as itself.
-            return Sentence(list(raw), [index(normalize_word(raw[0]))])
-        return Sentence(tokens, ids)
+        if not self.tokenize and self.punct == "vocab":
+            # Pre-tokenised text's tokens are the user's: a treebank's own (onparse gold-text) hold
+            # words such as '%' that a model trained on raw text never saw, and dropping one would
+            # make the trees disagree with the gold's tokens.  Training text read in the format
+            # ``pretokenized`` goes by the same function, so a model learns the tokens it is given.
+            tokens = pretokenized_tokens(line)
+        else:
+            raw = self.tokens(line)
+            tokens = [token for token in raw if self.keeps(token)]
+            if not tokens and len(raw) == 1 and self.punct == "vocab":
+                # A line of one punctuation token keeps it (policy ``vocab`` only): a treebank's
+                # one-symbol sentence, such as WSJ's ``@`` (tagged IN), reads back as itself.
+                tokens = list(raw)
+        return Sentence(tokens, [index(normalize_word(token)) for token in tokens])
+
+
+def pretokenized_tokens(line: str) -> List[str]:
+    """The tokens a model reads of a line of pre-tokenised text (``--pretokenized``, and the
+    training format ``pretokenized``): the line split on whitespace, every token kept but the
+    free-standing period that :func:`gold_text_line` writes after a last word ending in one.
+
+    >>> pretokenized_tokens("the boy ’ s 50 % in the U.S. .")
+    ['the', 'boy', '’', 's', '50', '%', 'in', 'the', 'U.S.']
+    >>> pretokenized_tokens("苹果 、 香蕉"), pretokenized_tokens("、")
+    (['苹果', '、', '香蕉'], ['、'])
+    """
+    tokens = line.split()
+    if tokens[-1:] == ["."] and _ends_in_a_period(tokens[:-1]):
+        return tokens[:-1]            # gold_text_line's, for tokenizers: no token of the gold's
+    return tokens
 
 
 def quote_marks_dropped(parts: Sequence[str], quoting: bool = False) -> Tuple[List[str], bool]:
