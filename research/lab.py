@@ -18,7 +18,8 @@ at the git tag ``lab-scripts-v22``.
 
 **A rule** names its gold set (``<gold>-dev`` chooses, ``<gold>-test`` is scored once), its runs
 (a folder pattern over seeds and the command that trains one), how its candidates are read
-(``decoders``) and its choice, a function of :data:`CHOICES`.  Every candidate is a (run, epoch,
+(``decoders``) and its choice, a rule of ``onparse.selection.RULES`` (the one selection pipeline
+that ``onparse fit`` runs too: its tree table reads the candidates, its scorer scores them).  Every candidate is a (run, epoch,
 member) of an ``epoch-NNN.pt`` the runs kept.  Dev may choose anything; the test part is read by
 ``test`` alone, once per rule.
 
@@ -88,17 +89,12 @@ def trials(records: str = RECORDS) -> List[Dict[str, str]]:
         return list(csv.DictReader(handle, delimiter="\t"))
 
 
-# -- choice rules: (candidates in order, their dev F1) -> the index chosen -----------------------
-def best_dev(scores: Sequence[float]) -> int:
-    """The highest dev sentence F1; ties go to the earlier candidate (rules v5-v23).
+def choice_rule(name: str) -> Callable[[Sequence[float]], int]:
+    """A choice rule by name, from the library's selection pipeline: (dev F1 of the candidates in
+    order) -> the index chosen."""
+    from onparse import selection
 
-    >>> best_dev([0.4, 0.5, 0.5, 0.1])
-    1
-    """
-    return max(range(len(scores)), key=lambda i: (scores[i], -i))
-
-
-CHOICES: Dict[str, Callable[[Sequence[float]], int]] = {"best_dev": best_dev}
+    return selection.RULES[name]
 
 
 def recorded_choice(rule: str, language: Optional[str], records: str = RECORDS) -> Optional[str]:
@@ -128,7 +124,7 @@ def replay(records: str = RECORDS) -> List[Dict[str, Any]]:
         if recorded is None:
             continue
         rows.sort(key=lambda r: int(r["order"]))
-        chosen = rows[best_dev([float(r[DEV_COLUMN]) for r in rows])]["candidate"]
+        chosen = rows[choice_rule("best_dev")([float(r[DEV_COLUMN]) for r in rows])]["candidate"]
         out.append({"rule": rule, "language": language, "candidates": len(rows), "replayed": chosen,
                     "recorded": recorded, "same": chosen == recorded})
     return out
@@ -173,36 +169,29 @@ def train(name: str, rule: Dict[str, Any], seeds: Optional[Sequence[int]] = None
             sys.exit(f"{name}: a run failed (see its train.log)")
 
 
-def gold_parts(gold: str):
-    """``(gold set, indices of its sentences of at most 10 words)`` of a named gold set."""
+def gold_part(gold: str):
+    """The sentences of a named gold set."""
     from onparse import load_gold
 
-    parts = load_gold(gold)
-    return parts, [i for i, s in enumerate(parts) if len(s.tokens) <= 10]
+    return load_gold(gold)
 
 
-def f1s(trees, gold, short) -> Dict[str, float]:
-    """Sentence F1 (ON-LSTM convention) at all lengths and at most 10 words."""
-    from onparse import evaluate
-
-    return {"all": round(evaluate(trees, gold).sentence_f1.f1, 5),
-            "10": round(evaluate([trees[i] for i in short], [gold[i] for i in short]).sentence_f1.f1, 5)}
+def readings(rule: Dict[str, Any]) -> Callable[[Any], Any]:
+    """How the rule's members read a model file: its ``layers`` (a language model's; absent: none
+    to choose) x its ``decoders``."""
+    return lambda parser: parser.with_grid(rule.get("layers"), list(rule["decoders"]))
 
 
-def reader(path: str, rule: Dict[str, Any]):
-    """The model file ``path`` read by the rule's members: its ``layers`` (a language model's;
-    absent: none to choose) x its ``decoders``."""
-    from onparse import load
-
-    return load(path, "cpu").with_grid(rule.get("layers"), list(rule["decoders"]))
+def epoch_file(run: str, epoch: int) -> str:
+    return os.path.join(ROOT, run, f"epoch-{epoch:03d}.pt")
 
 
-def score_epoch(path: str, rule: Dict[str, Any], gold, short) -> Dict[str, Dict[str, float]]:
-    """Member label -> dev F1 of every member of the model file ``path`` (:func:`reader`)."""
-    parser = reader(path, rule)
-    tokens = [list(s.words) for s in gold]
-    per_sentence = parser.member_trees(tokens)
-    return {m.label(): f1s([row[k] for row in per_sentence], gold, short) for k, m in enumerate(parser.members)}
+def score_epoch(path: str, rule: Dict[str, Any], gold) -> Dict[str, Dict[str, float]]:
+    """Member label -> dev F1 (all / <= 10 words) of every member of the model file ``path``."""
+    from onparse import selection
+
+    table = selection.TreeTable([list(s.words) for s in gold])
+    return {member.label(): selection.gold_f1(trees, gold) for member, trees in table.read(path, readings(rule))}
 
 
 def candidates(name: str, rule: Dict[str, Any], records: str = RECORDS) -> List[Dict[str, Any]]:
@@ -219,16 +208,16 @@ def dev(name: str, rule: Dict[str, Any], records: str = RECORDS) -> Dict[str, An
     record it (``choices.json``); with ``seed_records``, one line per seed at its epoch of lowest
     validation perplexity (no gold), with the run's collapse figures."""
     done = {(r["run"], r["epoch"]) for r in read_jsonl("dev.jsonl", records) if r.get("source") == name}
-    gold = short = None
+    gold = None
     for seed, folder in run_folders(rule).items():
         logged = epoch_records(os.path.join(ROOT, folder))
         for epoch in epochs_of(os.path.join(ROOT, folder)):
             if (folder, epoch) in done:
                 continue
             if gold is None:
-                gold, short = gold_parts(rule["gold"] + "-dev")
+                gold = gold_part(rule["gold"] + "-dev")
             began = time.monotonic()
-            scores = score_epoch(os.path.join(ROOT, folder, f"epoch-{epoch:03d}.pt"), rule, gold, short)
+            scores = score_epoch(epoch_file(folder, epoch), rule, gold)
             append_jsonl("dev.jsonl", {"source": name, "run": folder, "seed": seed, "epoch": epoch,
                                        "valid_ppl": logged.get(epoch, {}).get("valid_ppl"), "dev": scores}, records)
             best = max(v["all"] for v in scores.values())
@@ -237,7 +226,7 @@ def dev(name: str, rule: Dict[str, Any], records: str = RECORDS) -> Dict[str, An
     found = candidates(name, rule, records)
     if not found:
         sys.exit(f"{name}: no kept epoch to score yet")
-    index = CHOICES[rule["choice"]]([c["dev"]["all"] for c in found])
+    index = choice_rule(rule["choice"])([c["dev"]["all"] for c in found])
     chosen = {**found[index], "name": label(found[index])}
     choices = read_json("choices.json", records)
     choices[name] = {"rule": f"{name} (research/PROTOCOL.md {rule['protocol']})", "candidates": len(found),
@@ -260,10 +249,14 @@ def write_seed_records(name: str, rule: Dict[str, Any], found: List[Dict[str, An
     for seed, folder in run_folders(rule).items():
         logged = epoch_records(os.path.join(ROOT, folder))
         mine = {c["epoch"]: c for c in found if c["seed"] == seed}
-        usable = [e for e in logged if e in mine and isinstance(logged[e].get("valid_ppl"), (int, float))]
+        usable = {e: logged[e]["valid_ppl"] for e in logged
+                  if e in mine and isinstance(logged[e].get("valid_ppl"), (int, float))}
         if not usable:
             continue
-        epoch = min(usable, key=lambda e: (logged[e]["valid_ppl"], e))
+        from onparse import selection      # fit's own rule: the epoch of lowest validation perplexity
+
+        epoch = selection.lowest_perplexity([selection.Candidate(folder, e, 1, "") for e in usable],
+                                            {folder: usable})[folder]
         record = logged[epoch]
         kept.append({"rule": name, "seed": seed, "recipe": rule["recipe"], "epoch": epoch, "epochs": max(logged),
                      "valid_ppl": record["valid_ppl"], "unigram_ppl": record.get("unigram_ppl"),
@@ -284,17 +277,17 @@ def test(name: str, rule: Dict[str, Any], records: str = RECORDS) -> Dict[str, A
     choice = read_json("choices.json", records).get(name)
     if not choice:
         sys.exit(f"{name}: no dev choice recorded yet (python research/lab.py dev {name})")
-    from onparse import baseline_trees
+    from onparse import baseline_trees, selection
 
     chosen = choice["chosen"]
-    gold, short = gold_parts(rule["gold"] + "-test")
+    gold = gold_part(rule["gold"] + "-test")
     tokens = [list(s.words) for s in gold]
-    parser = reader(os.path.join(ROOT, chosen["run"], f"epoch-{chosen['epoch']:03d}.pt"), rule)
-    member = next(k for k, m in enumerate(parser.members) if m.label() == chosen["member"])
-    trees = [row[member] for row in parser.member_trees(tokens)]
-    tests[name] = {"rule": choice["rule"], "candidate": chosen["name"], "sentences": [len(gold), len(short)],
-                   "chosen": f1s(trees, gold, short),
-                   **{kind: f1s(baseline_trees(tokens, kind), gold, short) for kind in ("right", "left")}}
+    columns = selection.TreeTable(tokens).read(epoch_file(chosen["run"], chosen["epoch"]), readings(rule))
+    trees = next(trees for member, trees in columns if member.label() == chosen["member"])
+    tests[name] = {"rule": choice["rule"], "candidate": chosen["name"],
+                   "sentences": [len(gold), sum(len(s.tokens) <= 10 for s in gold)],
+                   "chosen": selection.gold_f1(trees, gold),
+                   **{kind: selection.gold_f1(baseline_trees(tokens, kind), gold) for kind in ("right", "left")}}
     write_json("tests.json", tests, records)
     return tests[name]
 
@@ -317,8 +310,10 @@ def readme(name: str, records: str = RECORDS) -> str:
 
 def ship(name: str, rule: Dict[str, Any], out: str, records: str = RECORDS) -> None:
     """Write the rule's chosen (run, epoch, member) as a one-member model file."""
+    from onparse import load
+
     chosen = read_json("choices.json", records)[name]["chosen"]
-    parser = reader(os.path.join(ROOT, chosen["run"], f"epoch-{chosen['epoch']:03d}.pt"), rule)
+    parser = readings(rule)(load(epoch_file(chosen["run"], chosen["epoch"]), "cpu"))
     parser.with_members([m for m in parser.members if m.label() == chosen["member"]]).save_bundle(out)
 
 

@@ -212,12 +212,11 @@ KIND_QUESTIONS = re.compile(r'n_layers is None|is_student|"cyk"|STUDENT_FORMAT|G
 #: the file layer's list of every file format (``holds_model`` reads a few hundred bytes of a
 #: file and imports no kind).
 MAY_ASK = KIND_PACKAGES + ("onparse.registry", "onparse.files.checkpoint")
-#: Modules that still ask, with how many times (a ratchet: a count may fall, never rise).  ``fit``
-#: trains the two families by name (``--preset`` / ``--grammar-preset``, run folders ``lm-1``,
-#: ``grammar-2`` split back into family and seed) and tells a grammar's candidates by their
-#: decoder; issue 57.1's one selection pipeline, planning runs of any kind through its
-#: :class:`onparse.training.family.Family`, is to replace them, and these entries go with it.
-STILL_ASKING = {"onparse.fitting.budget": 1, "onparse.fitting.choice": 2, "onparse.fitting.pipeline": 3}
+#: Modules that still ask, with how many times (a ratchet: a count may fall, never rise).  None
+#: does: ``fit`` plans its runs as :class:`onparse.selection.RunPlan` (kind and seed named, never
+#: split out of a folder name), trains them through their kind's own training, and chooses among
+#: the readings each kind averages (:meth:`onparse.kinds.ParsingModel.averaged_members`).
+STILL_ASKING: dict = {}
 
 
 def kind_questions(modules) -> dict:
@@ -238,9 +237,10 @@ def test_no_module_asks_which_kind_of_model_it_holds():
 #: Modules outside the kinds' packages that import one of them, and why (any other would be one
 #: more file for a new kind to touch): the public face names each family's own functions (a new
 #: kind need not add any); the parser wraps a raw language model (``Parser.from_model``);
-#: distillation is the student's own command; ``fit`` (see :data:`STILL_ASKING`).
+#: distillation is the student's own command; ``fit`` trains the two families it is made of (a
+#: language model's and a grammar's settings are its options: ``--preset``, ``--grammar-vocab``).
 KNOW_THE_KINDS = {"onparse", "onparse.registry", "onparse.api", "onparse.api_tools", "onparse.cli.distill",
-                  "onparse.fitting.pipeline", "onparse.fitting.settings"}
+                  "onparse.fitting.settings"}
 
 
 def test_a_new_kind_touches_its_package_and_the_registry(tmp_path):

@@ -9,7 +9,7 @@ from click.testing import CliRunner
 
 from conftest import write_corpus
 from onparse.cli import main
-from onparse.fitting.choice import Candidate, agreement_matrix, choose, cross_scores
+from onparse.selection import Candidate, agreement_matrix, choose, cross_scores
 from onparse.scores.agreement import agreement_scores
 from onparse.trees.baselines import baseline_trees
 
@@ -43,35 +43,54 @@ def test_cross_scores_equal_the_reference_agreement(groups):
     assert cross_scores(shared, counted, groups) == pytest.approx(agreement_scores(sentences, groups))
 
 
-def lm(run, epochs, layers=(1, 2, 3), decoders=("onlstm", "split")):
-    return [Candidate(run, e, layer, d) for e in epochs for layer in layers for d in decoders]
+def lm(run, epochs, layers=(1, 2, 3), decoders=("onlstm", "split"), averaged=(2, 3)):
+    """A language model's candidates: its kind averages ``averaged`` layers with the paper's decoder."""
+    return [Candidate(run, e, layer, d, layer in averaged and d == "onlstm", True)
+            for e in epochs for layer in layers for d in decoders]
+
+
+def grammar(run, epochs):
+    return [Candidate(run, e, 1, "mbr", True) for e in epochs]
 
 
 def test_each_runs_epoch_is_its_lowest_validation_perplexity():
-    from onparse.fitting.choice import best_epochs
+    from onparse.selection import lowest_perplexity
 
     candidates = lm("lm-1", (1, 2, 3)) + lm("lm-2", (1, 2)) + lm("lm-3", (1, 2, 4)) + \
-        [Candidate("grammar-1", e, 1, "mbr") for e in (1, 2)]
+        grammar("grammar-1", (1, 2))
     ppl = {"lm-1": {1: 300.0, 2: 250.0, 3: 260.0},
            "lm-2": {1: 200.0, 2: 200.0},                          # a tie: the later epoch, trained more
            "lm-3": {1: float("nan"), 2: 400.0, 3: 100.0},         # epoch 3 not kept; NaN is no figure
            "grammar-1": {1: 500.0, 2: float("inf")}}
-    assert best_epochs(candidates, ppl) == {"lm-1": 2, "lm-2": 2, "lm-3": 2, "grammar-1": 1}
-    assert best_epochs(candidates, {}) == {"lm-1": 3, "lm-2": 2, "lm-3": 4, "grammar-1": 2}   # none: the last
+    assert lowest_perplexity(candidates, ppl) == {"lm-1": 2, "lm-2": 2, "lm-3": 2, "grammar-1": 1}
+    assert lowest_perplexity(candidates, {}) == {"lm-1": 3, "lm-2": 2, "lm-3": 4, "grammar-1": 2}   # none: the last
 
 
-def test_members_are_layers_2_and_3_with_the_papers_decoder_and_every_grammar():
-    from onparse.fitting.choice import member_indices
+def test_members_are_the_readings_each_kind_averages_layered_ones_first():
+    from onparse.selection.rules import member_indices
 
-    candidates = lm("lm-1", (1, 2)) + lm("lm-2", (1, 2)) + [Candidate("grammar-1", e, 1, "mbr") for e in (1, 2)]
+    candidates = lm("lm-1", (1, 2)) + lm("lm-2", (1, 2)) + grammar("grammar-1", (1, 2))
     got = [candidates[i] for i in member_indices(candidates, {"lm-1": 2, "lm-2": 1, "grammar-1": 2})]
-    assert got == [Candidate("lm-1", 2, 2, "onlstm"), Candidate("lm-2", 1, 2, "onlstm"),      # layers outermost
-                   Candidate("lm-1", 2, 3, "onlstm"), Candidate("lm-2", 1, 3, "onlstm"),
-                   Candidate("grammar-1", 2, 1, "mbr")]
-    # A two-layer model gives its layer 2; a one-layer model its top (only) layer.
-    small = lm("lm-1", (1,), layers=(1, 2)) + lm("lm-2", (1,), layers=(1,))
-    assert [small[i] for i in member_indices(small, {"lm-1": 1, "lm-2": 1})] == \
-        [Candidate("lm-2", 1, 1, "onlstm"), Candidate("lm-1", 1, 2, "onlstm")]
+    assert [(c.run, c.epoch, c.layer, c.decoder) for c in got] == [
+        ("lm-1", 2, 2, "onlstm"), ("lm-2", 1, 2, "onlstm"),      # layers outermost, then runs
+        ("lm-1", 2, 3, "onlstm"), ("lm-2", 1, 3, "onlstm"),
+        ("grammar-1", 2, 1, "mbr")]                             # readings without layers last
+    # Whatever the kind averages: a run whose kind averages its layer 1 gives it, first.
+    small = lm("lm-1", (1,), layers=(1, 2), averaged=(2,)) + lm("lm-2", (1,), layers=(1,), averaged=(1,))
+    assert [(small[i].run, small[i].layer) for i in member_indices(small, {"lm-1": 1, "lm-2": 1})] == \
+        [("lm-2", 1), ("lm-1", 2)]
+
+
+@pytest.mark.parametrize("n_layers, layers", [(3, [2, 3]), (2, [2]), (1, [1]), (4, [2, 3])])
+def test_a_language_model_averages_layers_2_and_3_or_its_top_one(tmp_path, n_layers, layers):
+    from conftest import save_tiny_checkpoint
+
+    from onparse import load
+
+    path = tmp_path / "lm.pt"
+    save_tiny_checkpoint(path, "a b c d".split(), n_layers=n_layers)
+    model = load(str(path), "cpu").models[0]
+    assert [(m.layer, m.decoder) for m in model.averaged_members(0)] == [(layer, "onlstm") for layer in layers]
 
 
 def test_choose_records_its_members_and_the_lean_of_their_average():
@@ -79,7 +98,7 @@ def test_choose_records_its_members_and_the_lean_of_their_average():
     # Epoch 2 has the lower perplexity: the members (layers 2 and 3 of epoch 2, and the grammar)
     # average to RIGHTISH (ties first), which agrees 0.75 with right- and 0.0 with left-branching
     # trees.
-    candidates = lm("lm-1", (1, 2), layers=(2, 3), decoders=("onlstm",)) + [Candidate("grammar-1", 1, 1, "mbr")]
+    candidates = lm("lm-1", (1, 2), layers=(2, 3), decoders=("onlstm",)) + grammar("grammar-1", (1,))
     row = [LEFTISH, LEFTISH, RIGHTISH, RIGHTISH, MIXED]
     choice = choose(candidates, [row] * 3, {"lm-1": {1: 90.0, 2: 80.0}})
     assert choice.epochs == {"lm-1": 2, "grammar-1": 1} and choice.perplexity == {"lm-1": 80.0}
@@ -94,24 +113,25 @@ def test_choose_records_its_members_and_the_lean_of_their_average():
     assert balanced.voter is None and balanced.ties == "first"
     with pytest.raises(ValueError, match="at least two candidates"):
         choose(candidates[:1], [[RIGHT]])
-    with pytest.raises(ValueError, match="paper's decoder or a grammar"):
+    with pytest.raises(ValueError, match="no candidate is a reading its kind averages"):
         choose(lm("lm-1", (1,), layers=(2,), decoders=("split",)) * 2, [[RIGHT, RIGHT]])
 
 
 def test_a_member_whose_trees_are_a_baselines_is_left_out():
     from onparse.cli.fit import report
-    from onparse.fitting.choice import baseline_agreement
+    from onparse.selection.rules import baseline_agreement
 
     # By hand: RIGHTISH shares 3 of its 4 spans with the right-branching tree, none with the left.
     assert baseline_agreement([RIGHTISH, ("a", "b"), None]) == {"right": 0.75, "left": 0.0}
     assert baseline_agreement([("a", "b")]) == {}
     # A grammar collapsed to right-branching trees (agreement 1.0 > 0.9) is left out and reported;
     # the language model's layers 2 and 3 stay, and their average chooses the voter.
-    candidates = lm("lm-1", (1,), layers=(2, 3), decoders=("onlstm",)) + [Candidate("grammar-1", 4, 1, "mbr")]
+    candidates = lm("lm-1", (1,), layers=(2, 3), decoders=("onlstm",)) + grammar("grammar-1", (4,))
     choice = choose(candidates, [[RIGHTISH, MIXED, RIGHT]] * 2, {"lm-1": {1: 50.0}, "grammar-1": {4: 70.0}})
     assert choice.members == candidates[:2]
     assert choice.baselines == [(candidates[2], {"right": 1.0, "left": 0.0})]
     assert choice.to_dict()["baselines"] == [{"run": "grammar-1", "epoch": 4, "layer": 1, "decoder": "mbr",
+                                              "averaged": True, "layered": False,
                                               "agreement": {"right": 1.0, "left": 0.0}}]
     assert ("left out as a baseline: grammar-1 epoch 4 layer 1 mbr (agrees 1.000 with right-branching trees, "
             "0.000 with left-branching ones)") in report(choice.to_dict()).splitlines()
@@ -125,7 +145,7 @@ def test_a_grammar_whose_chosen_epoch_raised_the_collapse_alarm_is_left_out():
     from onparse.cli.fit import report
 
     candidates = lm("lm-1", (1,), layers=(2, 3), decoders=("onlstm",)) + \
-        [Candidate("grammar-1", e, 1, "mbr") for e in (1, 2)]
+        grammar("grammar-1", (1, 2))
     perplexity = {"lm-1": {1: 50.0}, "grammar-1": {1: 90.0, 2: 70.0}}
     # Its trees look healthy (MIXED), but its chosen epoch (2, the lower perplexity) is no better
     # than counting words; an alarm at the other epoch does not count.
@@ -141,14 +161,14 @@ def test_a_grammar_whose_chosen_epoch_raised_the_collapse_alarm_is_left_out():
     assert len(choose(candidates[2:], [[MIXED, MIXED]] * 2, perplexity, {"grammar-1": {1: "x", 2: "y"}}).members) == 1
 
 
-def test_epoch_alarms_reads_a_runs_log(tmp_path):
-    from onparse.fitting.pipeline import epoch_alarms
+def test_run_alarms_reads_a_runs_log(tmp_path):
+    from onparse.selection import run_alarms
 
-    records = [{"event": "start"}, {"event": "epoch", "epoch": 1, "valid_ppl": 900.0, "unigram_ppl": 700.0},
+    records = [{"event": "start", "family": "grammar"}, {"event": "epoch", "epoch": 1, "valid_ppl": 900.0, "unigram_ppl": 700.0},
                {"event": "epoch", "epoch": 2, "valid_ppl": 900.0, "unigram_ppl": 700.0, "branching_share": 0.1},
                {"event": "epoch", "epoch": 3, "valid_ppl": 500.0, "unigram_ppl": 700.0, "branching_share": 0.95}]
     (tmp_path / "metrics.jsonl").write_text("".join(json.dumps(r) + "\n" for r in records))
-    alarms = epoch_alarms(str(tmp_path))
+    alarms = run_alarms(str(tmp_path))
     # Epoch 1 too: a stopped run's epochs get no grace (its first epoch may be the one fit keeps).
     assert sorted(alarms) == [1, 2, 3] and "counting words" in alarms[1] and "95%" in alarms[3]
 
@@ -204,9 +224,10 @@ def test_fit_end_to_end_stopped_and_resumed_without_gold(tmp_path, no_gold):
         ppl = {e["epoch"]: e["valid_ppl"] for e in logged if e.get("event") == "epoch"}
         assert choice["epochs"][seed] == min(sorted(ppl, reverse=True), key=ppl.get)
         assert choice["perplexity"][seed] == ppl[choice["epochs"][seed]]
-    assert choice["members"] == [{"run": "lm-1", "epoch": choice["epochs"]["lm-1"], "layer": 2, "decoder": "onlstm"},
+    assert choice["members"] == [{"run": "lm-1", "epoch": choice["epochs"]["lm-1"], "layer": 2, "decoder": "onlstm",
+                                  "averaged": True, "layered": True},
                                  {"run": "grammar-1", "epoch": choice["epochs"]["grammar-1"], "layer": 1,
-                                  "decoder": "mbr"}]
+                                  "decoder": "mbr", "averaged": True, "layered": False}]
     # Per epoch: the language model's layers x decoders, the grammar's MBR tree.
     assert len(choice["scores"]) == 2 * (2 * 2 + 1)
     assert sorted({(s["run"], s["decoder"]) for s in choice["scores"]}) == [
@@ -659,8 +680,6 @@ def test_pretokenized_is_a_setting_of_the_fit(tmp_path):
              str(tmp_path / "q.fit"), None, print)
 
 
-@pytest.mark.xfail(strict=True, reason="fitting/pipeline.py plans with make_spec(TEXT, settings.corpus_format) "
-                                       "once wired; then this marker goes")
 def test_a_pretokenized_fit_plans_and_trains_on_every_token(tmp_path):
     text = _given_text(tmp_path / "text.txt")
     out = run("fit", text, "--out", tmp_path / "p.pt", *TINY, "--pretokenized", "--stop-after", "plan")
@@ -668,3 +687,9 @@ def test_a_pretokenized_fit_plans_and_trains_on_every_token(tmp_path):
     plan = json.loads((tmp_path / "p.fit" / "fit.json").read_text())["plan"]
     assert plan["sentences"] == 400                  # the lines of only 、 are sentences too
     assert plan["corpus_format"] == "pretokenized"   # what the runs read TEXT by
+    from onparse.fitting.pipeline import FitSettings, _Fit
+
+    state = json.loads((tmp_path / "p.fit" / "fit.json").read_text())
+    fit = _Fit(str(text), str(tmp_path / "p.pt"), FitSettings(**state["settings"]), str(tmp_path / "p.fit"), None, print)
+    for name in plan["runs"]:
+        assert json.loads(fit._command(name, plan, 60.0)[-1])["plan"]["fmt"] == "pretokenized"

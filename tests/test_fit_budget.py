@@ -46,7 +46,7 @@ def test_the_plan_and_the_runs_max_time_fit_within_the_budget(tmp_path, monkeypa
     fit._run_wave(plan["runs"][:2], plan, {})
     assert len(commands) == 2
     for command in commands:
-        given = float(command[command.index("--max-time") + 1])
+        given = _max_time(command)
         # Each run's --max-time leaves its start-up (reading the text, importing torch) and its stop
         # within its share: on main it was the whole share (270 s here), and runs overran it.
         assert given + plan["start_up_seconds"] + budget.STOP_SECONDS <= plan["seconds_per_run"] + 1e-6
@@ -55,7 +55,14 @@ def test_the_plan_and_the_runs_max_time_fit_within_the_budget(tmp_path, monkeypa
     resumed = []
     monkeypatch.setattr(pipeline.subprocess, "Popen", lambda command, **kw: resumed.append(command) or _Finished())
     fit._run_wave(["lm-1"], plan, {"lm-1": 100.0})
-    assert float(resumed[0][resumed[0].index("--max-time") + 1]) == int(plan["train_max_time"] - 100.0)
+    assert _max_time(resumed[0]) == int(plan["train_max_time"] - 100.0)
+
+
+def _max_time(command):
+    """The ``max_time`` a run's command gives it (:func:`onparse.selection.run_command`: its
+    options as the worker's one JSON argument)."""
+    assert command[1:3] == ["-m", "onparse.selection.worker"]
+    return json.loads(command[-1])["options"]["max_time"]
 
 
 def test_the_next_runs_plan_by_the_longest_start_up_measured(tmp_path):

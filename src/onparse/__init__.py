@@ -4,7 +4,8 @@ neural PCFGs -- the public face.
 Everything a user of the library needs is a name of this package (``__all__``, documented in
 ``docs/api.md``): loading and parsing (:func:`load`, :class:`Parser`), the choices users pass,
 scoring and member selection, gold sets, tree text, training of each family (presets, settings,
-the train function), perplexity, distillation and ``fit``.  What these return (``Scores``, span
+the train function), perplexity, distillation, ``fit`` and the selection pipeline under it
+(:mod:`onparse.selection`, a module).  What these return (``Scores``, span
 metrics, results) is reached through them; the rest is imported from its home module.  Modules
 below it may be reorganised; these names stay.  The command line (``onparse.cli``) takes its
 library names from here too, and reads at most ten other modules (``tests/test_architecture.py``):
@@ -29,6 +30,8 @@ __all__ = [
     "train", "TrainConfig", "RunOptions", "PRESETS", "train_settings",
     "train_grammar", "GrammarTraining", "GrammarConfig", "GRAMMAR_PRESETS", "GRAMMAR_RULE_FORMS",
     "train_grammar_settings", "perplexity", "distill", "StudentConfig", "DistillSettings", "fit", "FitSettings",
+    # the selection pipeline fit and the research lab share: plans of runs, candidates, scorers, choice rules
+    "selection",
     # public only because the command line reads them: it may read at most ten library modules
     # besides this package (tests/test_architecture.py), and their homes would be an eleventh
     "holds_model", "run_family", "is_gold_spec", "read_gold", "format_comparison", "write_per_sentence",
@@ -101,6 +104,10 @@ def __getattr__(name):
         from .fitting import pipeline as home
     elif name == "FitSettings":
         from .fitting import settings as home
+    elif name == "selection":          # a module: imported by name (``from . import`` would ask here again)
+        import importlib
+
+        return importlib.import_module(".selection", __name__)
     else:
         raise AttributeError(f"module 'onparse' has no attribute {name!r}")
     return getattr(home, _RENAMED.get(name, name))

@@ -122,6 +122,11 @@ class ParsingModel:
         """The members of model ``index`` (0-based) when it is read alone from its own file."""
         return [self.member(index, 1, self.decoders[0])]
 
+    def averaged_members(self, index: int) -> List[Member]:
+        """The members of model ``index`` that go into an average of several models' trees (what
+        ``onparse fit`` chooses among): by default, its :meth:`default_members`."""
+        return self.default_members(index)
+
     def member(self, index: int, layer: int, decoder: str) -> Member:
         """Member ``(index, layer, decoder)`` of this model, named as this kind names it;
         :class:`onparse.members.MemberError` when it cannot give it."""

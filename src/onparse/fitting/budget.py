@@ -24,6 +24,7 @@ import math
 from typing import Dict, Iterable, Optional
 
 from ..files.safeio import format_duration
+from ..registry import FAMILIES
 
 #: Shares of --max-time kept for choosing and bundling, and for the student when asked for.
 CHOOSE_SHARE, STUDENT_SHARE = 0.1, 0.25
@@ -96,7 +97,7 @@ def what_it_buys(seconds: Optional[float], epochs: Dict[str, Optional[float]], m
     for family, n in epochs.items():
         if n is None:
             continue
-        name = "language model" if family == "lm" else "grammar"
+        name = FAMILIES[family].noun if family in FAMILIES else family
         capped = min(n, max_epochs.get(family, math.inf))
         parts.append(f"about {_epochs(capped)} epoch(s) per {name}")
     told = f" ({', '.join(parts)} at the preset's measured speed)" if parts else ""

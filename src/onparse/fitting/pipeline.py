@@ -7,14 +7,15 @@ One run folder (``RUN``, by default ``OUT.fit`` beside ``--out``) holds the whol
 1. **plan**: read TEXT (a file of raw lines, or a plain-text corpus name such as ``news``), check
    it, and plan the seeds side by side (one process per core, one thread each) and the time of
    each within ``--max-time``.
-2. **train**: one ON-LSTM language model per seed (``onparse train --corpus TEXT --seed S
-   --keep-epochs``) in ``RUN/lm-S``, and with ``--grammars G`` one neural PCFG per seed
-   (``--family grammar``) in ``RUN/grammar-S``; each run's log in its ``train.log``.  The corpus's own
+2. **train**: one ON-LSTM language model per seed in ``RUN/lm-S``, and with ``--grammars G`` one
+   neural PCFG per seed in ``RUN/grammar-S`` (:func:`run_plans`: each a
+   :class:`onparse.selection.RunPlan`, trained through its kind's own training in a process of
+   its own, keeping every epoch); each run's log in its ``train.log``.  The corpus's own
    held-out split (:func:`onparse.text.corpora.held_out_split`) leaves about 5% of the text out
    of training and validation: those sentences choose.
-3. **choose**: the trees of every kept epoch x layer x decoder on those held-out sentences, each
-   run's validation perplexities, and the gold-free rule of :mod:`onparse.fitting.choice`;
-   ``RUN/choice.json``.
+3. **choose**: the trees of every kept epoch x layer x decoder on those held-out sentences
+   (:class:`onparse.selection.TreeTable`, cached in ``RUN/trees.jsonl``), each run's validation
+   perplexities, and the gold-free rule of :mod:`onparse.selection.rules`; ``RUN/choice.json``.
 4. **bundle**: the chosen members, voter and tie rule as one bundle file (``--out``).
 5. **student** (``--student PATH``): a student distilled from the bundle on TEXT.
 
@@ -28,7 +29,6 @@ import math
 import os
 import signal
 import subprocess
-import sys
 import time
 from dataclasses import asdict, dataclass, field
 from typing import Any, Callable, Dict, List, Optional
@@ -40,15 +40,16 @@ from ..errors import OnparseError
 from ..files.run_folder import (FolderLock, epoch_path, epoch_seconds, has_last, kept_epochs, logged_events,
                                 make_folder, run_files, run_finished, valid_perplexities)
 from ..files.safeio import atomic_output, dumps, format_duration
-from ..grammar.health import collapse_alarm
-from ..lm.training.config import PRESETS
 from ..members import Member
 from ..progress import PLAIN_EVERY
+from ..selection.candidates import TreeTable, candidates_of, every_reading, run_alarms
+from ..selection.rules import Choice, choose
+from ..selection.runs import RunPlan, run_command
 from ..text.corpora import TREEBANK_NAMES, TooFewSentences, load_corpus, make_spec
+from ..training.options import RunOptions
 from ..training.stops import stopped_with_parent
 from . import budget
-from .choice import Candidate, Choice, choose
-from .settings import CHOICE, STATE, STUDENT_DIR, STUDENT_TEXT, FitSettings, default_run_dir
+from .settings import CHOICE, STATE, STUDENT_DIR, STUDENT_TEXT, TREES, FitSettings, default_run_dir
 
 STAGES = ("plan", "train", "choose", "bundle", "student")
 #: The fewest sentences fit accepts: its held-out 5% must give choosing sentences.
@@ -57,6 +58,9 @@ MIN_SENTENCES = 200
 #: grammar's cubic in the length: on paragraph-like text (lines of up to 1,108 words) a 4-minute
 #: fit spent 427 s choosing.  A sentence is rarely longer; a paragraph is not a sentence.
 CHOOSE_MAX_WORDS = 60
+#: How often a training run saves its state mid-epoch (seconds): a fit stopped any way loses at
+#: most this much of a run's training.
+CHECKPOINT_EVERY = 300.0
 
 
 @dataclass
@@ -192,7 +196,7 @@ class _Fit:
         if self.text in TREEBANK_NAMES:
             raise OnparseError(f"{self.text} is a treebank whose held-out parts are gold: fit its training "
                                f"part as a text file instead (onparse gold-text --gold {self.text}-train)")
-        spec = make_spec(self.text)
+        spec = make_spec(self.text, self.settings.corpus_format)
         reading = time.monotonic()
         try:
             corpus = load_corpus(spec)          # OnparseError for unreadable or empty text
@@ -207,7 +211,8 @@ class _Fit:
             raise OnparseError(f"{self.text} leaves {len(held)} held-out sentences of 3 to {CHOOSE_MAX_WORDS} "
                                "words; fit needs more text (one sentence a line)")
         read_seconds = round(time.monotonic() - reading, 1)
-        runs = self.runs()
+        plans = run_plans(self.settings, spec.source, spec.format)
+        runs = [p.name for p in plans]
         cores = self.settings.cores or usable_cores()
         parallel = max(1, min(len(runs), cores))
         waves = math.ceil(len(runs) / parallel)
@@ -215,11 +220,11 @@ class _Fit:
         start_up = budget.start_up(read_seconds)
         train_time = None if share is None else max(0.0, budget.train_time(share, start_up))
         words = sum(len(s) + 1 for s in corpus.train)       # a language model's tokens: words and <eos>
-        epochs = {family: budget.epochs_bought(train_time, words, family, preset, max(1, cores // parallel))
-                  for family, preset in (("lm", self.settings.preset), ("grammar", self.settings.grammar_preset))
-                  if any(run.startswith(family + "-") for run in runs)}
+        kinds = {p.family: p for p in plans}          # one plan of each kind stands for its kind
+        epochs = {family: budget.epochs_bought(train_time, words, family, p.preset, max(1, cores // parallel))
+                  for family, p in kinds.items()}
         digest = held_out_digest(held)
-        plan = {"corpus": spec.source, "sentences": n, "train_sentences": len(corpus.train),
+        plan = {"corpus": spec.source, "corpus_format": spec.format, "sentences": n, "train_sentences": len(corpus.train),
                 "held_out": len(held), "held_out_sha256": digest, "held_out_max_words": CHOOSE_MAX_WORDS,
                 "runs": runs, "parallel": parallel,
                 "threads_per_run": max(1, cores // parallel), "waves": waves, "seconds_per_run": share,
@@ -228,8 +233,7 @@ class _Fit:
         self.say(f"fit: {n:,} sentences ({len(corpus.train):,} to train on, {len(held):,} held out to choose "
                  f"by); {len(runs)} run(s) ({', '.join(runs)}), {parallel} side by side"
                  + (f", about {format_duration(share)} each, its start-up included" if share else ""))
-        most = {"lm": self.settings.epochs or _preset_epochs(self.settings.preset),
-                "grammar": self.settings.epochs or self.settings.grammar_training().epochs}
+        most = {family: p.epochs() for family, p in kinds.items()}
         bought = budget.what_it_buys(train_time, epochs, {k: v for k, v in most.items() if v})
         if bought:
             self.say(f"fit: {bought}")
@@ -249,10 +253,14 @@ class _Fit:
             spent += time.monotonic() - self.stage_began
         return budget.training_share(self.settings.max_time, spent, waves, self.student is not None)
 
-    def runs(self) -> List[str]:
-        """The training runs: ``lm-1`` .. ``lm-S``, then ``grammar-1`` .. ``grammar-G``."""
-        return ([f"lm-{s}" for s in range(1, self.settings.seeds + 1)]
-                + [f"grammar-{s}" for s in range(1, self.settings.grammars + 1)])
+    def plans(self, plan: Dict[str, Any]) -> Dict[str, RunPlan]:
+        """The training runs by name: :func:`run_plans` of the settings and ``plan``'s corpus."""
+        return {p.name: p for p in run_plans(self.settings, plan.get("corpus", ""), plan.get("corpus_format", "auto"))}
+
+    def _spec(self):
+        """The planned corpus (a fit planned before formats were recorded read ``auto``)."""
+        plan = self.state["plan"]
+        return make_spec(plan["corpus"], plan.get("corpus_format", "auto"))
 
     # -- 2. train --------------------------------------------------------------------------------
     def _train(self) -> Dict[str, Any]:
@@ -281,29 +289,15 @@ class _Fit:
         return os.path.join(self.run_dir, run)
 
     def _command(self, run: str, plan: Dict[str, Any], seconds: Optional[float]) -> List[str]:
-        """``onparse train``'s command line for ``run``, with ``--max-time seconds`` (its training
-        time: :meth:`_train_time`)."""
+        """The command that trains ``run`` (:func:`onparse.selection.run_command`) for at most
+        ``seconds`` (its training time: :meth:`_train_time`), resumed where it stopped."""
         folder = self._folder(run)
-        family, seed = run.split("-")
-        preset = self.settings.preset if family == "lm" else self.settings.grammar_preset
-        command = [sys.executable, "-m", "onparse", "train", "--corpus", plan["corpus"], "--preset", preset,
-                   "--seed", seed, "--out", folder, "--keep-epochs", "--threads", str(plan["threads_per_run"]),
-                   "--checkpoint-every", "5m"]
-        if family == "grammar":
-            command[4:4] = ["--family", "grammar"]
-            for name, value in self.settings.grammar_changes().items():
-                command += ["--" + name.replace("_", "-"), str(value)]
-        if self.settings.epochs is not None:
-            command += ["--epochs", str(self.settings.epochs)]
-        if seconds is not None:
-            command += ["--max-time", str(max(1, int(seconds)))]
-        if has_last(folder):
-            command.append("--resume")
-        elif run_files(folder):
-            # Killed (or out of disk) before its first last.pt: nothing to resume, and a new
-            # run refuses a folder that holds its metrics.jsonl (issue 55.1).
-            command.append("--overwrite")
-        return command
+        # Killed (or out of disk) before its first last.pt: nothing to resume, and a new run
+        # refuses a folder that holds its metrics.jsonl (issue 55.1).
+        options = RunOptions(out=folder, max_time=None if seconds is None else float(max(1, int(seconds))),
+                             resume=has_last(folder), overwrite=not has_last(folder) and bool(run_files(folder)),
+                             threads=plan["threads_per_run"], checkpoint_every=CHECKPOINT_EVERY, keep_epochs=True)
+        return run_command(self.plans(plan)[run], options)
 
     def _train_time(self, run: str, left: float, plan: Dict[str, Any]) -> float:
         """The ``--max-time`` of ``run`` with ``left`` seconds of its share: what its start-up (the
@@ -379,8 +373,9 @@ class _Fit:
         """Without ``--max-time``: the training time left, from the epochs the runs have timed
         (their ``metrics.jsonl``), the epochs planned and the waves still to come."""
         times = [t for run in plan["runs"] for t in epoch_seconds(self._folder(run))]
-        planned = self.settings.epochs or _preset_epochs(self.settings.preset)
-        if not times or planned is None:
+        plans = self.plans(plan)
+        planned = max((plans[run].epochs() or 0 for run in running), default=0)
+        if not times or not planned:
             return ""
         per_epoch = sum(times) / len(times)
         now = max(planned - len(epoch_seconds(self._folder(run))) for run in running)
@@ -390,23 +385,17 @@ class _Fit:
 
     # -- 3. choose -------------------------------------------------------------------------------
     def _choose(self) -> Dict[str, Any]:
-        held = self._held_out()
-        candidates: List[Candidate] = []
-        columns: List[List[Any]] = []
+        table = TreeTable(self._held_out(), os.path.join(self.run_dir, TREES))
+        candidates, columns = [], []
         for run, epochs in self.state["train"]["epochs"].items():
             for epoch in epochs:
-                parser = load(epoch_path(self._folder(run), epoch), "cpu")
-                # A language model: every layer x decoder; a grammar: its MBR tree (Viterbi's
-                # full-tensor pass is too slow to try on every epoch).
-                parser = parser.with_grid("all", "all") if parser.models[0].layered else parser
-                per_sentence = parser.member_trees(held)
-                for k, member in enumerate(parser.members):
-                    candidates.append(Candidate(run, epoch, member.layer, member.decoder))
-                    columns.append([row[k] for row in per_sentence])
-                self.say(f"fit: choose: {run} epoch {epoch} parsed ({len(parser.members)} member(s))")
+                found = candidates_of(run, self._folder(run), epoch, table, every_reading)
+                candidates += [c for c, _ in found]
+                columns += [trees for _, trees in found]
+                self.say(f"fit: choose: {run} epoch {epoch} parsed ({len(found)} reading(s))")
         runs = self.state["train"]["epochs"]
         perplexity = {run: valid_perplexities(self._folder(run)) for run in runs}
-        alarms = {run: epoch_alarms(self._folder(run)) for run in runs}
+        alarms = {run: run_alarms(self._folder(run)) for run in runs}
         try:
             choice = choose(candidates, [list(row) for row in zip(*columns)], perplexity, alarms)
         except ValueError as err:
@@ -419,7 +408,7 @@ class _Fit:
         return {"choice": choice.to_dict()}
 
     def _held_out(self) -> List[List[str]]:
-        corpus = load_corpus(make_spec(self.state["plan"]["corpus"]))
+        corpus = load_corpus(self._spec())
         # A fit planned before the cap existed chose by every held-out line (no cap).
         held = held_out_sentences(corpus, self.settings.limit, self.state["plan"].get("held_out_max_words"))
         if held_out_digest(held) != self.state["plan"]["held_out_sha256"]:
@@ -435,7 +424,7 @@ class _Fit:
         parser = load(paths, "cpu").with_members(members, [choice["voter"]] if choice["voter"] else [],
                                                  choice["ties"])
         meta = {"fit": {"text": self.text, "settings": self.state["settings"], "choice": choice,
-                        "rule": "onparse fit's gold-free choice (onparse.fitting.choice): each run's epoch of lowest "
+                        "rule": "onparse fit's gold-free choice (onparse.selection.rules): each run's epoch of lowest "
                                 "validation perplexity, layers 2-3 with the paper's decoder or a grammar's MBR tree, "
                                 "baseline-like members left out, a voter of the way the average leans on held-out "
                                 "text"}}
@@ -449,7 +438,7 @@ class _Fit:
         # tokens): the student learns from what its teachers learnt from, never the held-out part.
         text = os.path.join(self.run_dir, STUDENT_TEXT)
         if not os.path.exists(text):
-            corpus = load_corpus(make_spec(self.state["plan"]["corpus"]))
+            corpus = load_corpus(self._spec())
             with atomic_output(text) as tmp, open(tmp, "w", encoding="utf-8") as handle:
                 handle.writelines(" ".join(s) + "\n" for s in corpus.train)
         folder = os.path.join(self.run_dir, STUDENT_DIR)
@@ -457,6 +446,17 @@ class _Fit:
                 tokenize=False, quiet=True, **self.student_options)
         self.say(f"fit: wrote the student {self.student}")
         return {"student": self.student}
+
+
+def run_plans(settings: FitSettings, corpus: str, fmt: str = "auto") -> List[RunPlan]:
+    """The runs a fit trains: language models of seeds ``1..settings.seeds`` (``lm-S``), then
+    grammars of seeds ``1..settings.grammars`` (``grammar-S``), each with the settings fit's
+    options give it (``--epochs``; the grammar options)."""
+    common = {} if settings.epochs is None else {"epochs": settings.epochs}
+    grammar = {**common, **settings.grammar_changes()}
+    return ([RunPlan("lm", s, settings.preset, corpus, fmt, common) for s in range(1, settings.seeds + 1)]
+            + [RunPlan("grammar", s, settings.grammar_preset, corpus, fmt, grammar)
+               for s in range(1, settings.grammars + 1)])
 
 
 def held_out_sentences(corpus, limit: int, max_words: Optional[int] = None) -> List[List[str]]:
@@ -471,25 +471,9 @@ def held_out_digest(held: List[List[str]]) -> str:
     return hashlib.sha256("\n".join(" ".join(s) for s in held).encode()).hexdigest()
 
 
-def epoch_alarms(folder: str) -> Dict[int, str]:
-    """``{epoch: why}`` for each logged epoch of a grammar run that raised the collapse alarm
-    (:func:`onparse.grammar.health.collapse_alarm`; a language model's epochs raise none)."""
-    out = {}
-    for event in logged_events(folder):
-        # The run has stopped: each epoch is judged as it stands, the first one too (no grace).
-        why = collapse_alarm(event, grace=False) if event.get("event") == "epoch" and isinstance(event.get("epoch"), int) \
-            else None
-        if why:
-            out[event["epoch"]] = why
-    return out
-
-
 def describe(choice: Choice) -> str:
     """One line: the chosen epochs, members, voter and ties."""
     epochs = ", ".join(f"{run} epoch {e}" for run, e in choice.epochs.items())
     voter = f"a {choice.voter}-branching voter, ties {choice.ties}" if choice.voter else "no voter, ties first"
     return f"{epochs}; {len(choice.members)} member(s); {voter}"
 
-
-def _preset_epochs(preset: str) -> Optional[int]:
-    return PRESETS[preset].epochs if preset in PRESETS else None

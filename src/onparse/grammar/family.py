@@ -11,6 +11,7 @@ from typing import Any, Dict, Optional
 
 from ..training.family import Family
 from .config import GRAMMAR_PRESETS, SIZE_OPTIONS, GrammarConfig
+from .health import collapse_alarm
 from .settings import GrammarTraining
 
 
@@ -29,5 +30,6 @@ def start(preset: Optional[str], spec, values: Dict[str, Any], options):
 
 #: ``onparse train --family grammar``: its presets are sizes; its loop neither starts from a
 #: checkpoint (``--init-from``) nor autocasts (``--amp``), so it refuses both.
-FAMILY = Family("grammar", GRAMMAR_PRESETS, GrammarTraining, start, label="Grammar", sizes=SIZE_OPTIONS,
-                size_fields=GrammarConfig, folder="runs/grammar-{preset}", refuses=("init_from", "amp"))
+FAMILY = Family("grammar", GRAMMAR_PRESETS, GrammarTraining, start, label="Grammar", noun="grammar",
+                alarm=collapse_alarm, sizes=SIZE_OPTIONS, size_fields=GrammarConfig, folder="runs/grammar-{preset}",
+                refuses=("init_from", "amp"))

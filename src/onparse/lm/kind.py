@@ -26,6 +26,11 @@ from .model import ONLSTMLanguageModel
 from .perplexity import measure_model
 
 
+#: The layers whose trees (by the paper's decoder) go into an average of several models: the
+#: paper's layer 2 and the top one of its three (``onparse fit``'s members, research/PROTOCOL.md 66-69).
+AVERAGED_LAYERS = (2, 3)
+
+
 class LanguageModel(ParsingModel):
     """An ON-LSTM language model (:class:`onparse.lm.model.ONLSTMLanguageModel`) and its vocabulary."""
 
@@ -66,6 +71,13 @@ class LanguageModel(ParsingModel):
     def default_members(self, index: int) -> List[Member]:
         """Layer 2 read by the paper's decoder (the top layer of a one-layer model)."""
         return [self.member(index, min(DEFAULT_LAYER, self.model.config.n_layers), DEFAULT_DECODER)]
+
+    def averaged_members(self, index: int) -> List[Member]:
+        """Layers 2 and 3 (:data:`AVERAGED_LAYERS`) read by the paper's decoder; a model with
+        neither gives its top layer."""
+        n_layers = self.model.config.n_layers
+        layers = [layer for layer in AVERAGED_LAYERS if layer <= n_layers] or [n_layers]
+        return [self.member(index, layer, DEFAULT_DECODER) for layer in layers]
 
     @classmethod
     def checked_member(cls, config: Dict[str, Any], index: int, layer: int, decoder: str) -> Member:

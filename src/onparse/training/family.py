@@ -33,6 +33,11 @@ class Family:
     start: Callable[..., Callable[[], Any]]
     #: How its options are introduced in ``--help`` when another family's come first (``Grammar``).
     label: str = ""
+    #: What one run trains, in words (``fit``'s plan: "about 3 epoch(s) per language model").
+    noun: str = "model"
+    #: ``alarm(epoch_record, grace=...)``: why an epoch of its run is not learning (a line), or None;
+    #: read by a selection to leave such an epoch out (None: the kind has no such check).
+    alarm: Optional[Callable[..., Optional[str]]] = None
     #: Size field -> its option (``n_nonterminals`` -> ``--nonterminals``), for presets that are sizes.
     sizes: Mapping[str, str] = field(default_factory=dict)
     #: The dataclass declaring those sizes (their help and checks).
@@ -49,6 +54,13 @@ class Family:
     def option_names(self) -> Tuple[str, ...]:
         """Its settings' names and then its sizes', as its ``onparse train`` options are named."""
         return (*self.setting_fields(), *self.sizes)
+
+    def default_epochs(self, preset: str) -> Optional[int]:
+        """The epochs a run of ``preset`` trains when not told: the preset's own (a preset that is
+        whole settings), else its settings' default (None: neither says)."""
+        chosen = self.presets.get(preset)
+        epochs = getattr(chosen, "epochs", None)
+        return epochs if epochs is not None else getattr(self.settings(), "epochs", None)
 
     def out(self, preset: str) -> str:
         """The run folder when ``--out`` is not given."""

@@ -22,4 +22,4 @@ def start(preset: Optional[str], spec, values: Dict[str, Any], options):
 
 
 #: ``onparse train --family lm``: its presets are whole settings.
-FAMILY = Family("lm", PRESETS, TrainConfig, start)
+FAMILY = Family("lm", PRESETS, TrainConfig, start, noun="language model")

@@ -1,19 +1,24 @@
-"""The gold-free choice of ``onparse fit``: epochs, members, voter and tie rule from unlabelled
-held-out text only.
+"""A selection's choice rules, as named functions (:data:`RULES`).
 
-**Candidates.** Every (run, epoch, layer, decoder) of the trained models: each language model's
-epochs x layers x decoders, each grammar's epochs read by their MBR tree.  A run is one seed of
-one family (``lm-1``, ``grammar-2``).  Their trees of the held-out sentences (at least 3 words
-each) are the only input.
+* :func:`best_dev` (``"best_dev"``): the candidate of highest F1 on a gold dev set (the lab's
+  rules: dev may choose anything).
+* :func:`choose` (``"gold_free"``): ``onparse fit``'s choice of epochs, members, voter and tie
+  rule from unlabelled held-out text only, described below.
+
+**Candidates** (:class:`onparse.selection.candidates.Candidate`). Every (run, epoch, layer,
+decoder) of the trained models: each language model's epochs x layers x decoders, each grammar's
+epochs read by their MBR tree.  A run is one seed of one kind (``lm-1``, ``grammar-2``).  Their
+trees of the held-out sentences (at least 3 words each) are the only input.
 
 **The rule** (:func:`choose`, rules v12 and v14 of ``research/PROTOCOL.md``):
 
 1. Each run's epoch is its epoch of lowest validation perplexity (the run's own held-out
    split, as its ``metrics.jsonl`` logs it; ties and runs with none: the later epoch, which has
    trained more).  This is the paper's own checkpoint choice.
-2. Members: each language model read at :data:`MEMBER_LAYERS` with the paper's decoder
-   (:data:`MEMBER_DECODER`) -- a model with neither of those layers gives its top layer -- and
-   each grammar by its MBR tree, at the chosen epochs; layers outermost, runs in order.
+2. Members: at the chosen epochs, the readings each kind puts in an average
+   (:meth:`onparse.kinds.ParsingModel.averaged_members`: a language model's layers 2 and 3 with
+   the paper's decoder -- a model with neither of those layers gives its top layer -- and a
+   grammar's MBR tree); layered readings first, layers outermost, runs in order.
 3. Baselines in disguise (rule v14): a member whose held-out trees agree more than
    :data:`DEGENERATE` with the right-branching or with the left-branching tree of each sentence
    is left out (unless every member would be).  A grammar can collapse to one such tree for
@@ -44,41 +49,23 @@ from __future__ import annotations
 
 import math
 from dataclasses import asdict, dataclass, field
-from typing import Any, Dict, List, Optional, Sequence, Tuple
+from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
 
-from ..scores.agreement import BASELINE_LIKE, MIN_WORDS, nontrivial_spans
+from ..scores.agreement import BASELINE_LIKE, MIN_WORDS
 from ..scores.agreement import baseline_likeness as baseline_agreement
 from ..trees.average import average_trees_batch
 from ..trees.tree import Tree, leaves
+from .candidates import Candidate
+from .scorers import agreement_matrix, cross_scores
 
 #: How much more the members' average must agree with one branching direction than with the
 #: other for a voter of that direction to join (agreement is a share, 0 to 1).
 LEAN = 0.05
-#: The language models' readings that become members: the recipe's layers (rule v6's shipped
-#: bundle, the paper's layer 2 and the top one) with the paper's decoder.
-MEMBER_LAYERS = (2, 3)
-MEMBER_DECODER = "onlstm"
-#: How a grammar's candidates are read (their MBR tree).
-GRAMMAR_DECODER = "mbr"
 #: A member whose held-out trees agree more than this with a baseline's is that baseline
 #: (its one home: :data:`onparse.scores.agreement.BASELINE_LIKE`).
 DEGENERATE = BASELINE_LIKE
-
-
-@dataclass(frozen=True)
-class Candidate:
-    """One way to read trees: a run's epoch, layer and decoder (``layer`` 1 for a kind without
-    layers)."""
-
-    run: str
-    epoch: int
-    layer: int
-    decoder: str
-
-    def label(self) -> str:
-        return f"{self.run} epoch {self.epoch} layer {self.layer} {self.decoder}"
 
 
 @dataclass
@@ -109,45 +96,7 @@ class Choice:
                 "member_scores": [{**asdict(c), "agreement": round(a, 5)} for c, a in self.member_scores]}
 
 
-def agreement_matrix(trees: Sequence[Sequence[Tree]]) -> Tuple[np.ndarray, int]:
-    """``[K, K]`` summed agreement of every pair of the K candidates' trees over the sentences of
-    at least 3 words (the diagonal is the number of such sentences), and that number.
-    ``trees``: per sentence, the K candidates' trees of the same words."""
-    total, counted = None, 0
-    for index, row in enumerate(trees):
-        if not row or any(t is None for t in row):
-            continue
-        words = leaves(row[0])
-        n = len(words)
-        if n < MIN_WORDS:
-            continue
-        spans = [nontrivial_spans(t) for t in row]
-        where = {s: i for i, s in enumerate(sorted(set().union(*spans)))}
-        hits = np.zeros((len(row), len(where)), dtype=np.float64)
-        for k, own in enumerate(spans):
-            hits[k, [where[s] for s in own]] = 1.0
-        shared = hits @ hits.T / (n - 2)
-        total = shared if total is None else total + shared
-        counted += 1
-    if total is None:
-        raise ValueError("no held-out sentence of at least 3 words to measure agreement on")
-    return total, counted
-
-
-def cross_scores(shared: np.ndarray, counted: int, groups: Sequence[Any]) -> List[float]:
-    """Each candidate's mean agreement with the candidates of the other groups (runs); with one
-    group, with every other candidate."""
-    k = len(groups)
-    group = np.asarray([str(g) for g in groups])
-    several = len(set(groups)) > 1
-    out = []
-    for i in range(k):
-        peers = (group != group[i]) if several else (np.arange(k) != i)
-        out.append(float(shared[i, peers].sum() / (peers.sum() * counted)) if peers.any() else 0.0)
-    return out
-
-
-def best_epochs(candidates: Sequence[Candidate], perplexity: Dict[str, Dict[int, float]]) -> Dict[str, int]:
+def lowest_perplexity(candidates: Sequence[Candidate], perplexity: Dict[str, Dict[int, float]]) -> Dict[str, int]:
     """Rule 1: each run's kept epoch of lowest validation perplexity (ties, and epochs with no
     finite figure, to the later epoch)."""
     epochs: Dict[str, int] = {}
@@ -164,20 +113,13 @@ def best_epochs(candidates: Sequence[Candidate], perplexity: Dict[str, Dict[int,
 
 
 def member_indices(candidates: Sequence[Candidate], epochs: Dict[str, int]) -> List[int]:
-    """Rule 2: the candidates read at :data:`MEMBER_LAYERS` with :data:`MEMBER_DECODER` (a run
-    with neither layer: its top layer), and every grammar reading, at ``epochs``; layers
-    outermost, then runs in order."""
-    at = [i for i, c in enumerate(candidates) if epochs.get(c.run) == c.epoch]
-    grammar = [i for i in at if candidates[i].decoder == GRAMMAR_DECODER]
-    layered = [i for i in at if candidates[i].decoder == MEMBER_DECODER]
-    wanted: Dict[str, List[int]] = {}
-    for run in dict.fromkeys(candidates[i].run for i in layered):
-        layers = sorted({candidates[i].layer for i in layered if candidates[i].run == run})
-        wanted[run] = [layer for layer in MEMBER_LAYERS if layer in layers] or layers[-1:]
-    order = sorted({layer for ls in wanted.values() for layer in ls})
-    members = [i for layer in order for run in wanted for i in layered
-               if candidates[i].run == run and candidates[i].layer == layer and layer in wanted[run]]
-    return members + grammar
+    """Rule 2: the candidates at ``epochs`` that their kind averages (``averaged``); layered
+    ones first, layers outermost, then runs in order; then the others, runs in order."""
+    at = [i for i, c in enumerate(candidates) if epochs.get(c.run) == c.epoch and c.averaged]
+    runs = list(dict.fromkeys(c.run for c in candidates))
+    layered = sorted((i for i in at if candidates[i].layered),
+                     key=lambda i: (candidates[i].layer, runs.index(candidates[i].run), i))
+    return layered + [i for i in at if not candidates[i].layered]
 
 
 def choose(candidates: Sequence[Candidate], trees: Sequence[Sequence[Tree]],
@@ -193,10 +135,11 @@ def choose(candidates: Sequence[Candidate], trees: Sequence[Sequence[Tree]],
         raise ValueError("choosing needs at least two candidates (train more seeds, epochs or layers)")
     shared, counted = agreement_matrix(trees)
     scores = cross_scores(shared, counted, [c.run for c in candidates])
-    epochs = best_epochs(candidates, perplexity or {})
+    epochs = lowest_perplexity(candidates, perplexity or {})
     kept = member_indices(candidates, epochs)
     if not kept:
-        raise ValueError("no candidate reads a language model's layers with the paper's decoder or a grammar")
+        raise ValueError("no candidate is a reading its kind averages (a language model's layers 2-3 with the "
+                         "paper's decoder, a grammar's MBR tree)")
     alarms = alarms or {}
     collapsed = [i for i in kept if alarms.get(candidates[i].run, {}).get(epochs[candidates[i].run])]
     if len(collapsed) < len(kept):
@@ -232,3 +175,18 @@ def _voter(member_trees: Sequence[Sequence[Tree]]) -> Tuple[Optional[str], str, 
         return None, "first", lean
     side = "right" if lean["right"] > lean["left"] else "left"
     return side, side, lean
+
+
+def best_dev(scores: Sequence[float]) -> int:
+    """The index of the highest dev F1 among candidates in order; ties go to the earlier one
+    (the lab's rules v5-v24).
+
+    >>> best_dev([0.4, 0.5, 0.5, 0.1])
+    1
+    """
+    return max(range(len(scores)), key=lambda i: (scores[i], -i))
+
+
+#: The choice rules by name: ``best_dev`` takes the candidates' dev F1 in order and gives the
+#: index chosen; ``gold_free`` is :func:`choose`.
+RULES: Dict[str, Callable[..., Any]] = {"best_dev": best_dev, "gold_free": choose}
