@@ -39,7 +39,8 @@ bench:  ## side-by-side speed comparisons (prints ratios)
 	$(PYTHON) benchmarks/bench_induce.py
 	$(PYTHON) benchmarks/bench_grammar.py
 
-model:  ## the shipped model checked against the digest its rule records (research/rules.toml; it never overwrites the file), and how its parts come back
+model:  ## the shipped model rebuilt from its recorded parts into runs/model/ and checked byte for byte against it (it never overwrites the shipped file), and how its parts come back
+	$(PYTHON) research/lab.py model
 	$(PYTHON) research/lab.py shipped
 
 lab:  ## the lab's rules and where each stands; every rule's recorded dev scores replayed to its recorded choice

@@ -2,8 +2,10 @@
 
 Both contenders run the public ``Parser`` over the same token lists, in this process:
 
-* ensemble: the teacher (default: the bundled model: three language models, their members
-  averaged with a right-branching voter, O(n^3) per sentence for the average);
+* ensemble: the teacher (default: the three language models the bundled student learnt from, as
+  the bundle committed at ``ENSEMBLE_SOURCE`` holds them, their recorded members averaged with a
+  right-branching voter, O(n^3) per sentence for the average; the shipped file keeps only one of
+  them, for distances);
 * student: one BiLSTM span scorer and CYK (O(n^3) per sentence too, batched over sentences).
 
 Rounds alternate A B A B; the medians are compared and the ratio printed.  Sentences: the sample's
@@ -19,7 +21,7 @@ Without rule v8's student (``runs/`` is not in the repository), the benchmark bu
 the default sizes over the teacher's vocabulary, untrained: its parsing speed is that of a
 trained one (the cost depends on the sizes and the sentences, not on the weights).
 
-    python benchmarks/bench_distill.py --rounds 3           # rule v8's student against the bundled model
+    python benchmarks/bench_distill.py --rounds 3           # rule v8's student against the language models' average
     python benchmarks/bench_distill.py --student s.pt --teacher bundle.pt --text lines.txt --limit 2000
     python benchmarks/bench_distill.py --end-to-end --threads 1 --rounds 3   # what `onparse induce` costs
 """
@@ -37,6 +39,31 @@ import torch
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "src"))
+
+
+#: The bundle (in this repository's history) that holds the three language models of the average
+#: the bundled student was distilled from, and its recorded members of them.
+ENSEMBLE_SOURCE = "63bf62d:src/onparse/models/default.pt"
+
+
+def teacher_file(path, folder):
+    """``path``, or (None) the default ensemble written into ``folder``: the three language models
+    of :data:`ENSEMBLE_SOURCE` read by their recorded members, with a right-branching voter."""
+    if path:
+        return path
+    from onparse import load
+
+    source = os.path.join(folder, "source.pt")
+    done = subprocess.run(["git", "show", ENSEMBLE_SOURCE], cwd=ROOT, capture_output=True)
+    if done.returncode != 0:
+        sys.exit(f"the default ensemble comes from {ENSEMBLE_SOURCE} (git history): give --teacher FILE instead")
+    Path(source).write_bytes(done.stdout)
+    parser = load(source, "cpu")
+    members = [parser.models[m["model"]].member(m["model"], m["layer"], m["decoder"])
+               for m in parser.metadata["dev"]["lm_only_members"]]
+    out = os.path.join(folder, "ensemble.pt")
+    parser.with_members(members, ["right"], "right").save_bundle(out)
+    return out
 
 
 def sentences(args):
@@ -99,6 +126,7 @@ def end_to_end(args):
 
     lines = news_lines(args.lines)
     with tempfile.TemporaryDirectory() as folder:
+        args.teacher = teacher_file(args.teacher, folder)
         ensemble = load(args.teacher, args.device)
         student_path, student_name = student_or_stand_in(args.student, ensemble, folder)
         student = load(student_path, args.device)
@@ -136,7 +164,8 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--student", default=str(ROOT / "runs" / "distill" / "run-s2" / "epoch-002.pt"),
                     help="default: rule v8's choice (research/PROTOCOL.md)")
-    ap.add_argument("--teacher", default=None, help="the ensemble (default: the bundled model)")
+    ap.add_argument("--teacher", default=None, help="the ensemble (default: the language models the bundled "
+                                                    "student learnt from, with a right-branching voter)")
     ap.add_argument("--text", default=None, help="one pretokenized sentence per line")
     ap.add_argument("--limit", type=int, default=None)
     ap.add_argument("--rounds", type=int, default=3)
@@ -153,10 +182,13 @@ def main():
     from onparse import load
 
     tokens = sentences(args)
-    ensemble, student = load(args.teacher, args.device), load(args.student, args.device)
+    with tempfile.TemporaryDirectory() as folder:
+        ensemble = load(teacher_file(args.teacher, folder), args.device)
+        student_path, student_name = student_or_stand_in(args.student, ensemble, folder)
+        student = load(student_path, args.device)
     words = sum(map(len, tokens))
     print(f"{len(tokens):,} sentences, {words:,} words; {torch.get_num_threads()} threads on {args.device}; "
-          f"ensemble: {ensemble.describe_average()} of {len(ensemble.models)} models; student: {args.student}",
+          f"ensemble: {ensemble.describe_average()} of {len(ensemble.models)} models; student: {student_name}",
           file=sys.stderr)
     timed(ensemble, tokens[:64])                       # warm-up
     timed(student, tokens[:64])

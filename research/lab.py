@@ -8,6 +8,7 @@
     python research/lab.py ship v23 OUT.pt       # its choice written as a model file
     python research/lab.py replay                # every rule's recorded dev scores give its recorded choice
     python research/lab.py shipped               # the shipped model against its rule's digest (never writes it)
+    python research/lab.py model [OUT]           # the shipped model rebuilt from its recorded parts (records/shipped.json)
 
 **Records** (``research/records/``): ``trials.tsv``, every candidate a rule scored on dev (rules
 v5-v20: the rows their scripts wrote); ``choices.json`` and ``tests.json``, each rule's dev choice
@@ -320,14 +321,12 @@ def ship(name: str, rule: Dict[str, Any], out: str, records: str = RECORDS) -> N
 def shipped(known: Dict[str, Dict[str, Any]]) -> List[str]:
     """Check every shipped file against the SHA-256 its rule records; the lines to print.  Exit 1
     when one differs: a shipped model changes only through a rule."""
-    import hashlib
-
     lines, bad = [], False
     for name, rule in known.items():
         if "ships" not in rule:
             continue
         with open(os.path.join(ROOT, rule["ships"]), "rb") as handle:
-            digest = hashlib.sha256(handle.read()).hexdigest()
+            digest = sha256_of(handle.read())
         bad |= digest != rule["sha256"]
         lines.append(f"{rule['ships']}: rule {name} ({rule['title']}), PROTOCOL.md {rule['protocol']}: "
                      + ("the recorded file" if digest == rule["sha256"] else f"DIFFERS (sha256 {digest})"))
@@ -338,9 +337,48 @@ def shipped(known: Dict[str, Dict[str, Any]]) -> List[str]:
     return lines
 
 
+def sha256_of(data: bytes) -> str:
+    import hashlib
+
+    return hashlib.sha256(data).hexdigest()
+
+
+def model(known: Dict[str, Dict[str, Any]], out: Optional[str] = None, records: str = RECORDS) -> str:
+    """Rebuild the shipped file from the parts its rule records (``build``: a JSON record of the
+    source file in git history and its digest, the members, the models carried, each model's
+    precision and the metadata) into ``out`` (default ``runs/model/``, never the shipped path);
+    the line to print.  Exit 1 when the rebuilt file is not the shipped one byte for byte."""
+    from onparse import load
+
+    name, rule = next((n, r) for n, r in known.items() if "ships" in r)
+    recipe = read_json(rule["build"], records)
+    data = subprocess.run(["git", "show", recipe["source"]["git"]], cwd=ROOT, capture_output=True, check=True).stdout
+    if sha256_of(data) != recipe["source"]["sha256"]:
+        sys.exit(f"model: {recipe['source']['git']} is not the recorded source (sha256 {sha256_of(data)})")
+    folder = os.path.join(ROOT, "runs", "model")
+    os.makedirs(folder, exist_ok=True)
+    out = out or os.path.join(folder, os.path.basename(rule["ships"]))
+    if os.path.realpath(out) == os.path.realpath(os.path.join(ROOT, rule["ships"])):
+        sys.exit(f"model: {rule['ships']} is the shipped file; rebuild beside it, never over it")
+    source = os.path.join(folder, "source.pt")
+    with open(source, "wb") as handle:
+        handle.write(data)
+    parser = load(source, "cpu")
+    members = [parser.models[m["model"]].member(m["model"], m["layer"], m["decoder"]) for m in recipe["members"]]
+    parser = parser.with_members(members, recipe["voters"], recipe["ties"])
+    parser.save_bundle(out, weights=recipe["weights"], metadata=recipe["metadata"], carry=recipe["carry"],
+                       weights_of={int(k): v for k, v in recipe.get("weights_of", {}).items()})
+    with open(out, "rb") as handle:
+        digest = sha256_of(handle.read())
+    line = f"{out}: rule {name}'s shipped file rebuilt from {recipe['source']['git']}"
+    if digest != rule["sha256"]:
+        sys.exit(f"{line}: DIFFERS from {rule['ships']} (sha256 {digest})")
+    return f"{line}: {rule['ships']} byte for byte (sha256 {digest[:12]}...)"
+
+
 def main(argv: Optional[Sequence[str]] = None) -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("verb", choices=("list", "train", "dev", "test", "readme", "ship", "replay", "shipped"))
+    ap.add_argument("verb", choices=("list", "train", "dev", "test", "readme", "ship", "replay", "shipped", "model"))
     ap.add_argument("rule", nargs="?")
     ap.add_argument("out", nargs="?", help="ship: the file to write")
     ap.add_argument("--seeds", default=None, help="train: a comma-separated subset of the rule's seeds")
@@ -354,6 +392,9 @@ def main(argv: Optional[Sequence[str]] = None) -> None:
         sys.exit(0 if all(r["same"] for r in rows) else 1)
     if args.verb == "shipped":
         print("\n".join(shipped(known)))
+        return
+    if args.verb == "model":
+        print(model(known, args.rule))           # its one argument: where to write
         return
     if args.verb == "list":
         choices, tests = read_json("choices.json"), read_json("tests.json")

@@ -52,3 +52,22 @@ def test_grammar_shows_the_grammar_a_bundle_carries(bundle):
     direct = CliRunner().invoke(main, ["grammar", "-m", grammar, "--sample", "0", "--rules", "2"])
     assert shown.exit_code == 0 and direct.exit_code == 0, shown.output + direct.output
     assert shown.stdout.splitlines()[1:] == direct.stdout.splitlines()[1:]     # all but the file's name
+
+
+def test_info_says_what_each_model_no_member_reads_is_for(bundle, tmp_path):
+    """A language model a bundle keeps gives distances; a grammar names spans (its labels) and is
+    what ``onparse grammar`` shows: ``info`` says which does what (it said 'gives distances' of
+    every model no member reads)."""
+    from onparse.files.describe import describe_file
+
+    path, lm, grammar = bundle
+    lines = describe_file(path).splitlines()
+    assert lines[1].endswith("a bundle of 2 models whose trees are one member's "
+                             "(model 2 names spans (labels, onparse grammar))"), lines[1]
+    assert "member: layer 2 onlstm (model 1; model 2 names spans (labels, onparse grammar))" in lines
+    # A member between two kept models of different uses; and two language models grouped.
+    three = load([lm, lm, grammar, lm], "cpu")
+    mixed = tmp_path / "mixed.pt"
+    three.with_members([three.members[2]]).save_bundle(str(mixed), carry=[0, 1, 3], weights="float32")
+    assert "member: the grammar (model 3; models 1-2 give distances only, model 4 gives distances only)" in \
+        describe_file(str(mixed)).splitlines()

@@ -134,7 +134,7 @@ def test_a_bundle_describes_its_weights_by_its_own_figures(checkpoint, tmp_path)
     assert "four models in 40 MB" not in text and not any(line.startswith("weights:") for line in text.splitlines())
     assert "float16 weights): a bundle of 2 models" in text.splitlines()[1] and "recipe: two" in text
     shipped = describe_file(resolve(None), "the bundled model").splitlines()
-    assert "a bundle of 4 models" in shipped[1] and not any(line.startswith("weights:") for line in shipped)
+    assert "a bundle of 2 models" in shipped[1] and not any(line.startswith("weights:") for line in shipped)
     assert describe_file().splitlines() == shipped            # no path: the bundled model, as load() reads it
 
 
@@ -257,9 +257,9 @@ def test_info_describes_the_bundled_model_in_plain_words():
     result = CliRunner().invoke(main, ["info"])
     assert result.exit_code == 0, result.output
     text = result.stdout
-    for lab in ("rule v", "research/", "PROTOCOL", "(s1 e6)", "model 4 student"):
+    for lab in ("rule v", "research/", "PROTOCOL", "(s1 e6)", "model 2 student"):
         assert lab not in text, lab
-    assert "member: the student (model 4; models 1-3 give distances only)" in text
+    assert "member: the student (model 2; model 1 gives distances only)" in text
     assert "student (seed 1, epoch 6)" in text
     rows = [line for line in text.splitlines() if line.strip().startswith("wsj")]
     assert rows and all(row.split()[1:3] == ["the", "student"] for row in rows), rows
@@ -285,3 +285,30 @@ def test_one_epoch_is_one_epoch(tmp_path):
     save_tiny_checkpoint(path, WORDS, metadata={"corpus": {"source": "wsj"}, "epoch": 1, "step": 12})
     text = CliRunner().invoke(main, ["info", "-m", str(path)]).stdout
     assert "1 epoch, 12 steps" in text and "1 epochs" not in text
+
+
+def test_a_bundle_can_store_each_model_at_its_own_precision(checkpoint, tmp_path):
+    """``save_bundle(weights_of=...)``: a language model kept for distances can be int8 beside a
+    member stored float16; each comes back as its own precision gives it, and ``info`` says each."""
+    import torch
+
+    import onparse
+    from onparse.files.describe import describe_file
+    from onparse.files.weights import convert_weights, dequantize
+
+    parser = onparse.load([str(checkpoint), str(checkpoint)], "cpu")
+    parser = parser.with_members([parser.members[1]])            # model 2 parses; model 1 is carried
+    bundle = tmp_path / "mixed.pt"
+    parser.save_bundle(str(bundle), weights="float16", carry=[0], weights_of={0: "int8"})
+    back = onparse.load(str(bundle), "cpu")
+    original = parser.models[0].model.state_dict()
+    for index, kind in ((0, "int8"), (1, "float16")):
+        expected = dequantize(convert_weights(original, kind))
+        got = back.models[index].model.state_dict()
+        assert all(torch.equal(got[k].float(), expected[k].float()) for k in expected), kind
+    assert back.models[0].metadata["weights"] == "int8" and back.models[1].metadata["weights"] == "float16"
+    assert "weights model 1 int8, model 2 float16): a bundle of 2 models" in describe_file(str(bundle)).splitlines()[1]
+    # Indices name the parser's models, not the file's: carrying model 2 for a member of model 1.
+    other = tmp_path / "other.pt"
+    onparse.load([str(checkpoint), str(checkpoint)], "cpu").save_bundle(str(other), carry=[1], weights_of={1: "int8"})
+    assert [m.metadata["weights"] for m in onparse.load(str(other), "cpu").models] == ["float16", "int8"]

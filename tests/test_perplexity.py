@@ -186,3 +186,26 @@ def test_input_format_names_what_is_read_and_format_still_works(files):
     both = invoke("perplexity", "-m", files["one"], "--corpus", files["text"], "--format", "ptb", "--input-format", "text")
     assert both.exit_code == 2 and "--format is the former name of --input-format" in both.output
     assert "--input-format" in invoke("train", "--help").stdout
+
+
+def test_a_bundle_names_the_model_each_perplexity_is_of(files, tmp_path):
+    """A bundle whose first model has no perplexity (a student) and whose second does: the one
+    record is named for the language model (results were paired with the models in file order,
+    so it carried the student's name), and a bundle always names its records."""
+    import onparse
+    from onparse.student.file import save_student
+    from onparse.student.model import SpanStudent, StudentConfig
+
+    vocab = Vocabulary.build([WORDS])
+    config = StudentConfig(vocab_size=len(vocab), embedding_size=8, hidden_size=8, mlp_size=8)
+    student = tmp_path / "student.pt"
+    save_student(str(student), config=config.to_dict(), vocab=vocab, state_dict=SpanStudent(config).state_dict())
+    parser = onparse.load([str(student), files["one"]], "cpu")
+    bundle = tmp_path / "student-first.pt"
+    parser.with_members([parser.members[0]]).save_bundle(str(bundle), carry=[1], weights="float32")
+    [result] = onparse.perplexity(onparse.load(str(bundle), "cpu"), files["text"], quiet=True)
+    assert result.model == f"{bundle} [2]", result.model           # its second model, not the student
+    out = invoke("perplexity", "-m", bundle, "--corpus", files["text"], "--json")
+    assert out.exit_code == 0, out.output
+    [record] = json.loads(out.stdout)
+    assert record["model"] == result.model and record["perplexity"] == pytest.approx(result.perplexity)

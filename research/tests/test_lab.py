@@ -140,3 +140,19 @@ def test_test_scores_once_and_ship_writes_the_choice(tiny_rule, tmp_path):
     words = [["the", "cat", "saw", "a", "dog"]]
     assert load(str(tmp_path / "shipped.pt"), "cpu").trees(words) == \
         load(os.path.join(chosen["run"], f"epoch-{chosen['epoch']:03d}.pt"), "cpu").trees(words)
+
+
+def test_make_model_rebuilds_the_shipped_file_byte_for_byte_and_never_over_it(tmp_path):
+    """``make model`` (``lab.py model``): the shipped file comes back from its recorded parts (the
+    bundle committed with its rule, in git history) byte for byte; it is written beside the
+    shipped file, never over it."""
+    known = lab.rules()
+    name, rule = next((n, r) for n, r in known.items() if "ships" in r)
+    source = lab.read_json(rule["build"])["source"]["git"]
+    if subprocess.run(["git", "cat-file", "-e", source], cwd=ROOT).returncode != 0:
+        pytest.skip("the recorded source is not in this checkout's history")
+    out = tmp_path / "default.pt"
+    line = lab.model(known, str(out))
+    assert "byte for byte" in line and out.read_bytes() == (ROOT / rule["ships"]).read_bytes()
+    with pytest.raises(SystemExit, match="never over it"):
+        lab.model(known, str(ROOT / rule["ships"]))

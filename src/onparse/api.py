@@ -225,13 +225,15 @@ class Parser(ParserI):
         return self.with_members(grid(self.models, layers, decoders))
 
     def save_bundle(self, path, *, weights: str = "float16", metadata: Optional[Dict[str, Any]] = None,
-                    carry: Sequence[int] = ()) -> None:
+                    carry: Sequence[int] = (), weights_of: Optional[Dict[int, str]] = None) -> None:
         """Write the parser as a bundle file (:mod:`onparse.bundle`): the models its members read
         and those of ``carry`` (indices of :attr:`models` no member reads, kept for their other
         uses: a grammar names spans, a language model gives distances), the members, voters and
-        tie rule; ``weights``: :data:`onparse.weights.WEIGHT_KINDS`.  ``load(path)`` reads it back."""
+        tie rule; ``weights``: :data:`onparse.weights.WEIGHT_KINDS`, and ``weights_of``: another
+        for some models, by index of :attr:`models` (``{0: "int8"}``: a language model kept for
+        distances, smaller).  ``load(path)`` reads it back."""
         save_models(path, self.models, self.members, carry, weights=weights, metadata=metadata,
-                    voters=self.voters, ties=self.ties)
+                    voters=self.voters, ties=self.ties, weights_of=weights_of)
 
     def describe_average(self) -> str:
         """``layer 2 onlstm`` / ``student`` for one member (the models no member reads, such as a

@@ -9,6 +9,7 @@ agreement only (issue 57.5), and each is a thin front over the home of its rule:
 from __future__ import annotations
 
 import os
+from dataclasses import replace
 from typing import Any, List, Optional
 
 from .student.distill import distill as _distill
@@ -18,7 +19,7 @@ def perplexity(parser, corpus: Optional[str] = None, split: Optional[str] = None
                batch_size: Optional[int] = None, bptt: Optional[int] = None, quiet: bool = False) -> List[Any]:
     """The perplexity of each model of ``parser`` that has one (a student has none): one
     :class:`onparse.lm.perplexity.PerplexityResult` per such model, in order, whose ``corpus``
-    says what was measured (``"wsj test"``).  When no model has one, the first model's
+    says what was measured (``"wsj test"``) and ``model`` which model (:meth:`Parser.name`).  When no model has one, the first model's
     OnparseError says why.
 
     ``corpus``: None (each model's own training corpus, as its checkpoint records it), a
@@ -35,8 +36,9 @@ def perplexity(parser, corpus: Optional[str] = None, split: Optional[str] = None
     """
     # Measuring model 0 when none has a perplexity makes its kind say why, in its own words.
     measured = [i for i, model in enumerate(parser.models) if model.has_perplexity] or [0]
-    return [parser.models[i].perplexity(corpus, split, fmt, batch_size, bptt, name=parser.name(i), quiet=quiet)
-            for i in measured]
+    # Each result names its model: a bundle's student (no perplexity) may come before a language model.
+    return [replace(parser.models[i].perplexity(corpus, split, fmt, batch_size, bptt, name=parser.name(i), quiet=quiet),
+                    model=parser.name(i)) for i in measured]
 
 
 def distill(parser, text, student, **options):

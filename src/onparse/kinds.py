@@ -63,6 +63,9 @@ class ParsingModel:
     layered: ClassVar[bool] = False
     #: The ``onparse train --family`` that trains it (None: ``onparse train`` does not).
     family: ClassVar[Optional[str]] = None
+    #: What a bundle keeps it for when no member reads it, as ``onparse info`` says it (one model,
+    #: several): a language model gives distances, a grammar names spans.
+    kept_for: ClassVar[Tuple[str, str]] = ("makes no trees here", "make no trees here")
 
     def __init__(self, model: Any, vocab: Any, metadata: Optional[Dict[str, Any]] = None):
         self.model = model

@@ -331,14 +331,16 @@ def perplexity_command(model_paths, no_verify, corpus, split, fmt, fmt_old, batc
     with torch_threads(threads):
         parser = load(model_paths[0] if model_paths else None, device, verify=not no_verify)
         results = perplexity(parser, corpus, split, fmt=fmt, batch_size=batch_size, bptt=bptt, quiet=quiet)
-    several = len(results) > 1
-    records = [{**({"model": name} if several else {}), "corpus": r.corpus, **r.to_dict()}
-               for name, r in zip(parser.names, results)]
+    # A file of several models (a bundle) gets one record per model measured, each named, even
+    # when only one of them has a perplexity; a lone model's record is the object itself.
+    several = len(parser.models) > 1
+    records = [{**({"model": r.model} if several else {}), "corpus": r.corpus,
+                **{k: v for k, v in r.to_dict().items() if k != "model"}} for r in results]
     if as_json:
         click.echo(dumps(records if several else records[0]))
         return
-    for name, r in zip(parser.names, results):
-        click.echo(f"{name + ': ' if several else ''}{r.corpus}: perplexity {format_ppl(r.perplexity)} "
+    for r in results:
+        click.echo(f"{r.model + ': ' if several else ''}{r.corpus}: perplexity {format_ppl(r.perplexity)} "
                    f"({r.tokens:,} tokens, {r.sentences:,} sentences, {r.loss:.4f} nats/token)")
 
 

@@ -23,7 +23,7 @@ read back into float32.  Like checkpoints, bundles hold plain values and tensors
 """
 from __future__ import annotations
 
-from typing import Any, Dict, List, Sequence
+from typing import Any, Dict, List, Mapping, Optional, Sequence
 
 from ..errors import OnparseError
 from ..kinds import ParsingModel
@@ -96,17 +96,19 @@ def bundle_members(blob: Dict[str, Any], path) -> List[Member]:
 
 def save_bundle(path, models: Sequence[Dict[str, Any]], members: Sequence[Member], *,
                 weights: str = "int8", metadata: Dict[str, Any] = None, voters: Sequence[str] = (),
-                ties: str = None) -> None:
+                ties: str = None, weights_of: Optional[Mapping[int, str]] = None) -> None:
     """Write a bundle atomically.  ``models``: entries of any kind (``config``, ``vocab``,
     ``state_dict``, ``metadata`` and the kind's ``kind``; a training state is dropped);
-    ``weights``: how their weights are stored (:data:`onparse.files.weights.WEIGHT_KINDS`);
-    ``voters`` and ``ties``: the average's voters and tie rule (default: none, and
-    :data:`onparse.trees.average.DEFAULT_TIES`)."""
+    ``weights``: how their weights are stored (:data:`onparse.files.weights.WEIGHT_KINDS`), and
+    ``weights_of``: another way for some of them, by index (a model used only for distances
+    can be int8 while the member beside it keeps float16); ``voters`` and ``ties``: the
+    average's voters and tie rule (default: none, and :data:`onparse.trees.average.DEFAULT_TIES`)."""
     entries = []
-    for blob in models:
-        state = convert_weights(dequantize(blob["state_dict"]), weights)
+    for i, blob in enumerate(models):
+        kind = (weights_of or {}).get(i, weights)
+        state = convert_weights(dequantize(blob["state_dict"]), kind)
         entries.append({"config": dict(blob["config"]), "vocab": list(blob["vocab"]), "state_dict": state,
-                        "metadata": {**dict(blob.get("metadata") or {}), "weights": weights,
+                        "metadata": {**dict(blob.get("metadata") or {}), "weights": kind,
                                      DIGEST_KEY: weights_digest(state)}})
         if blob.get("kind") is not None:
             entries[-1]["kind"] = blob["kind"]
@@ -150,9 +152,12 @@ def save_models(path, models: Sequence[ParsingModel], members: Sequence[Member],
     """Write a bundle of loaded models of any kind read by ``members``: only the models some
     member reads are stored, and those of ``carry`` (indices of models no member reads, kept for
     what else they do: a grammar names spans and shows its rules, a language model gives
-    distances), renumbered in order; ``options`` as for :func:`save_bundle`."""
+    distances), renumbered in order; ``options`` as for :func:`save_bundle` (``weights_of`` by
+    the indices of ``models``)."""
     used = sorted({m.model for m in members} | set(carry))
     renumber = {old: new for new, old in enumerate(used)}
+    if options.get("weights_of"):           # given by the models' indices here, stored by the bundle's
+        options = {**options, "weights_of": {renumber[i]: w for i, w in options["weights_of"].items() if i in renumber}}
     entries = []
     for i in used:
         entry = models[i].entry()

@@ -80,30 +80,45 @@ def bundle_summary(blob: dict, name: str, path: str, counts) -> dict:
                        for m, n in zip(blob["models"], counts)]}
 
 
-def _reading(members, voters, n_models: int) -> str:
+def _uses(models, read, path) -> str:
+    """What the models no member reads are kept for, by their kind
+    (:attr:`onparse.kinds.ParsingModel.kept_for`): ``model 1 gives distances, model 3 names
+    spans``; consecutive models of one use are grouped (``models 1-3 give distances``)."""
+    groups: list = []
+    for i, entry in enumerate(models):
+        if i in read:
+            continue
+        use = kind_of(entry, path, entry=True).kept_for
+        if groups and groups[-1][1] == use and groups[-1][0][-1] == i:
+            groups[-1][0].append(i + 1)
+        else:
+            groups.append(([i + 1], use))
+    phrases = []
+    for numbers, (one, several) in groups:
+        which = f"model {numbers[0]}" if len(numbers) == 1 else f"models {numbers[0]}-{numbers[-1]}"
+        phrases.append(f"{which} {one if len(numbers) == 1 else several}")
+    return ", ".join(phrases)
+
+
+def _reading(members, voters, models, path) -> str:
     """How a bundle's trees are made: averaged over its members and voters, or one member's."""
     if len(members) + len(voters) > 1:
         return (f"whose trees are averaged over {len(members)} member{'s' if len(members) > 1 else ''}"
                 + (f" and {len(voters)} voter{'s' if len(voters) > 1 else ''}" if voters else ""))
-    unread = n_models - len({m.model for m in members})
-    return "whose trees are one member's" + (f" (the other {unread} give distances only)" if unread else "")
+    uses = _uses(models, {m.model for m in members}, path)
+    return "whose trees are one member's" + (f" ({uses})" if uses else "")
 
 
-def _lone_member(members, voters, n_models: int):
+def _lone_member(members, voters, models, path):
     """``(name, line)`` of a bundle whose trees are one member's, named by its reading alone as
     show and eval name it (``the student``, not ``model 4 student``: the models before it make
-    no trees), with the models that give distances only; None for several members or voters."""
+    no trees), with what the other models are kept for; None for several members or voters."""
     if len(members) != 1 or voters:
         return None
     member = members[0]
     name = member.reading if member.reading.startswith("layer ") else f"the {member.reading}"
-    others = [i + 1 for i in range(n_models) if i != member.model]
-    if not others:
-        return name, f"member: {name}"
-    listed = (f"model {others[0]}" if len(others) == 1 else f"models {others[0]}-{others[-1]}"
-              if others == list(range(others[0], others[-1] + 1)) else "models " + ", ".join(map(str, others)))
-    verb = "gives" if len(others) == 1 else "give"
-    return name, f"member: {name} (model {member.model + 1}; {listed} {verb} distances only)"
+    uses = _uses(models, {member.model}, path)
+    return name, f"member: {name}" + (f" (model {member.model + 1}; {uses})" if uses else "")
 
 
 def describe_bundle(blob: dict, name: str, path: str, counts) -> str:
@@ -111,11 +126,15 @@ def describe_bundle(blob: dict, name: str, path: str, counts) -> str:
     meta = blob.get("metadata", {})
     models = blob["models"]
     members = bundle_members(blob, path)
-    weights = (models[0].get("metadata") or {}).get("weights", "float32")
+    kinds = [(m.get("metadata") or {}).get("weights", "float32") for m in models]
+    # One precision for every model, or each model's (a member kept float16 beside an int8
+    # language model that gives distances only).
+    weights = f"{kinds[0]} weights" if len(set(kinds)) == 1 else \
+        "weights " + ", ".join(f"model {i + 1} {w}" for i, w in enumerate(kinds))
     voters, ties = bundle_voting(blob)
     lines = [f"model: {name}",
-             f"file: {path} ({os.path.getsize(path) / 1e6:.1f} MB, {weights} weights): a bundle of "
-             f"{len(models)} model{'s' if len(models) > 1 else ''} " + _reading(members, voters, len(models))]
+             f"file: {path} ({os.path.getsize(path) / 1e6:.1f} MB, {weights}): a bundle of "
+             f"{len(models)} model{'s' if len(models) > 1 else ''} " + _reading(members, voters, models, path)]
     # The bundle's own figures (its file line, each model's section) describe its weights; a
     # free-form note written when it was made (metadata "weights_check") may no longer hold.
     # The notes are said in a user's words: the lab's references left out (plain_words).
@@ -123,7 +142,7 @@ def describe_bundle(blob: dict, name: str, path: str, counts) -> str:
                        ("members_rule", "members chosen by")):
         if meta.get(key):
             lines.append(f"{title}: {plain_words(str(meta[key]))}")
-    lone = _lone_member(members, voters, len(models))
+    lone = _lone_member(members, voters, models, path)
     lines += ["", lone[1] if lone else
               "members (in tie-breaking order): " + "; ".join(m.label(len(models)) for m in members)]
     lines.append("voters: " + (", ".join(f"{v}-branching tree" for v in voters) if voters else "none"))

@@ -40,6 +40,8 @@ class Grammar(ParsingModel):
     """A neural PCFG (:class:`onparse.grammar.model.NeuralPCFG`, any rule form) and its vocabulary."""
 
     kind = "grammar"
+    # Its labels name the members' spans (induce --format ptb, eval --labels); onparse grammar shows it.
+    kept_for = ("names spans (labels, onparse grammar)", "name spans (labels, onparse grammar)")
     file_format = GRAMMAR_FORMAT
     entry_kind = GRAMMAR_KIND
     family = "grammar"

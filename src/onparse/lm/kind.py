@@ -40,6 +40,7 @@ class LanguageModel(ParsingModel):
     family = "lm"
     decoders = DECODERS
     layered = True
+    kept_for = ("gives distances only", "give distances only")
 
     # -- files ----------------------------------------------------------------------------------
     @classmethod

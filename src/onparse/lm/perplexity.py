@@ -9,7 +9,7 @@ left out, as in the AWD-LSTM recipe, so a different ``batch_size`` gives a sligh
 figure.
 """
 import contextlib
-from dataclasses import asdict, dataclass, replace
+from dataclasses import asdict, dataclass, field, replace
 from typing import Callable, Optional, Tuple
 
 import torch
@@ -28,13 +28,15 @@ DEFAULT_BPTT = 70
 class PerplexityResult:
     """Cross-entropy ``loss`` (nats per token) and ``perplexity = exp(loss)`` over ``tokens``
     predicted tokens of ``sentences`` sentences; ``corpus`` says what was measured (``"wsj
-    test"``, ``"ptb.test.txt"``) when the caller named it."""
+    test"``, ``"ptb.test.txt"``) when the caller named it, ``model`` which model (where it came
+    from) when it is one of several (:func:`onparse.perplexity`)."""
 
     loss: float
     perplexity: float
     tokens: int
     sentences: int
     corpus: Optional[str] = None
+    model: Optional[str] = field(default=None, compare=False)     # a label, not part of the measurement
 
     def to_dict(self) -> dict:
         return asdict(self)
