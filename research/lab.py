@@ -343,34 +343,54 @@ def sha256_of(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
+def source_bytes(source: Dict[str, Any]) -> bytes:
+    """The bytes of one recorded part of a shipped file: ``git`` (``COMMIT:PATH`` in this
+    repository's history) or ``file`` (a run's epoch file, with the command that ``rebuild``s
+    it), checked against its recorded ``sha256``."""
+    if "git" in source:
+        done = subprocess.run(["git", "show", source["git"]], cwd=ROOT, capture_output=True)
+        if done.returncode != 0:
+            sys.exit(f"model: {source['git']} is not in this checkout's history (a full clone has it)")
+        data, where = done.stdout, source["git"]
+    else:
+        where = os.path.join(ROOT, source["file"])
+        if not os.path.exists(where):
+            sys.exit(f"model: {source['file']} is missing; rebuild it with: {source['rebuild']}")
+        with open(where, "rb") as handle:
+            data = handle.read()
+    if sha256_of(data) != source["sha256"]:
+        sys.exit(f"model: {where} is not the recorded part (sha256 {sha256_of(data)})")
+    return data
+
+
 def model(known: Dict[str, Dict[str, Any]], out: Optional[str] = None, records: str = RECORDS) -> str:
-    """Rebuild the shipped file from the parts its rule records (``build``: a JSON record of the
-    source file in git history and its digest, the members, the models carried, each model's
-    precision and the metadata) into ``out`` (default ``runs/model/``, never the shipped path);
-    the line to print.  Exit 1 when the rebuilt file is not the shipped one byte for byte."""
+    """Rebuild the shipped file from the parts its rule records (``build``: a JSON record of its
+    ``sources``, read in order as one parser's models; the members, the models carried, each
+    model's precision and the metadata) into ``out`` (default ``runs/model/``, never the
+    shipped path); the line to print.  Exit 1 when the rebuilt file is not the shipped one
+    byte for byte."""
     from onparse import load
 
     name, rule = next((n, r) for n, r in known.items() if "ships" in r)
     recipe = read_json(rule["build"], records)
-    data = subprocess.run(["git", "show", recipe["source"]["git"]], cwd=ROOT, capture_output=True, check=True).stdout
-    if sha256_of(data) != recipe["source"]["sha256"]:
-        sys.exit(f"model: {recipe['source']['git']} is not the recorded source (sha256 {sha256_of(data)})")
     folder = os.path.join(ROOT, "runs", "model")
     os.makedirs(folder, exist_ok=True)
     out = out or os.path.join(folder, os.path.basename(rule["ships"]))
     if os.path.realpath(out) == os.path.realpath(os.path.join(ROOT, rule["ships"])):
         sys.exit(f"model: {rule['ships']} is the shipped file; rebuild beside it, never over it")
-    source = os.path.join(folder, "source.pt")
-    with open(source, "wb") as handle:
-        handle.write(data)
-    parser = load(source, "cpu")
+    paths = []
+    for k, source in enumerate(recipe["sources"]):
+        paths.append(os.path.join(folder, f"source-{k + 1}.pt"))
+        with open(paths[-1], "wb") as handle:
+            handle.write(source_bytes(source))
+    parser = load(paths, "cpu")
     members = [parser.models[m["model"]].member(m["model"], m["layer"], m["decoder"]) for m in recipe["members"]]
     parser = parser.with_members(members, recipe["voters"], recipe["ties"])
     parser.save_bundle(out, weights=recipe["weights"], metadata=recipe["metadata"], carry=recipe["carry"],
                        weights_of={int(k): v for k, v in recipe.get("weights_of", {}).items()})
     with open(out, "rb") as handle:
         digest = sha256_of(handle.read())
-    line = f"{out}: rule {name}'s shipped file rebuilt from {recipe['source']['git']}"
+    line = f"{out}: rule {name}'s shipped file rebuilt from {', '.join(s.get('git') or s['file'] for s in recipe['sources'])}"
     if digest != rule["sha256"]:
         sys.exit(f"{line}: DIFFERS from {rule['ships']} (sha256 {digest})")
     return f"{line}: {rule['ships']} byte for byte (sha256 {digest[:12]}...)"
