@@ -667,7 +667,13 @@ def test_pretokenized_is_a_setting_of_the_fit(tmp_path):
     assert out.exit_code == 0, out.output
     state = json.loads((tmp_path / "p.fit" / "fit.json").read_text())
     assert state["settings"]["pretokenized"] is True
-    again = run("fit", text, "--out", tmp_path / "p.pt", *TINY, "--resume", "--stop-after", "plan")
+    # --resume alone keeps the recorded reading (an option not given again keeps its value) ...
+    again = run("fit", text, "--out", tmp_path / "p.pt", "--resume", "--stop-after", "plan")
+    assert again.exit_code == 0, again.output
+    # ... and a fit started without it refuses to resume with it.
+    raw = run("fit", text, "--out", tmp_path / "r.pt", *TINY, "--stop-after", "plan")
+    assert raw.exit_code == 0, raw.output
+    again = run("fit", text, "--out", tmp_path / "r.pt", *TINY, "--pretokenized", "--resume", "--stop-after", "plan")
     assert again.exit_code == 1 and "a fit with other settings (pretokenized)" in again.output
     # A fit recorded before the option (no such key) read its text as raw text: it resumes so.
     del state["settings"]["pretokenized"]
@@ -693,3 +699,22 @@ def test_a_pretokenized_fit_plans_and_trains_on_every_token(tmp_path):
     fit = _Fit(str(text), str(tmp_path / "p.pt"), FitSettings(**state["settings"]), str(tmp_path / "p.fit"), None, print)
     for name in plan["runs"]:
         assert json.loads(fit._command(name, plan, 60.0)[-1])["plan"]["fmt"] == "pretokenized"
+
+
+def test_resume_alone_continues_a_fit_with_the_settings_it_was_started_with(tmp_path):
+    """The hint fit prints when stopped ("continue with: onparse fit TEXT --out OUT --resume")
+    works as printed: the options not given again keep their recorded values (it was refused as
+    "a fit with other settings (epochs, grammars, ...)" when the fit had been started with any
+    option); an option given differently is still refused."""
+    text = write_corpus(tmp_path / "text.txt", n_sentences=400, seed=2)
+    out = tmp_path / "p.pt"
+    first = run("fit", text, "--out", out, *TINY, "--max-time", "10m", "--stop-after", "plan")
+    assert first.exit_code == 0, first.output
+    hint = first.stdout.strip().splitlines()[-1]
+    assert hint.endswith(f"continue with: onparse fit {text} --out {out} --resume")
+    again = run("fit", text, "--out", out, "--resume", "--stop-after", "plan")
+    assert again.exit_code == 0, again.output
+    recorded = json.loads((tmp_path / "p.fit" / "fit.json").read_text())["settings"]
+    assert (recorded["epochs"], recorded["grammars"], recorded["max_time"]) == (2, 1, 600.0)
+    other = run("fit", text, "--out", out, "--resume", "--epochs", "3", "--stop-after", "plan")
+    assert other.exit_code == 1 and "a fit with other settings (epochs)" in other.output

@@ -15,7 +15,8 @@ from .training import _Duration
               help="The bundle file to write (the chosen language models, members, voter and ties).")
 @click.option("--run-dir", type=click.Path(file_okay=False), default=None, metavar="RUN",
               help="The run folder of the whole pipeline  [default: BUNDLE's name with .fit, beside it].")
-@click.option("--resume", is_flag=True, help="Continue a stopped fit where it stopped (same TEXT and settings).")
+@click.option("--resume", is_flag=True, help="Continue a stopped fit where it stopped (same TEXT; the options it "
+                                             "was started with are kept: give only --max-time to change its budget).")
 @click.option("--seeds", type=click.IntRange(0, 64), default=3, show_default=True,
               help="ON-LSTM language models to train (seeds 1..N); runs train side by side, one per CPU core.")
 @click.option("--preset", type=click.Choice(tuple(PRESETS)), default="small", show_default=True,
@@ -101,12 +102,20 @@ def fit_command(text, out, run_dir, resume, seeds, preset, grammars, grammar_pre
     from .. import FitSettings, OnparseError, fit
 
     cores = renamed(cores, threads_old, "--threads", "--cores")
-    if seeds + grammars == 0:
+    given = dict(seeds=seeds, preset=preset, grammars=grammars, grammar_preset=grammar_preset,
+                 grammar_vocab=grammar_vocab, grammar_curriculum=grammar_curriculum, grammar_form=grammar_form,
+                 epochs=epochs, max_time=max_time, cores=cores, limit=limit, weights=weights, pretokenized=pretokenized)
+    if resume:
+        # --resume alone continues the fit as it was started: an option not given again keeps
+        # its recorded value (one given differently is refused by the fit, as other settings).
+        ctx = click.get_current_context()
+        typed = {name for name in given if ctx.get_parameter_source(name) != click.core.ParameterSource.DEFAULT}
+        typed |= {"cores"} if threads_old is not None else set()
+        recorded = FitSettings.recorded(out, run_dir)
+        given = {**given, **{k: v for k, v in recorded.items() if k not in typed}}
+    if given["seeds"] + given["grammars"] == 0:
         raise click.UsageError("nothing to train: give --seeds or --grammars of at least 1")
-    settings = FitSettings(seeds=seeds, preset=preset, grammars=grammars, grammar_preset=grammar_preset,
-                           grammar_vocab=grammar_vocab, grammar_curriculum=grammar_curriculum,
-                           grammar_form=grammar_form, epochs=epochs,
-                           max_time=max_time, cores=cores, limit=limit, weights=weights, pretokenized=pretokenized)
+    settings = FitSettings(**given)
     try:
         settings.grammar_training()
     except OnparseError as err:

@@ -5,9 +5,10 @@ before anything heavy is imported.
 """
 from __future__ import annotations
 
+import json
 import os
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from typing import Any, Dict, Optional
 
 from ..errors import OnparseError
@@ -66,6 +67,20 @@ class FitSettings:
         ``induce --pretokenized`` does, ``auto`` reads raw text (a fit recorded before the
         option did so)."""
         return "pretokenized" if self.pretokenized else "auto"
+
+    @classmethod
+    def recorded(cls, out: str, run_dir: Optional[str] = None) -> Dict[str, Any]:
+        """The settings the fit of bundle ``out`` (its run folder ``run_dir``, default
+        :func:`default_run_dir`) recorded in its ``fit.json``, by field name; empty when there is
+        none or it cannot be read (resuming then says why).  ``onparse fit --resume`` takes them for
+        every option not given again, so that ``--resume`` alone continues the fit."""
+        try:
+            with open(os.path.join(run_dir or default_run_dir(out), STATE), encoding="utf-8") as handle:
+                recorded = json.load(handle).get("settings", {})
+        except (OSError, ValueError, AttributeError):
+            return {}
+        known = {f.name for f in fields(cls)}
+        return {k: v for k, v in recorded.items() if k in known} if isinstance(recorded, dict) else {}
 
     def grammar_changes(self) -> Dict[str, Any]:
         """The :class:`GrammarTraining` fields and the grammar size (``rule_form``) that fit's
