@@ -134,7 +134,7 @@ def test_a_bundle_describes_its_weights_by_its_own_figures(checkpoint, tmp_path)
     assert "four models in 40 MB" not in text and not any(line.startswith("weights:") for line in text.splitlines())
     assert "float16 weights): a bundle of 2 models" in text.splitlines()[1] and "recipe: two" in text
     shipped = describe_file(resolve(None), "the bundled model").splitlines()
-    assert "a bundle of 2 models" in shipped[1] and not any(line.startswith("weights:") for line in shipped)
+    assert "a bundle of 3 models" in shipped[1] and not any(line.startswith("weights:") for line in shipped)
     assert describe_file().splitlines() == shipped            # no path: the bundled model, as load() reads it
 
 
@@ -259,10 +259,13 @@ def test_info_describes_the_bundled_model_in_plain_words():
     text = result.stdout
     for lab in ("rule v", "research/", "PROTOCOL", "(s1 e6)", "model 2 student"):
         assert lab not in text, lab
-    assert "member: the student (model 2; model 1 gives distances only)" in text
+    assert "member: the student (model 2; model 1 gives distances only, model 3 names spans (labels, onparse " \
+        "grammar))" in text
     assert "student (seed 1, epoch 6)" in text
     rows = [line for line in text.splitlines() if line.strip().startswith("wsj")]
-    assert rows and all(row.split()[1:3] == ["the", "student"] for row in rows), rows
+    # The student's rows are "the student"; the grammar it carries has rows of its own.
+    assert rows and all(row.split()[1:3] in (["the", "student"], ["model", "3"]) for row in rows), rows
+    assert sum(row.split()[1:3] == ["the", "student"] for row in rows) == 2
     # the figures themselves are untouched
     assert "58.7" in text and "72.0" in text
 
