@@ -20,9 +20,9 @@ at the git tag ``lab-scripts-v22``.
 **A rule** names its gold set (``<gold>-dev`` chooses, ``<gold>-test`` is scored once), its runs
 (a folder pattern over seeds and the command that trains one), how its candidates are read
 (``decoders``) and its choice, a rule of ``onparse.selection.RULES`` (the one selection pipeline
-that ``onparse fit`` runs too: its tree table reads the candidates, its scorer scores them).  Every candidate is a (run, epoch,
-member) of an ``epoch-NNN.pt`` the runs kept.  Dev may choose anything; the test part is read by
-``test`` alone, once per rule.
+that ``onparse fit`` runs too: its tree table reads the candidates, its scorer scores them).
+Every candidate is a (run, epoch, member) of an ``epoch-NNN.pt`` the runs kept.  Dev may choose
+anything; the test part is read by ``test`` alone, once per rule.
 
 This script imports only ``onparse``'s public names.
 """
@@ -170,11 +170,13 @@ def train(name: str, rule: Dict[str, Any], seeds: Optional[Sequence[int]] = None
             sys.exit(f"{name}: a run failed (see its train.log)")
 
 
-def gold_part(gold: str):
-    """The sentences of a named gold set."""
-    from onparse import load_gold
+def gold_table(rule: Dict[str, Any], part: str):
+    """``(gold, table)``: the rule's gold part (``dev`` or ``test``) and one tree table over its
+    sentences, which every model file scored on it is read into."""
+    from onparse import load_gold, selection
 
-    return load_gold(gold)
+    gold = load_gold(f"{rule['gold']}-{part}")
+    return gold, selection.TreeTable([list(s.words) for s in gold])
 
 
 def readings(rule: Dict[str, Any]) -> Callable[[Any], Any]:
@@ -187,11 +189,11 @@ def epoch_file(run: str, epoch: int) -> str:
     return os.path.join(ROOT, run, f"epoch-{epoch:03d}.pt")
 
 
-def score_epoch(path: str, rule: Dict[str, Any], gold) -> Dict[str, Dict[str, float]]:
-    """Member label -> dev F1 (all / <= 10 words) of every member of the model file ``path``."""
+def score_epoch(path: str, rule: Dict[str, Any], gold, table) -> Dict[str, Dict[str, float]]:
+    """Member label -> dev F1 (all / <= 10 words) of every member of the model file ``path``, its
+    trees read into ``table`` (:func:`gold_table`)."""
     from onparse import selection
 
-    table = selection.TreeTable([list(s.words) for s in gold])
     return {member.label(): selection.gold_f1(trees, gold) for member, trees in table.read(path, readings(rule))}
 
 
@@ -209,16 +211,16 @@ def dev(name: str, rule: Dict[str, Any], records: str = RECORDS) -> Dict[str, An
     record it (``choices.json``); with ``seed_records``, one line per seed at its epoch of lowest
     validation perplexity (no gold), with the run's collapse figures."""
     done = {(r["run"], r["epoch"]) for r in read_jsonl("dev.jsonl", records) if r.get("source") == name}
-    gold = None
+    gold = table = None
     for seed, folder in run_folders(rule).items():
         logged = epoch_records(os.path.join(ROOT, folder))
         for epoch in epochs_of(os.path.join(ROOT, folder)):
             if (folder, epoch) in done:
                 continue
             if gold is None:
-                gold = gold_part(rule["gold"] + "-dev")
+                gold, table = gold_table(rule, "dev")
             began = time.monotonic()
-            scores = score_epoch(epoch_file(folder, epoch), rule, gold)
+            scores = score_epoch(epoch_file(folder, epoch), rule, gold, table)
             append_jsonl("dev.jsonl", {"source": name, "run": folder, "seed": seed, "epoch": epoch,
                                        "valid_ppl": logged.get(epoch, {}).get("valid_ppl"), "dev": scores}, records)
             best = max(v["all"] for v in scores.values())
@@ -256,8 +258,7 @@ def write_seed_records(name: str, rule: Dict[str, Any], found: List[Dict[str, An
             continue
         from onparse import selection      # fit's own rule: the epoch of lowest validation perplexity
 
-        epoch = selection.lowest_perplexity([selection.Candidate(folder, e, 1, "") for e in usable],
-                                            {folder: usable})[folder]
+        epoch = selection.lowest_perplexity({folder: usable}, {folder: usable})[folder]
         record = logged[epoch]
         kept.append({"rule": name, "seed": seed, "recipe": rule["recipe"], "epoch": epoch, "epochs": max(logged),
                      "valid_ppl": record["valid_ppl"], "unigram_ppl": record.get("unigram_ppl"),
@@ -281,9 +282,9 @@ def test(name: str, rule: Dict[str, Any], records: str = RECORDS) -> Dict[str, A
     from onparse import baseline_trees, selection
 
     chosen = choice["chosen"]
-    gold = gold_part(rule["gold"] + "-test")
-    tokens = [list(s.words) for s in gold]
-    columns = selection.TreeTable(tokens).read(epoch_file(chosen["run"], chosen["epoch"]), readings(rule))
+    gold, table = gold_table(rule, "test")
+    tokens = table.sentences
+    columns = table.read(epoch_file(chosen["run"], chosen["epoch"]), readings(rule))
     trees = next(trees for member, trees in columns if member.label() == chosen["member"])
     tests[name] = {"rule": choice["rule"], "candidate": chosen["name"],
                    "sentences": [len(gold), sum(len(s.tokens) <= 10 for s in gold)],
@@ -390,7 +391,8 @@ def model(known: Dict[str, Dict[str, Any]], out: Optional[str] = None, records: 
                        weights_of={int(k): v for k, v in recipe.get("weights_of", {}).items()})
     with open(out, "rb") as handle:
         digest = sha256_of(handle.read())
-    line = f"{out}: rule {name}'s shipped file rebuilt from {', '.join(s.get('git') or s['file'] for s in recipe['sources'])}"
+    parts = ", ".join(s.get("git") or s["file"] for s in recipe["sources"])
+    line = f"{out}: rule {name}'s shipped file rebuilt from {parts}"
     if digest != rule["sha256"]:
         sys.exit(f"{line}: DIFFERS from {rule['ships']} (sha256 {digest})")
     return f"{line}: {rule['ships']} byte for byte (sha256 {digest[:12]}...)"

@@ -54,7 +54,7 @@ def grammar(run, epochs):
 
 
 def test_each_runs_epoch_is_its_lowest_validation_perplexity():
-    from onparse.selection import lowest_perplexity
+    from onparse.selection import epochs_by_run, lowest_perplexity
 
     candidates = lm("lm-1", (1, 2, 3)) + lm("lm-2", (1, 2)) + lm("lm-3", (1, 2, 4)) + \
         grammar("grammar-1", (1, 2))
@@ -62,8 +62,8 @@ def test_each_runs_epoch_is_its_lowest_validation_perplexity():
            "lm-2": {1: 200.0, 2: 200.0},                          # a tie: the later epoch, trained more
            "lm-3": {1: float("nan"), 2: 400.0, 3: 100.0},         # epoch 3 not kept; NaN is no figure
            "grammar-1": {1: 500.0, 2: float("inf")}}
-    assert lowest_perplexity(candidates, ppl) == {"lm-1": 2, "lm-2": 2, "lm-3": 2, "grammar-1": 1}
-    assert lowest_perplexity(candidates, {}) == {"lm-1": 3, "lm-2": 2, "lm-3": 4, "grammar-1": 2}   # none: the last
+    assert lowest_perplexity(epochs_by_run(candidates), ppl) == {"lm-1": 2, "lm-2": 2, "lm-3": 2, "grammar-1": 1}
+    assert lowest_perplexity(epochs_by_run(candidates), {}) == {"lm-1": 3, "lm-2": 2, "lm-3": 4, "grammar-1": 2}   # none: the last
 
 
 def test_members_are_the_readings_each_kind_averages_layered_ones_first():

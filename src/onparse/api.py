@@ -405,8 +405,6 @@ class Parser(ParserI):
         tokens = [t for t in self.tokens(sentences) if len(t) >= min_words][:limit]
         return list(zip(self.members, measure_agreement(self, tokens, quiet)[0]))
 
-    # -- kept for the command line --------------------------------------------------------------
-
 
 def to_nltk(tree) -> Any:
     """A nested-tuple tree as an :class:`nltk.Tree`: :data:`NODE_LABEL` over every internal node,

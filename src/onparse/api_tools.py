@@ -19,8 +19,8 @@ def perplexity(parser, corpus: Optional[str] = None, split: Optional[str] = None
                batch_size: Optional[int] = None, bptt: Optional[int] = None, quiet: bool = False) -> List[Any]:
     """The perplexity of each model of ``parser`` that has one (a student has none): one
     :class:`onparse.lm.perplexity.PerplexityResult` per such model, in order, whose ``corpus``
-    says what was measured (``"wsj test"``) and ``model`` which model (:meth:`Parser.name`).  When no model has one, the first model's
-    OnparseError says why.
+    says what was measured (``"wsj test"``) and ``model`` which model (:meth:`Parser.name`).
+    When no model has one, the first model's OnparseError says why.
 
     ``corpus``: None (each model's own training corpus, as its checkpoint records it), a
     built-in name (``news``, ``wsj`` ...) or a text file; ``split``: ``train``, ``valid``,

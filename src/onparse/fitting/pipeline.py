@@ -224,7 +224,8 @@ class _Fit:
         epochs = {family: budget.epochs_bought(train_time, words, family, p.preset, max(1, cores // parallel))
                   for family, p in kinds.items()}
         digest = held_out_digest(held)
-        plan = {"corpus": spec.source, "corpus_format": spec.format, "sentences": n, "train_sentences": len(corpus.train),
+        plan = {"corpus": spec.source, "corpus_format": spec.format, "sentences": n,
+                "train_sentences": len(corpus.train),
                 "held_out": len(held), "held_out_sha256": digest, "held_out_max_words": CHOOSE_MAX_WORDS,
                 "runs": runs, "parallel": parallel,
                 "threads_per_run": max(1, cores // parallel), "waves": waves, "seconds_per_run": share,

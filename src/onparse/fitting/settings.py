@@ -23,7 +23,7 @@ CHOICE = "choice.json"
 TREES = "trees.jsonl"
 #: What the student stage writes in the run folder: the text it learns from, and its run folder.
 STUDENT_TEXT, STUDENT_DIR = "student-text.txt", "student"
-#: The training runs' folders in the run folder (:meth:`_Fit.runs`).
+#: The training runs' folders in the run folder (:func:`onparse.fitting.pipeline.run_plans`).
 RUN_NAME = re.compile(r"(?:lm|grammar)-\d+")
 
 @dataclass(frozen=True)
@@ -116,7 +116,8 @@ def check_outputs(out: str, student: Optional[str], run_dir: Optional[str]) -> N
         if rel == ".":
             raise OnparseError(f"{option} {path} is fit's run folder; choose another path")
         first = rel.split(os.sep)[0]
-        if first != ".." and (first in (STATE, CHOICE, TREES, LOCK, STUDENT_TEXT, STUDENT_DIR) or RUN_NAME.fullmatch(first)
+        if first != ".." and (first in (STATE, CHOICE, TREES, LOCK, STUDENT_TEXT, STUDENT_DIR)
+                              or RUN_NAME.fullmatch(first)
                               or TEMP_PATTERN.fullmatch(first)):
             raise OnparseError(f"{option} {path} is one of fit's own files in its run folder {run_dir}; "
                                "choose another path")

@@ -18,10 +18,10 @@ Runs are read through :mod:`onparse.files.run_folder` only.  The public face is 
 itself: ``from onparse import selection``.
 """
 from .candidates import Candidate, TreeTable, candidates_of, run_alarms
-from .rules import RULES, Choice, best_dev, choose, lowest_perplexity
+from .rules import RULES, Choice, best_dev, choose, epochs_by_run, lowest_perplexity
 from .runs import RunPlan, run_command, start_run
 from .scorers import agreement_matrix, cross_scores, gold_f1
 
 __all__ = ["Candidate", "TreeTable", "candidates_of", "run_alarms", "RULES", "Choice", "best_dev", "choose",
-           "lowest_perplexity", "RunPlan", "run_command", "start_run", "agreement_matrix", "cross_scores",
-           "gold_f1"]
+           "epochs_by_run", "lowest_perplexity", "RunPlan", "run_command", "start_run", "agreement_matrix",
+           "cross_scores", "gold_f1"]

@@ -71,9 +71,13 @@ class TreeTable:
     def read(self, path: str, readings: Callable[[Any], Any] = lambda parser: parser) -> List[Tuple[Any, List[Any]]]:
         """``[(member, trees)]`` of the model file ``path`` read by ``readings`` (a function of the
         loaded :class:`onparse.Parser` giving the parser whose members are wanted; default: the
-        file's own members); ``trees``: one per sentence (None for an empty one).  Members not
-        cached are parsed in one pass and cached."""
-        parser = readings(load(path, "cpu"))
+        file's own members): :meth:`columns` of that parser."""
+        return self.columns(path, readings(load(path, "cpu")))
+
+    def columns(self, path: str, parser: Any) -> List[Tuple[Any, List[Any]]]:
+        """``[(member, trees)]`` of ``parser`` (loaded from the model file ``path``, read by the
+        members wanted); ``trees``: one per sentence (None for an empty one).  Members not cached
+        are parsed in one pass and cached."""
         key = self.file_key(path)
         labels = [m.label(len(parser.models)) for m in parser.members]
         missing = [k for k, label in enumerate(labels) if (key, label) not in self._columns]
@@ -98,10 +102,11 @@ def candidates_of(run: str, folder: str, epoch: int, table: TreeTable,
     read by ``readings`` (see :meth:`TreeTable.read`), each with its trees of the table's
     sentences."""
     path = epoch_path(folder, epoch)
-    model = load(path, "cpu").models[0]
+    loaded = load(path, "cpu")                 # once: what its kind averages, then its trees
+    model = loaded.models[0]
     averaged = {(m.layer, m.decoder) for m in model.averaged_members(0)}
     return [(Candidate(run, epoch, m.layer, m.decoder, (m.layer, m.decoder) in averaged, model.layered), trees)
-            for m, trees in table.read(path, readings)]
+            for m, trees in table.columns(path, readings(loaded))]
 
 
 def every_reading(parser: Any) -> Any:

@@ -49,7 +49,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import asdict, dataclass, field
-from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
+from typing import Any, Callable, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple
 
 import numpy as np
 
@@ -96,19 +96,26 @@ class Choice:
                 "member_scores": [{**asdict(c), "agreement": round(a, 5)} for c, a in self.member_scores]}
 
 
-def lowest_perplexity(candidates: Sequence[Candidate], perplexity: Dict[str, Dict[int, float]]) -> Dict[str, int]:
-    """Rule 1: each run's kept epoch of lowest validation perplexity (ties, and epochs with no
-    finite figure, to the later epoch)."""
+def epochs_by_run(candidates: Sequence[Candidate]) -> Dict[str, List[int]]:
+    """Each run's kept epochs among ``candidates`` (runs in order of first appearance)."""
+    epochs: Dict[str, List[int]] = {}
+    for c in candidates:
+        epochs.setdefault(c.run, []).append(c.epoch)
+    return epochs
+
+
+def lowest_perplexity(kept: Mapping[str, Iterable[int]], perplexity: Dict[str, Dict[int, float]]) -> Dict[str, int]:
+    """Rule 1: each run's kept epoch (``kept``: run -> its epochs, :func:`epochs_by_run`) of
+    lowest validation perplexity (ties, and epochs with no finite figure, to the later epoch)."""
     epochs: Dict[str, int] = {}
-    for run in dict.fromkeys(c.run for c in candidates):
-        kept = sorted({c.epoch for c in candidates if c.run == run})
+    for run, its in kept.items():
         ppl = perplexity.get(run, {})
 
         def key(epoch):
             value = ppl.get(epoch)
             finite = value is not None and math.isfinite(value)
             return (0 if finite else 1, value if finite else 0.0, -epoch)
-        epochs[run] = min(kept, key=key)
+        epochs[run] = min(sorted(set(its)), key=key)
     return epochs
 
 
@@ -135,7 +142,7 @@ def choose(candidates: Sequence[Candidate], trees: Sequence[Sequence[Tree]],
         raise ValueError("choosing needs at least two candidates (train more seeds, epochs or layers)")
     shared, counted = agreement_matrix(trees)
     scores = cross_scores(shared, counted, [c.run for c in candidates])
-    epochs = lowest_perplexity(candidates, perplexity or {})
+    epochs = lowest_perplexity(epochs_by_run(candidates), perplexity or {})
     kept = member_indices(candidates, epochs)
     if not kept:
         raise ValueError("no candidate is a reading its kind averages (a language model's layers 2-3 with the "
