@@ -154,12 +154,16 @@ def epoch_records(folder: str) -> Dict[int, Dict[str, Any]]:
 
 def train(name: str, rule: Dict[str, Any], seeds: Optional[Sequence[int]] = None, side_by_side: int = 2) -> None:
     """Train the rule's runs, ``side_by_side`` at a time, each resumed where it stopped."""
+    if rule.get("teacher"):
+        prepare_students(rule)
     folders = list(run_folders(rule, seeds).items())
     for start in range(0, len(folders), side_by_side):
         procs = []
         for seed, folder in folders[start:start + side_by_side]:
             os.makedirs(os.path.join(ROOT, folder), exist_ok=True)
-            if os.path.exists(os.path.join(ROOT, folder, "last.pt")):
+            if os.path.exists(os.path.join(ROOT, folder, "last.pt")) and rule.get("resume") == "append":
+                argv = shlex.split(rule["command"].format(seed=seed, run=folder)) + ["--resume"]
+            elif os.path.exists(os.path.join(ROOT, folder, "last.pt")):
                 argv = ["onparse", "train", "--out", folder, "--resume", "--threads", "1"]
             else:
                 argv = shlex.split(rule["command"].format(seed=seed, run=folder))
@@ -229,8 +233,10 @@ def dev(name: str, rule: Dict[str, Any], records: str = RECORDS) -> Dict[str, An
     found = candidates(name, rule, records)
     if not found:
         sys.exit(f"{name}: no kept epoch to score yet")
+    if rule.get("teacher"):
+        found = teacher_candidates(rule, records) + found
     index = choice_rule(rule["choice"])([c["dev"]["all"] for c in found])
-    chosen = {**found[index], "name": label(found[index])}
+    chosen = {**found[index], "name": found[index].get("name") or label(found[index])}
     choices = read_json("choices.json", records)
     choices[name] = {"rule": f"{name} (research/PROTOCOL.md {rule['protocol']})", "candidates": len(found),
                      "chosen": chosen}
@@ -238,6 +244,17 @@ def dev(name: str, rule: Dict[str, Any], records: str = RECORDS) -> Dict[str, An
     if rule.get("seed_records"):
         write_seed_records(name, rule, found, records)
     return choices[name]
+
+
+def teacher_candidates(rule: Dict[str, Any], records: str = RECORDS) -> List[Dict[str, Any]]:
+    """A students rule's first candidates, by their teacher rule's dev records: its incumbent (its
+    first trials row) and its choice, the teacher."""
+    teacher = rule["teacher"]
+    first = next(r for r in trials(records) if r["rule"] == teacher and r["order"] == "1")
+    chosen = read_json("choices.json", records)[teacher]["chosen"]
+    return [{"name": f"incumbent: {first['candidate']}", "incumbent": True,
+             "dev": {"all": float(first[DEV_COLUMN]) / 100, "10": float(first["dev <=10 sent F1"]) / 100}},
+            {"name": f"teacher: {chosen['name']}", "teacher": teacher, "dev": chosen["dev"]}]
 
 
 def label(candidate: Dict[str, Any]) -> str:
@@ -271,6 +288,176 @@ def write_seed_records(name: str, rule: Dict[str, Any], found: List[Dict[str, An
         handle.writelines(json.dumps(r) + "\n" for r in kept)
 
 
+# -- averages of several files (rules of kind "average") and their students -----------------------
+def git_bytes(spec: str) -> bytes:
+    """The bytes of ``COMMIT:PATH`` in this repository's history."""
+    done = subprocess.run(["git", "show", spec], cwd=ROOT, capture_output=True)
+    if done.returncode != 0:
+        sys.exit(f"{spec} is not in this checkout's history (a full clone has it)")
+    return done.stdout
+
+
+def part_path(name: str, key: str, spec: str) -> str:
+    """The model file of a named pool part: a ``git:COMMIT:PATH`` written once to
+    ``runs/<rule>/<key>.pt``, or a path in the repository."""
+    if not spec.startswith("git:"):
+        return os.path.join(ROOT, spec)
+    folder = os.path.join(ROOT, "runs", name)
+    os.makedirs(folder, exist_ok=True)
+    path = os.path.join(folder, f"{key}.pt")
+    if not os.path.exists(path):
+        with open(path + ".tmp", "wb") as handle:
+            handle.write(git_bytes(spec[len("git:"):]))
+        os.replace(path + ".tmp", path)
+    return path
+
+
+def ranked_grammars(rule: Dict[str, Any], records: str = RECORDS) -> List[Dict[str, Any]]:
+    """The pool's grammars: each seed of the rule ``grammars.rule`` names at its epoch of lowest
+    validation perplexity (its seed records: no gold), with its dev choice if ``with_choice``;
+    ranked by recorded dev F1 (all lengths), ties to the lower seed, then the earlier epoch."""
+    spec = rule["grammars"]
+    source = rules()[spec["rule"]]
+    scored = {(c["seed"], c["epoch"]): c for c in candidates(spec["rule"], source, records)}
+    picks = {(r["seed"], r["epoch"]) for r in read_jsonl(source["seed_records"], HERE) if r.get("rule") == spec["rule"]}
+    if spec.get("with_choice"):
+        chosen = read_json("choices.json", records)[spec["rule"]]["chosen"]
+        picks.add((chosen["seed"], chosen["epoch"]))
+    return sorted((scored[p] for p in picks), key=lambda c: (-c["dev"]["all"], c["seed"], c["epoch"]))
+
+
+def average_candidates(rule: Dict[str, Any], ranked: Sequence[Dict[str, Any]]) -> List[Dict[str, Any]]:
+    """The rule's candidates in order: its incumbent (parts alone), then for each group of parts,
+    each K, each voter set and tie rule, the group with the K best-ranked grammars of K different
+    seeds.  A candidate: ``name``, ``parts`` (keys of ``rule["parts"]``), ``grammars`` (entries of
+    ``ranked``), ``voters``, ``ties``."""
+    out = [{"name": " + ".join(rule["incumbent"]), "parts": list(rule["incumbent"]), "grammars": [],
+            "voters": [], "ties": "first"}]
+    for group in rule["groups"]:
+        for k in rule["grammars"]["k"]:
+            chosen: List[Dict[str, Any]] = []
+            for grammar in ranked:
+                if len(chosen) < k and grammar["seed"] not in {g["seed"] for g in chosen}:
+                    chosen.append(grammar)
+            if len(chosen) < k:
+                continue
+            for voters in rule["voters"]:
+                for ties in rule["ties"]:
+                    names = list(group) + [f"grammar {label(g)}" for g in chosen] + [f"{v} voter" for v in voters]
+                    out.append({"name": f"{' + '.join(names)}, ties {ties}", "parts": list(group), "grammars": chosen,
+                                "voters": list(voters), "ties": ties})
+    return out
+
+
+def candidate_files(name: str, rule: Dict[str, Any], candidate: Dict[str, Any]) -> List[str]:
+    """The model files a candidate averages, in member order: its parts, then its grammars."""
+    return ([part_path(name, key, rule["parts"][key]) for key in candidate["parts"]]
+            + [epoch_file(g["run"], g["epoch"]) for g in candidate["grammars"]])
+
+
+_LOADED: Dict[str, Any] = {}
+
+
+def average_trees(name: str, rule: Dict[str, Any], candidate: Dict[str, Any], table) -> List[Any]:
+    """The candidate's tree of each of ``table``'s sentences: the average of its files' member
+    trees (each file read by its own members, cached in ``table``) with its voters and tie rule."""
+    from onparse import load
+
+    columns = [trees for path in candidate_files(name, rule, candidate) for _, trees in table.read(path)]
+    path = part_path(name, rule["incumbent"][0], rule["parts"][rule["incumbent"][0]])
+    base = _LOADED.get(path) or _LOADED.setdefault(path, load(path, "cpu"))     # only its average is used
+    parser = base.with_members(base.members, candidate["voters"], candidate["ties"])
+    full = [i for i, tokens in enumerate(table.sentences) if tokens]
+    out: List[Any] = [None] * len(table.sentences)
+    averaged = parser.average([[column[i] for column in columns] for i in full], [table.sentences[i] for i in full])
+    for i, tree in zip(full, averaged):
+        out[i] = tree
+    return out
+
+
+def average_table(name: str, rule: Dict[str, Any], part: str):
+    """``(gold, table)`` over the rule's gold ``part``, its columns cached in ``runs/<rule>/``."""
+    from onparse import load_gold, selection
+
+    gold = load_gold(f"{rule['gold']}-{part}")
+    os.makedirs(os.path.join(ROOT, "runs", name), exist_ok=True)
+    return gold, selection.TreeTable([list(s.words) for s in gold],
+                                     os.path.join(ROOT, "runs", name, f"trees-{part}.jsonl"))
+
+
+def average_dev(name: str, rule: Dict[str, Any], records: str = RECORDS) -> Dict[str, Any]:
+    """Score every candidate of an average rule on its dev part, one ``trials.tsv`` row each (sentence
+    F1 in percent, four decimals: the choice is made from the recorded figures, so it replays),
+    then record its choice."""
+    from onparse import selection
+
+    if any(r["rule"] == name for r in trials(records)):
+        sys.exit(f"{name}: its candidates are recorded already (records/trials.tsv)")
+    gold, table = average_table(name, rule, "dev")
+    found = average_candidates(rule, ranked_grammars(rule, records))
+    rows = []
+    for order, candidate in enumerate(found, 1):
+        f1 = selection.gold_f1(average_trees(name, rule, candidate, table), gold)
+        candidate["dev"] = {k: round(v, 6) for k, v in f1.items()}
+        rows.append({"rule": name, "language": "", "order": order, "candidate": candidate["name"],
+                     "trees": len(candidate["parts"]) + len(candidate["grammars"]) + len(candidate["voters"]),
+                     DEV_COLUMN: f"{100 * f1['all']:.4f}", "dev <=10 sent F1": f"{100 * f1['10']:.4f}"})
+        print(f"{name}: {order}/{len(found)} {candidate['name']}: dev {rows[-1][DEV_COLUMN]}", file=sys.stderr)
+    with open(os.path.join(records, "trials.tsv"), encoding="utf-8") as handle:
+        header = handle.readline().rstrip("\n").split("\t")
+    with open(os.path.join(records, "trials.tsv"), "a", encoding="utf-8") as handle:
+        handle.writelines("\t".join(str(row.get(column, "")) for column in header) + "\n" for row in rows)
+    index = choice_rule(rule["choice"])([float(r[DEV_COLUMN]) for r in rows])
+    chosen = {**found[index], "grammars": [{k: g[k] for k in ("run", "seed", "epoch")} for g in found[index]["grammars"]]}
+    choices = read_json("choices.json", records)
+    choices[name] = {"rule": f"{name} (research/PROTOCOL.md {rule['protocol']})", "candidates": len(found),
+                     "chosen": chosen}
+    write_json("choices.json", choices, records)
+    return choices[name]
+
+
+def ship_average(name: str, rule: Dict[str, Any], out: str, records: str = RECORDS) -> None:
+    """Write an average rule's choice as one bundle file (float32: the trees it scored on dev)."""
+    from onparse import load
+
+    chosen = read_json("choices.json", records)[name]["chosen"]
+    parser = load(candidate_files(name, rule, chosen), "cpu")
+    parser.with_members(parser.members, chosen["voters"], chosen["ties"]).save_bundle(out, weights="float32")
+
+
+def prepare_students(rule: Dict[str, Any], records: str = RECORDS) -> None:
+    """What a students rule's command reads, in its teacher's folder ``runs/<teacher>/``: the text
+    (``<text>-train.txt``: the corpus's training split, one sentence per line), the teacher
+    (``teacher.pt``) and its trees of the text (``teacher-trees.txt``, two ``induce --shard``
+    halves side by side); each made once."""
+    from onparse import corpus_spec, load_corpus
+
+    teacher = rule["teacher"]
+    folder = os.path.join(ROOT, "runs", teacher)
+    os.makedirs(folder, exist_ok=True)
+    text = os.path.join(folder, f"{rule['text']}-train.txt")
+    if not os.path.exists(text):
+        with open(text + ".tmp", "w", encoding="utf-8") as handle:
+            handle.writelines(" ".join(s) + "\n" for s in load_corpus(corpus_spec(rule["text"])).train)
+        os.replace(text + ".tmp", text)
+    bundle = os.path.join(folder, "teacher.pt")
+    if not os.path.exists(bundle):
+        ship_average(teacher, rules()[teacher], bundle, records)
+    trees = os.path.join(folder, "teacher-trees.txt")
+    if not os.path.exists(trees):
+        parts = [f"{trees}.part{k}" for k in (1, 2)]
+        procs = [subprocess.Popen(["onparse", "induce", text, "--pretokenized", "-m", bundle, "-q", "--threads", "1",
+                                   "--shard", f"{k}/2"], cwd=ROOT, stdout=open(part, "w", encoding="utf-8"))
+                 for k, part in enumerate(parts, 1)]
+        if any(p.wait() for p in procs):
+            sys.exit(f"{teacher}: the teacher's trees failed")
+        with open(trees + ".tmp", "w", encoding="utf-8") as handle:
+            for part in parts:
+                with open(part, encoding="utf-8") as piece:
+                    handle.write(piece.read())
+        os.replace(trees + ".tmp", trees)
+
+
 def test(name: str, rule: Dict[str, Any], records: str = RECORDS) -> Dict[str, Any]:
     """Score the rule's recorded choice on its test part beside right-branching, once."""
     tests = read_json("tests.json", records)
@@ -282,10 +469,23 @@ def test(name: str, rule: Dict[str, Any], records: str = RECORDS) -> Dict[str, A
     from onparse import baseline_trees, selection
 
     chosen = choice["chosen"]
-    gold, table = gold_table(rule, "test")
+    if chosen.get("incumbent"):
+        sys.exit(f"{name}: its choice is the incumbent, whose test figures stand (not scored again)")
+    if chosen.get("teacher"):                     # the teacher rule's own test scored it once
+        tested = read_json("tests.json", records).get(chosen["teacher"])
+        if not tested:
+            sys.exit(f"{name}: its choice is the teacher: python research/lab.py test {chosen['teacher']}")
+        tests[name] = {**tested, "rule": choice["rule"]}
+        write_json("tests.json", tests, records)
+        return tests[name]
+    if rule.get("kind") == "average":
+        gold, table = average_table(name, rule, "test")
+        trees = average_trees(name, rule, chosen, table)
+    else:
+        gold, table = gold_table(rule, "test")
+        columns = table.read(epoch_file(chosen["run"], chosen["epoch"]), readings(rule))
+        trees = next(trees for member, trees in columns if member.label() == chosen["member"])
     tokens = table.sentences
-    columns = table.read(epoch_file(chosen["run"], chosen["epoch"]), readings(rule))
-    trees = next(trees for member, trees in columns if member.label() == chosen["member"])
     tests[name] = {"rule": choice["rule"], "candidate": chosen["name"],
                    "sentences": [len(gold), sum(len(s.tokens) <= 10 for s in gold)],
                    "chosen": selection.gold_f1(trees, gold),
@@ -432,7 +632,7 @@ def main(argv: Optional[Sequence[str]] = None) -> None:
     if args.verb == "train":
         train(args.rule, rule, [int(s) for s in args.seeds.split(",")] if args.seeds else None)
     elif args.verb == "dev":
-        print(json.dumps(dev(args.rule, rule)["chosen"]))
+        print(json.dumps((average_dev if rule.get("kind") == "average" else dev)(args.rule, rule)["chosen"]))
     elif args.verb == "test":
         print(json.dumps(test(args.rule, rule)))
     elif args.verb == "readme":
@@ -440,7 +640,7 @@ def main(argv: Optional[Sequence[str]] = None) -> None:
     elif args.verb == "ship":
         if not args.out:
             ap.error("ship needs the file to write")
-        ship(args.rule, rule, args.out)
+        (ship_average if rule.get("kind") == "average" else ship)(args.rule, rule, args.out)
 
 
 if __name__ == "__main__":

@@ -39,7 +39,7 @@ def test_every_recorded_rule_replays_to_its_recorded_choice():
     rows = lab.replay()
     assert {r["rule"] for r in rows} >= {"v5", "v6", "v7", "v8", "v9", "v11", "v13", "v15", "v17", "v18", "v19",
                                          "v20"}
-    assert len(rows) == 23 and all(r["same"] for r in rows), [r for r in rows if not r["same"]]
+    assert len(rows) >= 23 and all(r["same"] for r in rows), [r for r in rows if not r["same"]]
 
 
 def test_the_replay_would_notice_another_choice(tmp_path):
@@ -140,6 +140,53 @@ def test_test_scores_once_and_ship_writes_the_choice(tiny_rule, tmp_path):
     words = [["the", "cat", "saw", "a", "dog"]]
     assert load(str(tmp_path / "shipped.pt"), "cpu").trees(words) == \
         load(os.path.join(chosen["run"], f"epoch-{chosen['epoch']:03d}.pt"), "cpu").trees(words)
+
+
+def test_average_candidates_take_k_grammars_of_k_different_seeds_in_the_rules_order():
+    rule = {"incumbent": ["student"], "groups": [["student"], ["lms"]], "grammars": {"k": [1, 2, 3]},
+            "voters": [[], ["right"]], "ties": ["first", "right"]}
+    ranked = [{"run": "r2", "seed": 2, "epoch": 3, "member": "grammar"}, {"run": "r2", "seed": 2, "epoch": 9,
+              "member": "grammar"}, {"run": "r1", "seed": 1, "epoch": 9, "member": "grammar"}]
+    found = lab.average_candidates(rule, ranked)
+    assert found[0] == {"name": "student", "parts": ["student"], "grammars": [], "voters": [], "ties": "first"}
+    assert len(found) == 1 + 2 * 2 * 4                     # K = 3 needs three seeds: there are two
+    assert [(g["seed"], g["epoch"]) for g in found[5]["grammars"]] == [(2, 3), (1, 9)]
+    assert found[1]["name"] == "student + grammar s2 e3 grammar, ties first"
+    assert found[4]["name"] == "student + grammar s2 e3 grammar + right voter, ties right"
+    assert found[-1]["parts"] == ["lms"] and found[-1]["voters"] == ["right"]
+
+
+def test_an_average_rule_scores_each_average_as_load_gives_it_and_ships_its_choice(tiny_rule, tmp_path, monkeypatch):
+    from onparse import evaluate, load, load_gold
+
+    rule, _, folder = tiny_rule
+    records = tmp_path / "records"
+    records.mkdir()
+    (records / "trials.tsv").write_text((RESEARCH / "records" / "trials.tsv").read_text(encoding="utf-8").splitlines()[0]
+                                        + "\n", encoding="utf-8")
+    monkeypatch.setattr(lab, "ROOT", str(tmp_path))
+    first = os.path.join(rule["runs"].format(seed=1), "epoch-002.pt")
+    ranked = [{"run": rule["runs"].format(seed=2), "seed": 2, "epoch": e, "member": "grammar"} for e in (1, 2)]
+    monkeypatch.setattr(lab, "ranked_grammars", lambda rule, records: ranked)
+    avg = {"title": "tiny average", "protocol": "1-1", "gold": rule["gold"], "kind": "average",
+           "parts": {"one": first}, "grammars": {"k": [1]}, "incumbent": ["one"], "groups": [["one"]],
+           "voters": [[], ["right"]], "ties": ["first", "right"], "choice": "best_dev"}
+    chosen = lab.average_dev("avg", avg, str(records))["chosen"]
+    rows = [r for r in lab.trials(str(records)) if r["rule"] == "avg"]
+    assert len(rows) == 5
+    gold = load_gold(str(folder / "gold-dev"))
+    words = [list(s.words) for s in gold]
+    for row, voters, ties, files in [(rows[0], [], "first", [first]),
+                                     (rows[4], ["right"], "right", [first, lab.epoch_file(ranked[0]["run"], 1)])]:
+        trees = load(files, "cpu", voters=voters, ties=ties).trees(words)
+        assert float(row[lab.DEV_COLUMN]) == round(100 * round(evaluate(trees, gold).sentence_f1.f1, 5), 4)
+    best = max(range(5), key=lambda i: (float(rows[i][lab.DEV_COLUMN]), -i))
+    assert chosen["name"] == rows[best]["candidate"]
+    with pytest.raises(SystemExit, match="recorded already"):
+        lab.average_dev("avg", avg, str(records))
+    lab.ship_average("avg", avg, str(tmp_path / "teacher.pt"), str(records))
+    assert load(str(tmp_path / "teacher.pt"), "cpu").trees(words) == lab.average_trees("avg", avg, chosen,
+                                                                                      lab.average_table("avg", avg, "dev")[1])
 
 
 def test_make_model_rebuilds_the_shipped_file_byte_for_byte_and_never_over_it(tmp_path):

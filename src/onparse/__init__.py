@@ -26,7 +26,7 @@ __all__ = [
     "evaluate", "score_text", "choose_members", "load_gold", "GOLD_NAMES", "PTB_ROOT_ENV", "tagset", "TAGSETS",
     "baseline_trees", "BASELINE_KINDS", "to_brackets", "to_ptb", "describe_file",
     # training, perplexity, distillation, fit
-    "corpus_spec", "CORPORA", "CORPUS_FORMATS", "CORPUS_SPLITS",
+    "corpus_spec", "load_corpus", "CORPORA", "CORPUS_FORMATS", "CORPUS_SPLITS",
     "train", "TrainConfig", "RunOptions", "PRESETS", "train_settings",
     "train_grammar", "GrammarTraining", "GrammarConfig", "GRAMMAR_PRESETS", "GRAMMAR_RULE_FORMS",
     "train_grammar_settings", "perplexity", "distill", "StudentConfig", "DistillSettings", "fit", "FitSettings",
@@ -82,7 +82,7 @@ def __getattr__(name):
         from . import registry as home
     elif name == "holds_model":
         from .files import checkpoint as home
-    elif name in ("corpus_spec", "CORPORA", "CORPUS_FORMATS", "CORPUS_SPLITS"):
+    elif name in ("corpus_spec", "load_corpus", "CORPORA", "CORPUS_FORMATS", "CORPUS_SPLITS"):
         from .text import corpora as home
     elif name in ("train", "train_settings"):
         from .lm.training import train as home
