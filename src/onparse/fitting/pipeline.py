@@ -49,7 +49,7 @@ from ..text.corpora import TREEBANK_NAMES, TooFewSentences, load_corpus, make_sp
 from ..training.options import RunOptions
 from ..training.stops import stopped_with_parent
 from . import budget
-from .settings import CHOICE, STATE, STUDENT_DIR, STUDENT_TEXT, TREES, FitSettings, default_run_dir
+from .settings import CHOICE, STATE, STUDENT_DIR, STUDENT_TEXT, TREES, FitSettings, default_run_dir, read_state
 
 STAGES = ("plan", "train", "choose", "bundle", "student")
 #: The fewest sentences fit accepts: its held-out 5% must give choosing sentences.
@@ -131,15 +131,9 @@ class _Fit:
         self.path = os.path.join(run_dir, STATE)
         self.student_options: Dict[str, Any] = {}
         self.stage_began: Optional[float] = None
-        self.state: Dict[str, Any] = {}
-        if os.path.exists(self.path):
-            try:
-                with open(self.path, encoding="utf-8") as handle:
-                    self.state = json.load(handle)
-                if not isinstance(self.state, dict):
-                    raise ValueError("not a JSON object")
-            except (OSError, ValueError) as err:
-                raise OnparseError(f"{self.path} is damaged ({err}): start the fit anew in another --run-dir") from None
+        recorded = read_state(run_dir)
+        if recorded is not None:
+            self.state: Dict[str, Any] = recorded
             self._check_same_fit()
         else:
             self.state = {"format": "onparse-fit", "text": text, "settings": asdict(settings), "seconds": {}}

@@ -26,6 +26,24 @@ STUDENT_TEXT, STUDENT_DIR = "student-text.txt", "student"
 #: The training runs' folders in the run folder (:func:`onparse.fitting.pipeline.run_plans`).
 RUN_NAME = re.compile(r"(?:lm|grammar)-\d+")
 
+
+def read_state(run_dir: str) -> Optional[Dict[str, Any]]:
+    """The record ``RUN/fit.json`` of the fit in ``run_dir`` (None when there is none): the one
+    reader of it.  Raises OnparseError when it cannot be read or is not a JSON object, saying
+    what to do."""
+    path = os.path.join(run_dir, STATE)
+    if not os.path.exists(path):
+        return None
+    try:
+        with open(path, encoding="utf-8") as handle:
+            state = json.load(handle)
+        if not isinstance(state, dict):
+            raise ValueError("not a JSON object")
+    except (OSError, ValueError) as err:
+        raise OnparseError(f"{path} is damaged ({err}): start the fit anew in another --run-dir") from None
+    return state
+
+
 @dataclass(frozen=True)
 class FitSettings:
     """What a fit trains and how it chooses; recorded in ``RUN/fit.json`` (a resumed fit must
@@ -72,13 +90,10 @@ class FitSettings:
     def recorded(cls, out: str, run_dir: Optional[str] = None) -> Dict[str, Any]:
         """The settings the fit of bundle ``out`` (its run folder ``run_dir``, default
         :func:`default_run_dir`) recorded in its ``fit.json``, by field name; empty when there is
-        none or it cannot be read (resuming then says why).  ``onparse fit --resume`` takes them for
-        every option not given again, so that ``--resume`` alone continues the fit."""
-        try:
-            with open(os.path.join(run_dir or default_run_dir(out), STATE), encoding="utf-8") as handle:
-                recorded = json.load(handle).get("settings", {})
-        except (OSError, ValueError, AttributeError):
-            return {}
+        none.  ``onparse fit --resume`` takes them for every option not given again, so that
+        ``--resume`` alone continues the fit.  Raises OnparseError for a damaged record
+        (:func:`read_state`)."""
+        recorded = (read_state(run_dir or default_run_dir(out)) or {}).get("settings", {})
         known = {f.name for f in fields(cls)}
         return {k: v for k, v in recorded.items() if k in known} if isinstance(recorded, dict) else {}
 
