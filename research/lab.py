@@ -21,8 +21,14 @@ at the git tag ``lab-scripts-v22``.
 (a folder pattern over seeds and the command that trains one), how its candidates are read
 (``decoders``) and its choice, a rule of ``onparse.selection.RULES`` (the one selection pipeline
 that ``onparse fit`` runs too: its tree table reads the candidates, its scorer scores them).
-Every candidate is a (run, epoch, member) of an ``epoch-NNN.pt`` the runs kept.  Dev may choose
-anything; the test part is read by ``test`` alone, once per rule.
+Every candidate is a (run, epoch, member) of an ``epoch-NNN.pt`` the runs kept.  Two other kinds:
+an **average** rule (``kind = "average"``) scores averages of named model files (``parts``: a path or
+``git:COMMIT:PATH``) and another rule's grammars (``grammars``: each seed's epoch of lowest
+validation perplexity, K of different seeds), with voters and tie rules, one ``trials.tsv`` row
+each; a **students** rule (``teacher``) trains ``onparse distill`` runs on a corpus's text and the
+teacher rule's choice (its bundle and trees made once by ``train``), and chooses among them, the
+teacher and the teacher rule's incumbent.  Dev may choose anything; the test part is read by
+``test`` alone, once per rule.
 
 This script imports only ``onparse``'s public names.
 """
@@ -400,7 +406,8 @@ def average_dev(name: str, rule: Dict[str, Any], records: str = RECORDS) -> Dict
         f1 = selection.gold_f1(average_trees(name, rule, candidate, table), gold)
         candidate["dev"] = {k: round(v, 6) for k, v in f1.items()}
         rows.append({"rule": name, "language": "", "order": order, "candidate": candidate["name"],
-                     "trees": len(candidate["parts"]) + len(candidate["grammars"]) + len(candidate["voters"]),
+                     "trees": sum(len(table.read(path)) for path in candidate_files(name, rule, candidate))
+                     + len(candidate["voters"]),
                      DEV_COLUMN: f"{100 * f1['all']:.4f}", "dev <=10 sent F1": f"{100 * f1['10']:.4f}"})
         print(f"{name}: {order}/{len(found)} {candidate['name']}: dev {rows[-1][DEV_COLUMN]}", file=sys.stderr)
     with open(os.path.join(records, "trials.tsv"), encoding="utf-8") as handle:
