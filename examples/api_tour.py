@@ -17,7 +17,7 @@ def parse_text(parser) -> None:
     # is used as given.  Trees are binary nltk.Tree objects, each constituent labelled X, each
     # word under a pre-terminal W (as `onparse induce --format ptb` writes them).
     tree = parser.parse_one("The cat sat on the mat.")
-    print(tree)       # (X (X (W The) (X (W cat) (W sat))) (X (W on) (X (W the) (W mat))))
+    print(tree)       # (X (X (X (W The) (W cat)) (W sat)) (X (W on) (X (W the) (W mat))))
     tree.pretty_print()               # drawn with the words in order: The cat sat on the mat
     print(tree.leaves())              # ['The', 'cat', 'sat', 'on', 'the', 'mat']
     print(parser.parse_one(["Le", "chat", "dort"]))

@@ -71,3 +71,34 @@ def test_info_says_what_each_model_no_member_reads_is_for(bundle, tmp_path):
     three.with_members([three.members[2]]).save_bundle(str(mixed), carry=[0, 1, 3], weights="float32")
     assert "member: the grammar (model 3; models 1-2 give distances only, model 4 gives distances only)" in \
         describe_file(str(mixed)).splitlines()
+
+
+def test_an_average_beside_a_grammar_is_scored_with_its_symbols(bundle, tmp_path):
+    """The bundled model averages a student and grammars: eval --labels (and --json) names the
+    average's spans as induce --format ptb does, and info says what the model no member reads is
+    for beside the average."""
+    import json
+
+    from onparse.files.describe import describe_file
+
+    path, lm, grammar = bundle
+    both = load([lm, grammar, lm], "cpu")
+    averaged = tmp_path / "averaged.pt"
+    both.with_members(both.members[:2], ["right"], "first").save_bundle(str(averaged), carry=[2], weights="float32")
+    assert describe_file(str(averaged)).splitlines()[1].endswith(
+        "a bundle of 3 models whose trees are averaged over 2 members and 1 voter (model 3 gives distances only)")
+    gold = tmp_path / "gold.txt"
+    gold.write_text("((the cat) (sat (on (a mat))))\n((a dog) barked)\n((the dog) sat)\n")
+    shown = CliRunner().invoke(main, ["eval", "--gold", str(gold), "-m", str(averaged), "--labels"])
+    assert shown.exit_code == 0, shown.output
+    assert "induced symbols against gold labels" in shown.stdout and "no symbols" not in shown.stderr
+    records = json.loads(CliRunner().invoke(main, ["eval", "--gold", str(gold), "-m", str(averaged),
+                                                   "--json"]).stdout)
+    average = records[-1]
+    assert "average_of" in average and average["symbols"]
+    assert sum(s["spans"] for s in average["symbols"]) == average["pred_spans"]
+    # The same symbols as its --format ptb trees scored as labelled predictions.
+    ptb = CliRunner().invoke(main, ["induce", "-", "-m", str(averaged), "--format", "ptb"],
+                             input="\n".join(LINES) + "\n").stdout
+    piped = json.loads(CliRunner().invoke(main, ["eval", "--gold", str(gold), "-", "--json"], input=ptb).stdout)
+    assert piped["symbols"] == average["symbols"]

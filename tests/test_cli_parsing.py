@@ -307,10 +307,10 @@ def test_decode_help_names_every_kinds_decoders():
 
 
 def test_induce_help_says_when_jsonl_distances_are_empty():
-    """Issue 54.7: jsonl's "distances" is null for a model without distances (the bundled model
-    is a student); --help promised distances."""
+    """Issue 54.7: jsonl's "distances" is null for a model without distances (the bundled model's
+    members are a student and grammars); --help promised distances."""
     help_text = " ".join(invoke(["induce", "--help"]).output.split())
-    assert "null for a student or a grammar alone (the bundled model is a student)" in help_text
+    assert "null when no member is a language model, as in the bundled model" in help_text
     record = json.loads(invoke(["induce", "-", "--format", "jsonl"], input="the cat sat\n").stdout)
     assert record["distances"] is None
 

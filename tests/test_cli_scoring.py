@@ -369,10 +369,11 @@ def test_eval_progress_counts_the_gold_sentences_whatever_the_models(run, tmp_pa
 def test_baseline_score_prints_the_layout_of_eval_beside(run):
     scored = run("baseline", "--gold", "wsj10-sample-test", "--baseline", "right", "--score").stdout.splitlines()
     beside = run("eval", "--gold", "wsj10-sample-test", "--baseline", "right").stdout.splitlines()
-    # eval's table: its model line, the gold line, a blank, two header lines, a row per tree, the note
-    assert scored[:4] == beside[1:5]
-    assert [line for line in scored if line.startswith("right-branching baseline")] == \
-        [line for line in beside if line.startswith("right-branching baseline")]
+    # eval's table: its model line, the gold line, a blank, two header lines, a row per tree, the
+    # note; its first column is as wide as its longest row name (the bundled model's average).
+    assert [line.split() for line in scored[:4]] == [line.split() for line in beside[1:5]]
+    assert [line.split() for line in scored if line.startswith("right-branching baseline")] == \
+        [line.split() for line in beside if line.startswith("right-branching baseline")]
     assert scored[-1] == beside[-1] and len(scored) == 6
 
 

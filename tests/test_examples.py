@@ -65,20 +65,23 @@ def test_readme_is_a_users_page():
 
 def test_readme_describes_the_bundled_model_as_info_does():
     """Issue 54.1: the README's size and parts of default.pt are the file's (what `onparse info`
-    prints: its size in MB, a student as the one member, no voter)."""
+    prints: its size in MB, its members in order, its voters, the language models it keeps)."""
     from onparse.files.bundle import load_model_file
     from onparse.files.pretrained import default_model_path
 
     path = default_model_path()
     blob = load_model_file(path)
-    section = README.split("## The bundled model")[1].split("\n## ")[0]
+    section = " ".join(README.split("## The bundled model")[1].split("\n## ")[0].split())
     assert f"({os.path.getsize(path) / 1e6:.0f} MB)" in section
     kinds = [m.get("kind") for m in blob["models"]]
-    (member,) = blob["members"]
-    assert kinds[member["model"]] == "student" and "student parser" in section
-    assert blob["voters"] == [] and "no voters" in section
-    number = ("no", "one", "two", "three")[kinds.count(None)]
-    assert f"also holds {number} of those language models" in " ".join(section.split())
+    members = [kinds[m["model"]] for m in blob["members"]]
+    number = ("no", "one", "two", "three", "four")
+    assert f"averages the trees of {number[len(members)]} parsers" in section
+    assert members[0] == "student" and "The first is a *student parser*" in section
+    assert f"The other {number[members.count('grammar')]} are *grammars*" in section
+    assert blob["voters"] == ["right"] and "with a right-branching tree as a fourth voter" in section
+    assert blob["ties"] == "first" and "where trees tie, the first parser's wins" in section
+    assert f"also holds {number[kinds.count(None)]} of those language models" in section
 
 
 def test_readme_names_every_command_and_only_real_options():

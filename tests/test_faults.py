@@ -705,7 +705,7 @@ def test_outputs_are_written_whole_or_not_at_all(tmp_path, monkeypatch):
     (or none), and no temporary file; the error is one line."""
     import errno
 
-    import onparse.scores.metrics as metrics
+    import onparse.scores.reports as reports
 
     gold = tmp_path / "gold.txt"
     gold.write_text("((the cat) sat)\n(a (dog barked))\n")
@@ -716,7 +716,7 @@ def test_outputs_are_written_whole_or_not_at_all(tmp_path, monkeypatch):
         stream.write('{"half": ')
         raise OSError(errno.ENOSPC, "No space left on device")
 
-    monkeypatch.setattr(metrics, "write_per_sentence", full_disk)
+    monkeypatch.setattr(reports, "write_per_sentence", full_disk)
     got = CliRunner().invoke(main, ["baseline", "--gold", str(gold), "--baseline", "right", "--score",
                                     "--per-sentence", str(target)])
     assert got.exit_code == 1 and got.output.endswith(f"error: cannot write {target}: No space left on device\n")

@@ -199,7 +199,9 @@ def test_eval_of_a_grammar_alone_reports_its_symbols(grammar_path, grammar, tmp_
     assert "induced symbols against gold labels" in table.stdout
     average = CliRunner().invoke(main, ["eval", "--gold", str(gold_path), "-m", str(grammar_path),
                                                         "--decode", "all", "--labels", "-q"])
-    assert average.exit_code == 0 and "NT-" not in average.stdout and "no symbols" in average.stderr
+    # An average (its MBR and Viterbi trees) is named by the grammar as induce --format ptb names it.
+    assert average.exit_code == 0 and "induced symbols against gold labels" in average.stdout
+    assert "no symbols" not in average.stderr
 
 
 # -- show --------------------------------------------------------------------------------------

@@ -134,7 +134,7 @@ def test_a_bundle_describes_its_weights_by_its_own_figures(checkpoint, tmp_path)
     assert "four models in 40 MB" not in text and not any(line.startswith("weights:") for line in text.splitlines())
     assert "float16 weights): a bundle of 2 models" in text.splitlines()[1] and "recipe: two" in text
     shipped = describe_file(resolve(None), "the bundled model").splitlines()
-    assert "a bundle of 3 models" in shipped[1] and not any(line.startswith("weights:") for line in shipped)
+    assert "a bundle of 4 models" in shipped[1] and not any(line.startswith("weights:") for line in shipped)
     assert describe_file().splitlines() == shipped            # no path: the bundled model, as load() reads it
 
 
@@ -252,22 +252,23 @@ def test_the_metadata_fit_writes_names_no_lab_rule():
 
 def test_info_describes_the_bundled_model_in_plain_words():
     """The bundled model's metadata cites the lab (rule numbers, research/PROTOCOL.md lines, run
-    names such as "s1 e6"); info rephrases it when printing, and names its one member, a student,
-    "the student", as show and eval do."""
+    names such as "s1 e6"); info rephrases it when printing, names its members in tie-breaking
+    order, and says what the model no member reads is for."""
     result = CliRunner().invoke(main, ["info"])
     assert result.exit_code == 0, result.output
     text = result.stdout
-    for lab in ("rule v", "research/", "PROTOCOL", "(s1 e6)", "model 2 student"):
+    for lab in ("rule v", "research/", "PROTOCOL", "(s1 e6)", "s2 e3"):
         assert lab not in text, lab
-    assert "member: the student (model 2; model 1 gives distances only, model 3 names spans (labels, onparse " \
-        "grammar))" in text
-    assert "student (seed 1, epoch 6)" in text
-    rows = [line for line in text.splitlines() if line.strip().startswith("wsj")]
-    # The student's rows are "the student"; the grammar it carries has rows of its own.
-    assert rows and all(row.split()[1:3] in (["the", "student"], ["model", "3"]) for row in rows), rows
-    assert sum(row.split()[1:3] == ["the", "student"] for row in rows) == 2
+    lines = text.splitlines()
+    assert lines[1].endswith("a bundle of 4 models whose trees are averaged over 3 members and 1 voter "
+                             "(model 1 gives distances only)"), lines[1]
+    assert "members (in tie-breaking order): model 2 student; model 3 grammar; model 4 grammar" in lines
+    assert "voters: right-branching tree" in lines
+    rows = [line.split() for line in lines if line.strip().startswith("wsj")]
+    # the average's row, then each member's, for all lengths and <= 10 words
+    assert [row[1:3] for row in rows] == [["average", "of"], ["model", "2"], ["model", "3"], ["model", "4"]] * 2
     # the figures themselves are untouched
-    assert "58.7" in text and "72.0" in text
+    assert [rows[0][-4], rows[4][-4]] == ["59.6", "72.3"]
 
 
 def test_plain_words_rephrases_lab_references_only():

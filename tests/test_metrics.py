@@ -13,7 +13,8 @@ from naive import differences, naive_scores, scores_of
 from onparse.trees.baselines import baseline_trees, random_tree, right_branching
 from onparse.errors import OnparseError
 from onparse.scores.conventions import CONVENTIONS, corpus_prf, kim_prf, sentence_prf
-from onparse.scores.metrics import SpanMetric, evaluate, write_per_sentence
+from onparse.scores.metrics import SpanMetric, evaluate
+from onparse.scores.reports import write_per_sentence
 from onparse.scores.predicted import read_predictions, score_text
 from onparse.scores.token_match import token_mismatch
 from onparse.gold.treebank import GoldSentence, read_gold_text

@@ -3,7 +3,7 @@
 >>> import onparse                                        # doctest: +SKIP
 >>> parser = onparse.load()                               # the bundled model  # doctest: +SKIP
 >>> print(parser.parse_one("The cat sat on the mat."))    # doctest: +SKIP
-(X (X (W The) (X (W cat) (W sat))) (X (W on) (X (W the) (W mat))))
+(X (X (X (W The) (W cat)) (W sat)) (X (W on) (X (W the) (W mat))))
 
 A parser holds one or more models of any kind (:class:`onparse.kinds.ParsingModel`: ON-LSTM
 language models, students of ``onparse distill``, grammars), one or more *members* (model,

@@ -128,7 +128,7 @@ def _window(file) -> int:
               help="brackets: ((the cat) (sat down)); ptb: labelled brackets for EVALB and nltk, nodes "
                    "labelled X, or by a grammar member alone with its symbols (NT-12); jsonl: one JSON object "
                    "per line with tokens, tree, distances (the first language-model member's numbers per word; "
-                   "null for a student or a grammar alone (the bundled model is a student), which has none: "
+                   "null when no member is a language model, as in the bundled model (a student and grammars): "
                    "`onparse distances` gives its language models' numbers) and out-of-vocabulary flags, and a "
                    "grammar's labels (json is an alias).")
 @_common_options

@@ -198,7 +198,8 @@ def read_input(path: str, max_line_bytes: int):
 @click.option("--beside", "beside_old", type=click.Choice(BASELINE_KINDS), multiple=True, hidden=True,
               help="Deprecated spelling of --baseline (same values).")
 @click.option("--labels", "show_symbols", is_flag=True,
-              help="For labelled trees (a grammar member alone, or its --format ptb trees with NT-12 labels): "
+              help="For labelled trees (a grammar member alone, an average beside a grammar that names its spans "
+                   "such as the bundled model's, or --format ptb trees with NT-12 labels): "
                    "end the report with how each induced symbol lines up with the gold labels (its most "
                    "frequent gold label, purity: the share of its spans with that label, counts).  --json always "
                    "has them as \"symbols\".")
@@ -331,7 +332,11 @@ def _eval_model(gold_set, parser, name, as_json, per_sentence, plots, beside=(),
         emit_report(scores.result, False, per_sentence, quiet=True)
         write_eval_plots(plots, scores.result, gold_set, f"{name} ({parser.describe_average()})")
         return
-    if show_symbols and (baselines or scores.average is not None):
+    # An average's trees are named as induce --format ptb names them (a grammar among the
+    # models names each span), so the bundled model's average has symbols too.
+    labelled = _with_symbols(parser, gold_set, scores.average) \
+        if scores.average is not None and not baselines and (show_symbols or as_json) else None
+    if show_symbols and (baselines or (labelled is not None and not labelled.symbols)):
         no_symbols("the report compares several trees (" + ("an average" if scores.average is not None
                                                            else "baselines") + "), which have no symbols")
     if scores.average is None and not baselines:
@@ -349,12 +354,14 @@ def _eval_model(gold_set, parser, name, as_json, per_sentence, plots, beside=(),
         records = [{"model": name, "member": about(member), **r.to_dict()} for member, r in scores.members]
         if scores.average is not None:
             records.append({"model": name, "average_of": [about(m) for m, _ in scores.members],
-                            "voters": list(scores.voters), "ties": scores.ties, **scores.average.to_dict()})
+                            "voters": list(scores.voters), "ties": scores.ties, **labelled.to_dict()})
         records += [{"baseline": kind, **result.to_dict()} for _, kind, result in baselines]
         click.echo(dumps(records, indent=2))
     else:
         click.echo(f"model {name}")
         click.echo(format_comparison(scores.rows()))
+        if show_symbols and labelled is not None and labelled.symbols:
+            click.echo("\n" + labelled.format_symbols())
     emit_report(scores.result, False, per_sentence, quiet=True)
     write_eval_plots(plots, scores.result, gold_set, f"{name} ({parser.describe_average()})")
 

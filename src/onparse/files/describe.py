@@ -101,11 +101,13 @@ def _uses(models, read, path) -> str:
 
 
 def _reading(members, voters, models, path) -> str:
-    """How a bundle's trees are made: averaged over its members and voters, or one member's."""
+    """How a bundle's trees are made: averaged over its members and voters, or one member's;
+    with what the models no member reads are kept for."""
+    uses = _uses(models, {m.model for m in members}, path)
     if len(members) + len(voters) > 1:
         return (f"whose trees are averaged over {len(members)} member{'s' if len(members) > 1 else ''}"
-                + (f" and {len(voters)} voter{'s' if len(voters) > 1 else ''}" if voters else ""))
-    uses = _uses(models, {m.model for m in members}, path)
+                + (f" and {len(voters)} voter{'s' if len(voters) > 1 else ''}" if voters else "")
+                + (f" ({uses})" if uses else ""))
     return "whose trees are one member's" + (f" ({uses})" if uses else "")
 
 

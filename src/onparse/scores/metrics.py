@@ -34,7 +34,6 @@ All scores are fractions in [0, 1]; the table shows them as percentages.  Senten
 """
 from __future__ import annotations
 
-import json
 from collections import Counter
 from dataclasses import dataclass, replace
 from typing import Dict, Iterable, List, Mapping, Optional, Sequence, Tuple
@@ -397,10 +396,10 @@ class SpanMetric:
         for c in CONVENTIONS:
             prf, total = self.score(c.name), self._totals[c.name]
             note = c.note.format(count=total.count, gold=total.sums[2])
-            lines.append(f"{c.title:31}{_pct(prf.precision):>6}{_pct(prf.recall):>8}{_pct(prf.f1):>7}   {note}")
+            lines.append(f"{c.title:31}{percent(prf.precision):>6}{percent(prf.recall):>8}{percent(prf.f1):>7}   {note}")
         lines += ["", "recall by gold label (whole-sentence span excluded):"]
         for label, rec in self.label_recall.items():
-            lines.append(f"  {label:6}{_pct(rec.recall):>6}   {rec.found:,} of {rec.total:,}")
+            lines.append(f"  {label:6}{percent(rec.recall):>6}   {rec.found:,} of {rec.total:,}")
         lines += [
             "",
             f"average depth: predicted {self.pred_depth:.2f}, gold {self.gold_depth:.2f}",
@@ -408,16 +407,24 @@ class SpanMetric:
             f"gold {self.n_gold_spans:,}, matched {self.n_matched:,}",
         ]
         if symbols and self._symbol_spans:
-            lines += ["", "induced symbols against gold labels (whole-sentence span excluded; purity: the share of",
-                      "the gold constituents over a symbol's spans that carry its most frequent gold label):",
-                      f"  {'symbol':10}{'gold label':12}{'purity':>7}{'constituents':>14}{'spans':>9}"]
-            for a in self.symbols:
-                lines.append(f"  {a['symbol']:10}{a['gold_label'] or '-':12}{_pct(a['purity']):>7}"
-                             f"{a['constituents']:>14,}{a['spans']:>9,}")
-            pure = sum(max(c.values(), default=0) for c in self._symbols.values())
-            matched = sum(sum(c.values()) for c in self._symbols.values())
-            lines.append(f"  {'all':22}{_pct(pure / matched if matched else None):>7}{matched:>14,}"
-                         f"{sum(self._symbol_spans.values()):>9,}")
+            lines += ["", self.format_symbols()]
+        return "\n".join(lines)
+
+    def format_symbols(self) -> str:
+        """The table of :attr:`symbols` (empty without labelled predictions), as the end of
+        :meth:`format_table` and under ``onparse eval --labels``' comparison of several trees."""
+        if not self._symbol_spans:
+            return ""
+        lines = ["induced symbols against gold labels (whole-sentence span excluded; purity: the share of",
+                 "the gold constituents over a symbol's spans that carry its most frequent gold label):",
+                 f"  {'symbol':10}{'gold label':12}{'purity':>7}{'constituents':>14}{'spans':>9}"]
+        for a in self.symbols:
+            lines.append(f"  {a['symbol']:10}{a['gold_label'] or '-':12}{percent(a['purity']):>7}"
+                         f"{a['constituents']:>14,}{a['spans']:>9,}")
+        pure = sum(max(c.values(), default=0) for c in self._symbols.values())
+        matched = sum(sum(c.values()) for c in self._symbols.values())
+        lines.append(f"  {'all':22}{percent(pure / matched if matched else None):>7}{matched:>14,}"
+                     f"{sum(self._symbol_spans.values()):>9,}")
         return "\n".join(lines)
 
     def __repr__(self) -> str:
@@ -425,29 +432,8 @@ class SpanMetric:
                 + ", ".join(f"{c.name} {100 * self.score(c.name).f1:.1f}" for c in CONVENTIONS) + ")")
 
 
-def _pct(value: Optional[float]) -> str:
+def percent(value: Optional[float]) -> str:
     return "   -" if value is None else f"{100 * value:5.1f}"
-
-
-def format_comparison(rows: Sequence[Tuple[str, SpanMetric]]) -> str:
-    """Several results side by side, one line each: ``rows`` are ``(name, result)`` pairs
-    (for example one per layer and decoder), all over the same gold set."""
-    if not rows:
-        return ""
-    first = rows[0][1]
-    width = max(12, max(len(name) for name, _ in rows) + 2)
-    columns = [max(8, len(c.column[0]) + 2) for c in CONVENTIONS]
-    lines = [
-        f"gold {first.gold_name}: {first.n_sentences:,} sentences, {first.n_words:,} words",
-        "",
-        f"{'':{width}}" + "".join(f"{c.column[0]:>{w}}" for c, w in zip(CONVENTIONS, columns)) + f"{'depth':>7}",
-        f"{'':{width}}" + "".join(f"{c.column[1]:>{w}}" for c, w in zip(CONVENTIONS, columns)),
-    ]
-    for name, r in rows:
-        lines.append(f"{name:{width}}" + "".join(f"{_pct(r.score(c.name).f1):>{w}}" for c, w in zip(CONVENTIONS, columns))
-                     + f"{r.pred_depth:>7.2f}")
-    lines.append(f"(gold depth {first.gold_depth:.2f}; Kim et al. convention over {first.n_kim:,} sentences)")
-    return "\n".join(lines)
 
 
 # --------------------------------------------------------------------------------------
@@ -487,9 +473,3 @@ def evaluate(pred_trees: Sequence[Tree], gold, check_tokens: bool = True,
     """
     gold = as_gold(gold)
     return SpanMetric(gold.name)(pred_trees, gold, check_tokens, labels)
-
-
-def write_per_sentence(result: SpanMetric, stream) -> None:
-    """Write one JSON object per sentence (:meth:`SentenceScore.to_dict`) to a text stream."""
-    for score in result.sentences:
-        stream.write(json.dumps(score.to_dict(), ensure_ascii=False) + "\n")
