@@ -62,8 +62,10 @@ def __getattr__(name):
         from .text import tokens as home
     elif name == "WEIGHT_KINDS":
         from .files import weights as home
-    elif name in ("evaluate", "format_comparison", "write_per_sentence"):
+    elif name == "evaluate":
         from .scores import metrics as home
+    elif name in ("format_comparison", "write_per_sentence"):
+        from .scores import reports as home
     elif name == "score_text":
         from .scores import predicted as home
     elif name == "choose_members":
