@@ -102,3 +102,9 @@ def test_an_average_beside_a_grammar_is_scored_with_its_symbols(bundle, tmp_path
                              input="\n".join(LINES) + "\n").stdout
     piped = json.loads(CliRunner().invoke(main, ["eval", "--gold", str(gold), "-", "--json"], input=ptb).stdout)
     assert piped["symbols"] == average["symbols"]
+    # Beside a baseline too (it was a traceback): the average's row keeps its symbols.
+    beside = CliRunner().invoke(main, ["eval", "--gold", str(gold), "-m", str(averaged), "--json",
+                                       "--baseline", "right"])
+    assert beside.exit_code == 0, beside.output
+    rows = json.loads(beside.stdout)
+    assert rows[-1]["baseline"] == "right" and rows[-2]["symbols"] == average["symbols"]

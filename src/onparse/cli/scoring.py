@@ -335,7 +335,7 @@ def _eval_model(gold_set, parser, name, as_json, per_sentence, plots, beside=(),
     # An average's trees are named as induce --format ptb names them (a grammar among the
     # models names each span), so the bundled model's average has symbols too.
     labelled = _with_symbols(parser, gold_set, scores.average) \
-        if scores.average is not None and not baselines and (show_symbols or as_json) else None
+        if scores.average is not None and (show_symbols or as_json) else None
     if show_symbols and (baselines or (labelled is not None and not labelled.symbols)):
         no_symbols("the report compares several trees (" + ("an average" if scores.average is not None
                                                            else "baselines") + "), which have no symbols")
