@@ -167,12 +167,13 @@ def train(name: str, rule: Dict[str, Any], seeds: Optional[Sequence[int]] = None
         procs = []
         for seed, folder in folders[start:start + side_by_side]:
             os.makedirs(os.path.join(ROOT, folder), exist_ok=True)
-            if os.path.exists(os.path.join(ROOT, folder, "last.pt")) and rule.get("resume") == "append":
-                argv = shlex.split(rule["command"].format(seed=seed, run=folder)) + ["--resume"]
-            elif os.path.exists(os.path.join(ROOT, folder, "last.pt")):
-                argv = ["onparse", "train", "--out", folder, "--resume", "--threads", "1"]
+            command = shlex.split(rule["command"].format(seed=seed, run=folder))
+            if not os.path.exists(os.path.join(ROOT, folder, "last.pt")):
+                argv = command
+            elif rule.get("resume") == "append":      # the rule's own command continues its run
+                argv = command + ["--resume"]
             else:
-                argv = shlex.split(rule["command"].format(seed=seed, run=folder))
+                argv = ["onparse", "train", "--out", folder, "--resume", "--threads", "1"]
             log = open(os.path.join(ROOT, folder, "train.log"), "a", encoding="utf-8")
             print(f"{name}: {' '.join(argv)}", file=sys.stderr)
             procs.append(subprocess.Popen(argv, cwd=ROOT, stdout=log, stderr=log))
@@ -180,13 +181,14 @@ def train(name: str, rule: Dict[str, Any], seeds: Optional[Sequence[int]] = None
             sys.exit(f"{name}: a run failed (see its train.log)")
 
 
-def gold_table(rule: Dict[str, Any], part: str):
+def gold_table(rule: Dict[str, Any], part: str, cache: Optional[str] = None):
     """``(gold, table)``: the rule's gold part (``dev`` or ``test``) and one tree table over its
-    sentences, which every model file scored on it is read into."""
+    sentences, which every model file scored on it is read into (cached in ``cache``, a JSON-lines
+    file, when given)."""
     from onparse import load_gold, selection
 
     gold = load_gold(f"{rule['gold']}-{part}")
-    return gold, selection.TreeTable([list(s.words) for s in gold])
+    return gold, selection.TreeTable([list(s.words) for s in gold], cache)
 
 
 def readings(rule: Dict[str, Any]) -> Callable[[Any], Any]:
@@ -361,34 +363,44 @@ def candidate_files(name: str, rule: Dict[str, Any], candidate: Dict[str, Any]) 
             + [epoch_file(g["run"], g["epoch"]) for g in candidate["grammars"]])
 
 
-_LOADED: Dict[str, Any] = {}
+class Averages:
+    """The averages of an average rule's candidates over one tree table: each model file the
+    candidates name is loaded and read once (its members' trees), and one loaded parser (the
+    incumbent's first part) averages them with each candidate's voters and tie rule."""
+
+    def __init__(self, name: str, rule: Dict[str, Any], table):
+        from onparse import load
+
+        self.name, self.rule, self.table, self.columns = name, rule, table, {}
+        self.parser = load(part_path(name, rule["incumbent"][0], rule["parts"][rule["incumbent"][0]]), "cpu")
+
+    def members(self, candidate: Dict[str, Any]) -> List[List[Any]]:
+        """Each member's trees of the table's sentences, in member order: the candidate's files,
+        each read by its own members."""
+        out = []
+        for path in candidate_files(self.name, self.rule, candidate):
+            if path not in self.columns:
+                self.columns[path] = [trees for _, trees in self.table.read(path)]
+            out += self.columns[path]
+        return out
+
+    def trees(self, candidate: Dict[str, Any]) -> List[Any]:
+        """The candidate's tree of each of the table's sentences (None for an empty one): the
+        average of its members' trees with its voters and tie rule."""
+        columns, sentences = self.members(candidate), self.table.sentences
+        parser = self.parser.with_members(self.parser.members, candidate["voters"], candidate["ties"])
+        full = [i for i, tokens in enumerate(sentences) if tokens]
+        out: List[Any] = [None] * len(sentences)
+        for i, tree in zip(full, parser.average([[column[i] for column in columns] for i in full],
+                                                [sentences[i] for i in full])):
+            out[i] = tree
+        return out
 
 
-def average_trees(name: str, rule: Dict[str, Any], candidate: Dict[str, Any], table) -> List[Any]:
-    """The candidate's tree of each of ``table``'s sentences: the average of its files' member
-    trees (each file read by its own members, cached in ``table``) with its voters and tie rule."""
-    from onparse import load
-
-    columns = [trees for path in candidate_files(name, rule, candidate) for _, trees in table.read(path)]
-    path = part_path(name, rule["incumbent"][0], rule["parts"][rule["incumbent"][0]])
-    base = _LOADED.get(path) or _LOADED.setdefault(path, load(path, "cpu"))     # only its average is used
-    parser = base.with_members(base.members, candidate["voters"], candidate["ties"])
-    full = [i for i, tokens in enumerate(table.sentences) if tokens]
-    out: List[Any] = [None] * len(table.sentences)
-    averaged = parser.average([[column[i] for column in columns] for i in full], [table.sentences[i] for i in full])
-    for i, tree in zip(full, averaged):
-        out[i] = tree
-    return out
-
-
-def average_table(name: str, rule: Dict[str, Any], part: str):
-    """``(gold, table)`` over the rule's gold ``part``, its columns cached in ``runs/<rule>/``."""
-    from onparse import load_gold, selection
-
-    gold = load_gold(f"{rule['gold']}-{part}")
+def tree_cache(name: str, part: str) -> str:
+    """Where an average rule's tree table of its gold ``part`` is cached: ``runs/<rule>/``."""
     os.makedirs(os.path.join(ROOT, "runs", name), exist_ok=True)
-    return gold, selection.TreeTable([list(s.words) for s in gold],
-                                     os.path.join(ROOT, "runs", name, f"trees-{part}.jsonl"))
+    return os.path.join(ROOT, "runs", name, f"trees-{part}.jsonl")
 
 
 def average_dev(name: str, rule: Dict[str, Any], records: str = RECORDS) -> Dict[str, Any]:
@@ -399,15 +411,15 @@ def average_dev(name: str, rule: Dict[str, Any], records: str = RECORDS) -> Dict
 
     if any(r["rule"] == name for r in trials(records)):
         sys.exit(f"{name}: its candidates are recorded already (records/trials.tsv)")
-    gold, table = average_table(name, rule, "dev")
+    gold, table = gold_table(rule, "dev", tree_cache(name, "dev"))
+    averages = Averages(name, rule, table)
     found = average_candidates(rule, ranked_grammars(rule, records))
     rows = []
     for order, candidate in enumerate(found, 1):
-        f1 = selection.gold_f1(average_trees(name, rule, candidate, table), gold)
+        f1 = selection.gold_f1(averages.trees(candidate), gold)
         candidate["dev"] = {k: round(v, 6) for k, v in f1.items()}
         rows.append({"rule": name, "language": "", "order": order, "candidate": candidate["name"],
-                     "trees": sum(len(table.read(path)) for path in candidate_files(name, rule, candidate))
-                     + len(candidate["voters"]),
+                     "trees": len(averages.members(candidate)) + len(candidate["voters"]),
                      DEV_COLUMN: f"{100 * f1['all']:.4f}", "dev <=10 sent F1": f"{100 * f1['10']:.4f}"})
         print(f"{name}: {order}/{len(found)} {candidate['name']}: dev {rows[-1][DEV_COLUMN]}", file=sys.stderr)
     with open(os.path.join(records, "trials.tsv"), encoding="utf-8") as handle:
@@ -453,10 +465,14 @@ def prepare_students(rule: Dict[str, Any], records: str = RECORDS) -> None:
     trees = os.path.join(folder, "teacher-trees.txt")
     if not os.path.exists(trees):
         parts = [f"{trees}.part{k}" for k in (1, 2)]
+        outputs = [open(part, "w", encoding="utf-8") for part in parts]
         procs = [subprocess.Popen(["onparse", "induce", text, "--pretokenized", "-m", bundle, "-q", "--threads", "1",
-                                   "--shard", f"{k}/2"], cwd=ROOT, stdout=open(part, "w", encoding="utf-8"))
-                 for k, part in enumerate(parts, 1)]
-        if any(p.wait() for p in procs):
+                                   "--shard", f"{k}/2"], cwd=ROOT, stdout=output)
+                 for k, output in enumerate(outputs, 1)]
+        failed = [p.wait() for p in procs]
+        for output in outputs:
+            output.close()
+        if any(failed):
             sys.exit(f"{teacher}: the teacher's trees failed")
         with open(trees + ".tmp", "w", encoding="utf-8") as handle:
             for part in parts:
@@ -486,8 +502,8 @@ def test(name: str, rule: Dict[str, Any], records: str = RECORDS) -> Dict[str, A
         write_json("tests.json", tests, records)
         return tests[name]
     if rule.get("kind") == "average":
-        gold, table = average_table(name, rule, "test")
-        trees = average_trees(name, rule, chosen, table)
+        gold, table = gold_table(rule, "test", tree_cache(name, "test"))
+        trees = Averages(name, rule, table).trees(chosen)
     else:
         gold, table = gold_table(rule, "test")
         columns = table.read(epoch_file(chosen["run"], chosen["epoch"]), readings(rule))
@@ -556,10 +572,7 @@ def source_bytes(source: Dict[str, Any]) -> bytes:
     repository's history) or ``file`` (a run's epoch file, with the command that ``rebuild``s
     it), checked against its recorded ``sha256``."""
     if "git" in source:
-        done = subprocess.run(["git", "show", source["git"]], cwd=ROOT, capture_output=True)
-        if done.returncode != 0:
-            sys.exit(f"model: {source['git']} is not in this checkout's history (a full clone has it)")
-        data, where = done.stdout, source["git"]
+        data, where = git_bytes(source["git"]), source["git"]
     else:
         where = os.path.join(ROOT, source["file"])
         if not os.path.exists(where):
