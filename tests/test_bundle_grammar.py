@@ -104,7 +104,17 @@ def test_an_average_beside_a_grammar_is_scored_with_its_symbols(bundle, tmp_path
     assert piped["symbols"] == average["symbols"]
     # Beside a baseline too (it was a traceback): the average's row keeps its symbols.
     beside = CliRunner().invoke(main, ["eval", "--gold", str(gold), "-m", str(averaged), "--json",
-                                       "--baseline", "right"])
+                                       "--baseline", "right", "--labels"])
     assert beside.exit_code == 0, beside.output
     rows = json.loads(beside.stdout)
     assert rows[-1]["baseline"] == "right" and rows[-2]["symbols"] == average["symbols"]
+    assert "no symbols" not in beside.stderr          # the average has them, beside the baseline too
+
+
+def test_an_average_no_grammar_names_says_it_has_no_symbols(bundle, tmp_path):
+    _, lm, _ = bundle
+    gold = tmp_path / "gold.txt"
+    gold.write_text("((the cat) (sat (on (a mat))))\n((a dog) barked)\n((the dog) sat)\n")
+    shown = CliRunner().invoke(main, ["eval", "--gold", str(gold), "-m", lm, "-m", lm, "--labels"])
+    assert shown.exit_code == 0, shown.output
+    assert "induced symbols" not in shown.stdout and "(an average), which have no symbols" in shown.stderr

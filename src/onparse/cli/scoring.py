@@ -157,8 +157,9 @@ def emit_report(result, as_json: bool, per_sentence: Optional[str], about: Optio
 
 def no_symbols(why: str) -> None:
     """The stderr note of ``--labels`` when there is no symbol to report, saying ``why``."""
-    click.echo(f"note: --labels: {why}; only a grammar member alone, or trees it wrote with "
-               "--format ptb, have symbols (NT-12) to line up with gold labels", err=True)
+    click.echo(f"note: --labels: {why}; only a grammar member alone, an average beside a grammar that "
+               "names its spans, or trees they wrote with --format ptb, have symbols (NT-12) to line up "
+               "with gold labels", err=True)
 
 
 def check_per_sentence(per_sentence: Optional[str], inputs, force: bool = False) -> None:
@@ -336,7 +337,10 @@ def _eval_model(gold_set, parser, name, as_json, per_sentence, plots, beside=(),
     # models names each span), so the bundled model's average has symbols too.
     labelled = _with_symbols(parser, gold_set, scores.average) \
         if scores.average is not None and (show_symbols or as_json) else None
-    if show_symbols and (baselines or (labelled is not None and not labelled.symbols)):
+    # No symbols to show: an average no grammar names, or a member alone beside baselines (a
+    # report of several rows, which names none of them).
+    unnamed = not labelled.symbols if labelled is not None else bool(baselines)
+    if show_symbols and unnamed:
         no_symbols("the report compares several trees (" + ("an average" if scores.average is not None
                                                            else "baselines") + "), which have no symbols")
     if scores.average is None and not baselines:
