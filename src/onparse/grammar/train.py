@@ -40,7 +40,7 @@ import os
 import random
 import statistics
 import time
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import asdict, dataclass, field
 from typing import Any, Dict, List, Optional, Tuple
 
 import torch
@@ -49,8 +49,7 @@ from ..version import __version__
 from ..devices import resolve_device, torch_threads
 from ..errors import OnparseError
 from ..files.checkpoint import GRAMMAR_FORMAT, read_file
-from ..files.run_folder import (BEST, EPOCH_SNAPSHOT, EPOCH_SNAPSHOT_RE, LAST, METRICS, FolderLock, MetricsLog,
-                                make_folder, refuse_old_run, remove_run_files, run_files, tidy)
+from ..files.run_folder import BEST, LAST, METRICS, MetricsLog, remove_run_files, tidy
 from ..files.safeio import format_ppl, perplexity_of
 from ..progress import Progress
 from ..student.model import encode
@@ -59,7 +58,8 @@ from ..settings import SettingError
 from ..text.vocab import Vocabulary
 from ..training.fingerprint import fingerprint
 from ..training.options import RunOptions, TrainResult
-from ..training.stops import StopRequests
+from ..training.hooks import Diverged, EpochEnd, Hooks
+from ..training.loop import RunLoop, holding, new_or_resumed
 from .config import GRAMMAR_PRESETS, GrammarConfig
 from .file import check_grammar, save_grammar
 from .model import NeuralPCFG
@@ -152,27 +152,27 @@ def read_last(out: str, verify: bool = True) -> Tuple[Dict[str, Any], Dict[str, 
 def train(sizes: Dict[str, int], settings: GrammarTraining, spec: CorpusSpec, options: RunOptions,
           preset: Optional[str] = None) -> TrainResult:
     """Train (or, with ``options.resume``, continue) a grammar in the folder ``options.out``
-    (module docstring); returns a :class:`onparse.lm.training.config.TrainResult`.
+    (module docstring) by the run loop (:class:`onparse.training.loop.RunLoop`); returns a
+    :class:`onparse.training.options.TrainResult`.
     Cost: per epoch O(n^3 r + n^2 r^2) per training sentence, forward and backward, plus the
     validation's forward pass."""
     with torch_threads(options.threads):
-        make_folder(options.out)
         log = MetricsLog(os.path.join(options.out, METRICS), True)
-        lock = FolderLock(options.out).acquire(warn=log.say)
-        try:
+        with holding(options.out, log):
             resumed = read_last(options.out, options.verify) if options.resume else None
-            if resumed and any(EPOCH_SNAPSHOT_RE.fullmatch(n) for n in run_files(options.out)):
-                options = replace(options, keep_epochs=True)     # the flag is not in last.pt: the folder says
+            options = new_or_resumed(options, resumed is not None)
             if resumed is None:
-                refuse_old_run(options.out, options.overwrite)
                 remove_run_files(options.out)                    # --overwrite: nothing of the old run survives
             tidy(options.out, log, resumed[1]["position"]["step"] if resumed else None)
-            return _Run(sizes, settings, spec, options, preset, log, resumed).go()
-        finally:
-            lock.release()
+            hooks = GrammarHooks(sizes, settings, spec, options, preset, log, resumed)
+            return hooks.finish(RunLoop(hooks, options, log).run())
 
 
-class _Run:
+class GrammarHooks(Hooks):
+    """A grammar's side of the run loop (:class:`onparse.training.hooks.Hooks`): constructing it
+    builds the text, the vocabulary, the grammar, its optimiser and the :class:`Position` (fresh,
+    or from ``last.pt``); the methods read in the order the loop calls them."""
+
     def __init__(self, sizes, settings: GrammarTraining, spec: CorpusSpec, options: RunOptions, preset, log,
                  resumed):
         self.settings, self.spec, self.opt, self.preset, self.log = settings, spec, options, preset, log
@@ -209,10 +209,13 @@ class _Run:
         self.resumed = resumed is not None
         if resumed:
             self._restore(*resumed)
-        self.last_saved = time.monotonic()
 
-    # ---- the loop --------------------------------------------------------------------------------
-    def go(self) -> TrainResult:
+    # ---- the run ---------------------------------------------------------------------------------
+    @property
+    def step(self) -> int:
+        return self.at.step
+
+    def begin(self) -> None:
         s, at = self.settings, self.at
         self.log.event("resume" if self.resumed else "start", family="grammar", preset=self.preset,
                        config=s.to_dict(), sizes=self.config.to_dict(), corpus=self.spec.to_dict(),
@@ -226,12 +229,19 @@ class _Run:
             self.log.say(f"{count:,} validation sentence{'s' if count > 1 else ''} of more than "
                          f"{exact_words(self.config.chart_rank):,} words {'are' if count > 1 else 'is'} left out of "
                          "its perplexity (too long to score exactly within the chart's memory; docs/pcfg.md)")
-        started, reason = time.monotonic(), None
-        with StopRequests(self.log.say) as stops:
-            while reason is None:
-                reason = "epochs" if at.epoch >= s.epochs else (self._should_stop(stops, started)
-                                                                 or self._epoch(stops, started))
-        self.log.event("stop", reason=reason, epoch=at.epoch, step=at.step)
+
+    def finished(self) -> bool:
+        return self.at.epoch >= self.settings.epochs
+
+    def where(self) -> Dict[str, Any]:
+        return {"epoch": self.at.epoch, "step": self.at.step}
+
+    def epoch_shown(self) -> int:
+        return self.at.epoch + 1
+
+    def finish(self, reason: str) -> TrainResult:
+        """The stop's line, the test perplexity of ``best.pt`` (when the epochs ran out) and the result."""
+        at = self.at
         where = f", {at.batch} batches into epoch {at.epoch + 1}" if at.batch else ""
         self.log.say(f"stopped ({reason}) after {at.epoch} epoch(s), {at.step} steps{where}; best valid ppl "
                      f"{format_ppl(self._best_ppl())}")
@@ -240,7 +250,22 @@ class _Run:
         return TrainResult(self.opt.out, reason, at.epoch, at.step, self._best_ppl(), at.best_epoch, test_ppl,
                            None, best, True, self.model)
 
-    def batches(self, epoch: int) -> List[List[List[str]]]:
+    # ---- an epoch --------------------------------------------------------------------------------
+    def epoch_progress(self):
+        s, epoch = self.settings, self.at.epoch + 1
+        self._epoch_batches = self.batches_of(epoch)
+        self.model.train()
+        self._tick = time.monotonic()
+        self._bar = Progress(f"epoch {epoch}/{s.epochs} (sentences of <= {s.length_limit(epoch)} words)",
+                             len(self._epoch_batches), "batches", self.opt.progress is False)
+        self._bar.update(self.at.batch)
+        return self._bar
+
+    def batches(self):
+        while self.at.batch < len(self._epoch_batches):
+            yield self._epoch_batches[self.at.batch]
+
+    def batches_of(self, epoch: int) -> List[List[List[str]]]:
         """The batches of ``epoch`` (1-based): the sentences within its length limit, grouped
         by length, in an order fixed by the seed and the epoch (a resumed run takes the same)."""
         s = self.settings
@@ -253,29 +278,7 @@ class _Run:
         rng.shuffle(batches)
         return batches
 
-    def _epoch(self, stops: StopRequests, started: float) -> Optional[str]:
-        """Train from the current batch to the end of the epoch or a stop; then validate (a
-        whole epoch) or save ``last.pt`` (a stop).  Returns the stop reason, if any."""
-        s, at = self.settings, self.at
-        epoch = at.epoch + 1
-        batches = self.batches(epoch)
-        self.model.train()
-        tick, reason = time.monotonic(), None
-        quiet = self.opt.progress is False
-        with Progress(f"epoch {epoch}/{s.epochs} (sentences of <= {s.length_limit(epoch)} words)", len(batches),
-                      "batches", quiet) as bar:
-            bar.update(at.batch)
-            while at.batch < len(batches) and reason is None:
-                self._step(batches[at.batch])
-                bar.update(1)
-                reason = self._should_stop(stops, started)
-        at.seconds += time.monotonic() - tick
-        if at.batch < len(batches) or not self._end_epoch(len(batches), stops):
-            self._save_last()                    # a stop in validation: --resume validates this epoch again
-            return reason or "interrupted"
-        return reason or ("epochs" if at.epoch >= s.epochs else None)
-
-    def _step(self, sentences: List[List[str]]) -> None:
+    def train_step(self, sentences: List[List[str]]) -> None:
         """One Adam step on a batch: loss = minus its mean log Z per sentence."""
         at = self.at
         ids, lengths = encode(sentences, self.vocab)
@@ -295,7 +298,7 @@ class _Run:
         loss.backward()
         norm = torch.nn.utils.clip_grad_norm_(self.model.parameters(), self.settings.clip or float("inf"))
         if not bool(torch.isfinite(norm)):
-            self._diverged(f"the gradient norm became {float(norm)}")
+            raise Diverged(f"the gradient norm became {float(norm)}")
         at.norms.append(float(norm))
         self.optimizer.step()
         at.batch += 1
@@ -303,30 +306,23 @@ class _Run:
         at.log_z += float(z.detach().double().sum())
         at.words += int(lengths.sum())
 
-    def _should_stop(self, stops: StopRequests, started: float) -> Optional[str]:
-        if stops.requested:
-            return "interrupted"
-        if self.opt.max_steps is not None and self.at.step >= self.opt.max_steps:
-            return "max_steps"
-        now = time.monotonic()
-        if self.opt.max_time is not None and now - started >= self.opt.max_time:
-            return "max_time"
-        if self.opt.checkpoint_every and now - self.last_saved >= self.opt.checkpoint_every:
-            self._save_last()                     # mid-epoch: a kill loses at most this interval
-        return None
+    def end_steps(self) -> None:
+        self.at.seconds += time.monotonic() - self._tick
 
-    def _end_epoch(self, n_batches: int, stops: StopRequests) -> bool:
-        """Validation, ``best.pt``, the snapshot, the epoch's record and ``last.pt``; False (and
-        nothing done) when a stop request came during validation."""
+    def epoch_complete(self) -> bool:
+        return self.at.batch >= len(self._epoch_batches)
+
+    def validate(self, stop) -> Optional[EpochEnd]:
+        """The validation perplexity, the epoch's record with the collapse alarm's figures; None
+        (nothing changed) when a stop request came during validation."""
         s, at = self.settings, self.at
-        measured = log_likelihood(self.model, self.vocab, self.valid_text, s.batch_size,
-                                  stop=lambda: stops.requested)
+        measured = log_likelihood(self.model, self.vocab, self.valid_text, s.batch_size, stop=stop)
         if measured.stopped:
-            return False
+            return None
         total, words, sentences = measured.total, measured.words, measured.sentences
         valid_loss = -total / words
         if not math.isfinite(valid_loss):
-            self._diverged(f"the validation loss became {valid_loss}")
+            raise Diverged(f"the validation loss became {valid_loss}")
         train_loss = -at.log_z / max(at.words, 1)
         at.epoch += 1
         improved = at.best_loss is None or valid_loss < at.best_loss
@@ -334,30 +330,27 @@ class _Run:
             at.best_loss, at.best_epoch = valid_loss, at.epoch
         record = {"epoch": at.epoch, "step": at.step, "train_loss": train_loss, "train_ppl": perplexity_of(train_loss),
                   "valid_loss": valid_loss, "valid_ppl": perplexity_of(valid_loss), "best_valid_ppl": self._best_ppl(),
-                  "improved": improved, "length_limit": s.length_limit(at.epoch), "batches": n_batches,
+                  "improved": improved, "length_limit": s.length_limit(at.epoch), "batches": len(self._epoch_batches),
                   "valid_sentences": sentences, "valid_words": words, "valid_too_long": measured.too_long,
                   "epoch_time_s": at.seconds,
                   "skipped_sentences": at.skipped,
                   "words_per_s": at.words / at.seconds if at.seconds > 0 else None,
                   **self._health(), **self._clipping()}
         at.history.append(record)
-        self._check_weights()
-        if improved:
-            self._save(os.path.join(self.opt.out, BEST))
-        if self.opt.keep_epochs:
-            self._save(os.path.join(self.opt.out, EPOCH_SNAPSHOT.format(at.epoch)))
-        self.log.event("epoch", **record)
-        self.log.say(f"epoch {at.epoch:3d} | sentences <= {record['length_limit']} words | train ppl "
-                     f"{format_ppl(record['train_ppl']):>9} | valid ppl {format_ppl(record['valid_ppl']):>9}"
-                     f"{' *' if improved else '  '} (unigram {format_ppl(record['unigram_ppl'])}) | chains "
-                     f"{record['branching_share']:.0%} | {record['words_per_s'] or 0:,.0f} words/s | {at.seconds:.0f}s")
-        alarm = collapse_alarm(record)
+        line = (f"epoch {at.epoch:3d} | sentences <= {record['length_limit']} words | train ppl "
+                f"{format_ppl(record['train_ppl']):>9} | valid ppl {format_ppl(record['valid_ppl']):>9}"
+                f"{' *' if improved else '  '} (unigram {format_ppl(record['unigram_ppl'])}) | chains "
+                f"{record['branching_share']:.0%} | {record['words_per_s'] or 0:,.0f} words/s | {at.seconds:.0f}s")
+        return EpochEnd(record, line, improved)
+
+    def after_epoch(self, end: EpochEnd) -> None:
+        """The collapse alarm's warning, and the next epoch's counters."""
+        at = self.at
+        alarm = collapse_alarm(end.record)
         if alarm:
             self.log.say(f"warning: this grammar is not learning: {alarm}; its trees may be no better than a "
                          "right- or left-branching baseline (try another --seed, a lower --lr, or more text)")
         at.batch, at.log_z, at.words, at.seconds, at.skipped, at.norms = 0, 0.0, 0, 0.0, 0, []
-        self._save_last()
-        return True
 
     def _health(self) -> Dict[str, Any]:
         """The collapse alarm's figures of the model as it stands (:mod:`onparse.grammar.health`).
@@ -383,16 +376,17 @@ class _Run:
                 "epoch": at.epoch, "step": at.step, "valid_loss": last.get("valid_loss"),
                 "valid_ppl": last.get("valid_ppl"), "epochs": list(at.history)}
 
-    def _save(self, path: str, training: Optional[Dict[str, Any]] = None) -> None:
+    def weights(self):
+        return self.model.parameters()
+
+    def save(self, path: str, end: Optional[EpochEnd] = None, training: Optional[Dict[str, Any]] = None) -> None:
         save_grammar(path, config=self.config.to_dict(), vocab=self.vocab, state_dict=self.model.state_dict(),
                      metadata=self._metadata(), training=training)
 
-    def _save_last(self) -> None:
-        self._check_weights()
+    def save_last(self) -> None:
         state = {"position": asdict(self.at), "optimizer": self.optimizer.state_dict(),
                  "torch_rng": torch.get_rng_state(), "fingerprint": self.fingerprint}
-        self._save(os.path.join(self.opt.out, LAST), training=state)
-        self.last_saved = time.monotonic()
+        self.save(os.path.join(self.opt.out, LAST), training=state)
 
     def _restore(self, blob: Dict[str, Any], state: Dict[str, Any]) -> None:
         path = os.path.join(self.opt.out, LAST)
@@ -407,19 +401,10 @@ class _Run:
         except (KeyError, TypeError, ValueError, RuntimeError) as err:
             raise OnparseError(f"{path}: unreadable training state ({type(err).__name__}: {str(err)[:120]})") from None
 
-    def _check_weights(self) -> None:
-        """Stop before saving non-finite weights."""
-        if not all(bool(torch.isfinite(p.detach()).all()) for p in self.model.parameters()):
-            self._diverged("the weights became NaN or infinite")
-
-    def _diverged(self, what: str) -> None:
-        """Stop the run: log the event and raise a one-line OnparseError saying what is left."""
+    def kept(self) -> str:
         at = self.at
-        self.log.event("diverged", epoch=at.epoch, step=at.step, reason=what)
-        kept = (f"{os.path.join(self.opt.out, BEST)} keeps epoch {at.best_epoch} (valid ppl "
+        return (f"{os.path.join(self.opt.out, BEST)} keeps epoch {at.best_epoch} (valid ppl "
                 f"{format_ppl(self._best_ppl())})" if at.best_loss is not None else "no model was saved")
-        raise OnparseError(f"training diverged at step {at.step} (epoch {at.epoch + 1}): {what}; {kept}. "
-                           "Lower --lr (or --clip) and start again")
 
     # ---- figures -------------------------------------------------------------------------------
     def _best_ppl(self) -> Optional[float]:
