@@ -28,6 +28,7 @@ from typing import Any, Dict, Iterable, Iterator, List, Optional, Sequence, Tupl
 
 from nltk.parse.api import ParserI
 
+from . import arguments
 from .devices import MAX_TOKENS, batch_size_for, resolve_device
 from .errors import OnparseError
 from .induce import WINDOW
@@ -75,13 +76,19 @@ def load(model: Union[None, str, os.PathLike, Sequence[Union[str, os.PathLike]]]
     ``verify=False`` loads files whose weights do not match their recorded checksum.
 
     Cost: reading the files (a second or two for the bundled model); nothing runs until asked.
+    A wrong argument is refused first (:mod:`onparse.arguments`).
     """
     if model is None or isinstance(model, (str, os.PathLike)):
         paths = [model]
     else:
-        paths = list(model)
+        paths = list(arguments.listed(model, "model", (str, os.PathLike, type(None)), "['a.pt', 'b.pt']"))
         if not paths:
-            raise OnparseError("no model given")
+            raise arguments.ArgumentValueError("no model given: model takes a path, a list of paths, or None")
+    layers = arguments.listed(layers, "layers", int, "[2, 3]", word="all")
+    decoders = arguments.listed(decoders, "decoders", str, "['onlstm']", word="all")
+    voters = arguments.listed(voters, "voters", str, "['right']")
+    if batch_size is not None:
+        arguments.whole(batch_size, "batch_size", 1)
     dev = resolve_device(device)
     models: List[ParsingModel] = []
     names: List[str] = []
@@ -246,15 +253,16 @@ class Parser(ParserI):
     # -- text -> tokens -----------------------------------------------------------------------
     def preprocessor(self, tokenize: bool = True, punct: str = DEFAULT_PUNCT) -> Preprocessor:
         """How raw text becomes tokens (:class:`onparse.text.Preprocessor`) for this parser."""
-        if punct not in PUNCT_POLICIES:
-            raise OnparseError(f"unknown punctuation policy {punct!r}; choose from {', '.join(PUNCT_POLICIES)}")
+        arguments.choice(punct, "punct", PUNCT_POLICIES)
         return Preprocessor(self.vocab, tokenize, punct)
 
     def tokens(self, sentences: Iterable[SentenceInput], tokenize: bool = True, punct: str = DEFAULT_PUNCT) -> List[List[str]]:
         """The tokens the models read: a string is tokenised and its punctuation dropped (as
-        ``onparse induce`` does); a list of tokens is used as given."""
+        ``onparse induce`` does); a list of tokens is used as given.  Each sentence is checked
+        first (:func:`onparse.arguments.sentence`: no bytes, no empty token, no NUL)."""
         prep = self.preprocessor(tokenize, punct)
-        return [prep(s).tokens if isinstance(s, str) else list(s) for s in sentences]
+        checked_sentences = [arguments.sentence(s) for s in arguments.sentences(sentences, "sentences")]
+        return [prep(s).tokens if isinstance(s, str) else s for s in checked_sentences]
 
     # -- tokens -> distances -> trees ---------------------------------------------------------
     def model_distances(self, token_lists: Sequence[Sequence[str]], progress=None) -> List[Any]:
@@ -323,9 +331,11 @@ class Parser(ParserI):
     # -- the nltk ParserI contract and friends -----------------------------------------------
     def batch(self, sentences: Sequence[SentenceInput]) -> List[Optional[Any]]:
         """One :class:`nltk.Tree` per sentence (None where no word is left), in order.
+        ``sentences``: a list (or any iterable) of sentences, each a str of raw text or a list of
+        tokens; a str, bytes or a mapping is a TypeError (:mod:`onparse.arguments`).
         Sentences run in batches of similar length, ``CHUNK`` at a time."""
         out: List[Optional[Any]] = []
-        sentences = list(sentences)
+        sentences = list(arguments.sentences(sentences, "batch"))
         for at in range(0, len(sentences), CHUNK):
             tokens = self.tokens(sentences[at:at + CHUNK])
             out.extend(None if t is None else to_nltk(t) for t in self.trees(tokens))
@@ -335,7 +345,7 @@ class Parser(ParserI):
         """For each sentence, an iterator over its one tree (empty when no word is left), in
         input order; computed ``CHUNK`` sentences at a time, in batches."""
         chunk: List[SentenceInput] = []
-        for sentence in sents:
+        for sentence in arguments.sentences(sents, "parse_sents"):
             chunk.append(sentence)
             if len(chunk) == CHUNK:
                 yield from (iter([] if t is None else [t]) for t in self.batch(chunk))
@@ -355,9 +365,9 @@ class Parser(ParserI):
     def distances(self, sentence: SentenceInput, layer: int = DEFAULT_LAYER, gate: str = "forget", model: int = 0):
         """The distances of one sentence at ``layer`` (1-based) of model ``model``: a float32
         array of shape (n,), one value per token (:meth:`tokens` tells which tokens)."""
-        if gate not in GATES:
-            raise OnparseError(f"unknown gate {gate!r}; choose from {', '.join(GATES)}")
-        reader = self.models[model]
+        arguments.choice(gate, "gate", tuple(GATES))
+        arguments.whole(layer, "layer", 1)
+        reader = self.models[arguments.whole(model, "model", 0, len(self.models) - 1)]
         reader.member(model, layer, DEFAULT_DECODER)                 # the layer exists (or: no layers)
         values = reader.distances(self.tokens([sentence]), layer, name=self.name(model), batch_size=1,
                                   max_tokens=self.max_tokens)

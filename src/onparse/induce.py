@@ -40,7 +40,7 @@ from .files.safeio import MAX_LINE_BYTES, bounded_lines
 from .progress import Portion
 from .pictures.show import GoldTree, SentenceView, make_view
 from .text.sentences import by_line
-from .text.tokens import DEFAULT_PUNCT, normalize_word
+from .text.tokens import BOM, DEFAULT_PUNCT, normalize_word, text_problem
 from .trees import average
 from .trees.tree import to_brackets, to_ptb
 
@@ -109,8 +109,11 @@ def read_lines(path: str, shard: Optional[Shard] = None, max_line_bytes: int = M
 
     Lines end at ``\\n`` (a ``\\r`` before it is dropped too); a last line without a newline
     counts.  Input must be UTF-8 (a byte-order mark at the start is skipped): other bytes raise
-    :class:`OnparseError` naming the line, as does a line longer than ``max_line_bytes``
-    (``--max-line-bytes``) or a read error.  ``shard`` needs a regular file.
+    :class:`OnparseError` naming the line, as does a line holding a NUL character
+    (:func:`onparse.text.tokens.text_problem`), a line longer than ``max_line_bytes``
+    (``--max-line-bytes``) or a read error.  ``shard`` needs a regular file.  An input that
+    cannot be opened (a missing file, standard input closed) is refused at the call, before a
+    command writes anything.
     """
     name = "<stdin>" if path == "-" else path
     if shard is not None and shard.count == 1:
@@ -126,6 +129,11 @@ def read_lines(path: str, shard: Optional[Shard] = None, max_line_bytes: int = M
             handle, close = open(path, "rb"), True
         except OSError as err:
             raise OnparseError(f"cannot read {path}: {err.strerror}") from None
+    return _read_lines(handle, close, path, name, shard, max_line_bytes, digest)
+
+
+def _read_lines(handle, close: bool, path: str, name: str, shard: Optional[Shard], max_line_bytes: int,
+                digest) -> Iterator[str]:
     try:
         offset, end = 0, None
         if shard is not None and path != "-":
@@ -164,8 +172,12 @@ def read_lines(path: str, shard: Optional[Shard] = None, max_line_bytes: int = M
                 text = text[:-1]
                 if text.endswith("\r"):
                     text = text[:-1]
-            if number == 1 and first_offset == 0 and text.startswith("\ufeff"):
+            if number == 1 and first_offset == 0 and text.startswith(BOM):
                 text = text[1:]  # byte-order mark of a file saved as "UTF-8 with BOM"
+            problem = text_problem(text)
+            if problem:
+                line = number if first_offset == 0 else _line_number_at(path, offset - len(raw))
+                raise OnparseError(f"{name} line {line} {problem}")
             yield text
     finally:
         if close:

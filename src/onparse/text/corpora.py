@@ -57,10 +57,11 @@ from dataclasses import dataclass
 from typing import Iterable, List, Optional, Sequence, Tuple
 
 from .data import require
+from ..arguments import ArgumentTypeError
 from ..errors import OnparseError
 from ..gold.multilingual import text_sentences
 from .splits import PERIOD as HELD_OUT_PERIOD, TEXT_LAYOUT, split
-from .tokens import WORD_TAGS, normalize_word, pretokenized_tokens, tokenize, words_of
+from .tokens import WORD_TAGS, normalize_word, pretokenized_tokens, text_problem, tokenize, words_of
 from ..gold.treebank import load_gold
 
 Sentence = List[str]
@@ -321,12 +322,16 @@ def read_sentences(path: str, fmt: str = "auto") -> List[Sentence]:
     check_corpus_file(path)
     fmt = resolve_format(path, fmt)
     try:
-        with open(path, encoding="utf-8") as handle:
+        with open(path, encoding="utf-8-sig") as handle:        # "-sig": a byte-order mark at the start goes
             lines = handle.readlines()
     except UnicodeDecodeError as err:
         raise OnparseError(f"{path}: not UTF-8 text ({err.reason} at byte {err.start})")
     except OSError as err:
         raise OnparseError(f"cannot read {path}: {err.strerror}")
+    for number, line in enumerate(lines, 1):
+        problem = text_problem(line)
+        if problem:
+            raise OnparseError(f"{path} line {number} {problem}")
     return [s for s in map(_line_reader(fmt), lines) if s]
 
 
@@ -356,8 +361,13 @@ def held_out_split(sentences: Sequence[Sentence]) -> Tuple[List[Sentence], List[
 
 def load_corpus(spec: CorpusSpec) -> Corpus:
     """Read the sentences ``spec`` describes and split them (held-out split unless ``spec.valid``).
-    A read of a minute or more says so on stderr each minute (:class:`onparse.progress.Progress`)."""
+    ``spec``: a :class:`CorpusSpec` (``onparse.corpus_spec(path)`` makes one of a path or a corpus
+    name).  A read of a minute or more says so on stderr each minute (:class:`onparse.progress.Progress`)."""
     from ..progress import Progress
+
+    if not isinstance(spec, CorpusSpec):
+        raise ArgumentTypeError(f"spec must be a CorpusSpec, not {type(spec).__name__} ({spec!r}): "
+                                "onparse.corpus_spec(path) makes one of a path or a corpus name")
 
     with Progress(f"reading the corpus {spec.source}", what=None):
         return _load_corpus(spec)

@@ -119,6 +119,30 @@ def normalize_word(word: str) -> str:
 
 
 # --------------------------------------------------------------------------------------
+# Odd characters of input text
+# --------------------------------------------------------------------------------------
+
+#: The byte-order mark a file saved as "UTF-8 with BOM" starts with (U+FEFF): dropped at the
+#: start of input (:func:`onparse.induce.read_lines`, corpus files, a string given to the API),
+#: never part of the first token.
+BOM = "\ufeff"
+
+
+def text_problem(text: str) -> Optional[str]:
+    """What makes ``text`` unreadable, in words, or None.  The one rule: a NUL character
+    (``\\x00``) is refused, not taken for whitespace nor kept inside a token: NUL bytes come
+    from binary files and from UTF-16 text, whose every other byte is NUL, so reading them as
+    text would give silent nonsense.
+
+    >>> text_problem("the cat"), text_problem("the c\\x00at")
+    (None, 'holds a NUL character (binary data, or UTF-16 text?); onparse reads UTF-8 text')
+    """
+    if "\x00" in text:
+        return "holds a NUL character (binary data, or UTF-16 text?); onparse reads UTF-8 text"
+    return None
+
+
+# --------------------------------------------------------------------------------------
 # Tokenisation
 # --------------------------------------------------------------------------------------
 
@@ -285,6 +309,8 @@ class Preprocessor:
 
     def __call__(self, line: str) -> Sentence:
         index = self.vocab.index
+        if line.startswith(BOM):
+            line = line[1:]               # a string that starts as a "UTF-8 with BOM" file does
         if not self.tokenize and self.punct == "vocab":
             # Pre-tokenised text's tokens are the user's: a treebank's own (onparse gold-text) hold
             # words such as '%' that a model trained on raw text never saw, and dropping one would
