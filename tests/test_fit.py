@@ -718,3 +718,133 @@ def test_resume_alone_continues_a_fit_with_the_settings_it_was_started_with(tmp_
     assert (recorded["epochs"], recorded["grammars"], recorded["max_time"]) == (2, 1, 600.0)
     other = run("fit", text, "--out", out, "--resume", "--epochs", "3", "--stop-after", "plan")
     assert other.exit_code == 1 and "a fit with other settings (epochs)" in other.output
+
+
+# ---- issue 66: fit never replaces a file it did not write; its run folder is read defensively ----
+
+@pytest.fixture(scope="module")
+def planned(tmp_path_factory):
+    """A tiny fit stopped after its plan (no training): its text and run folder, which each test
+    copies (:func:`_copy_planned`) before changing anything."""
+    root = tmp_path_factory.mktemp("planned")
+    text = write_corpus(root / "text.txt", n_sentences=400, seed=1)
+    done = run("fit", text, "--out", root / "p.pt", "--run-dir", root / "R", *TINY, "--stop-after", "plan")
+    assert done.exit_code == 0, done.output
+    return text, root / "R"
+
+
+def _copy_planned(planned, tmp_path):
+    import shutil
+
+    text, folder = planned
+    shutil.copytree(folder, tmp_path / "R")
+    return text, tmp_path / "R"
+
+
+def test_a_resumed_fit_never_replaces_a_model_it_did_not_write(tmp_path, planned):
+    # Issue 66.1: refuse_model was called only without --resume, so a resumed fit replaced any
+    # model at --out or --student.
+    from conftest import save_tiny_checkpoint
+    from onparse import FitSettings, fit
+    from onparse.errors import OnparseError
+
+    text, folder = _copy_planned(planned, tmp_path)
+    model = save_tiny_checkpoint(tmp_path / "m.pt", ["the", "cat"])[2]
+    before = open(model, "rb").read()
+    out = run("fit", text, "--out", model, "--run-dir", folder, "--resume", "--stop-after", "plan")
+    assert out.exit_code == 2 and f"{model} holds an onparse model" in out.output, out.output
+    assert "--force" in out.output and "Traceback" not in out.output
+    settings = FitSettings(**json.loads((folder / "fit.json").read_text())["settings"])
+    for outputs in ({"out": model}, {"out": str(tmp_path / "p.pt"), "student": model}):
+        with pytest.raises(OnparseError, match="holds an onparse model"):
+            fit(str(text), outputs["out"], settings, run_dir=str(folder), resume=True,
+                student=outputs.get("student"), stop_after="plan")
+    assert open(model, "rb").read() == before
+    # --force replaces it, as without --resume.
+    forced = run("fit", text, "--out", model, "--run-dir", folder, "--resume", "--stop-after", "plan", "--force")
+    assert forced.exit_code == 0, forced.output
+
+
+def test_fit_never_replaces_a_plain_file_without_force(tmp_path, planned):
+    # Issue 66.21: `fit --out notes.txt` replaced a text file with the bundle.
+    text, folder = _copy_planned(planned, tmp_path)
+    notes = tmp_path / "notes.txt"
+    notes.write_text("my notes\n")
+    for extra in ([*TINY], ["--run-dir", folder, "--resume"]):
+        out = run("fit", text, "--out", notes, *extra, "--stop-after", "plan")
+        assert out.exit_code == 2 and f"{notes} exists and is not an onparse model" in out.output, out.output
+        assert "--force" in out.output
+    student = run("fit", text, "--out", tmp_path / "p.pt", "--student", notes, "--run-dir", folder, "--resume")
+    assert student.exit_code == 2 and "--student" in student.output and "is not an onparse model" in student.output
+    assert notes.read_text() == "my notes\n"
+    forced = run("fit", text, "--out", notes, *TINY, "--stop-after", "plan", "--force")
+    assert forced.exit_code == 0, forced.output
+
+
+def test_the_bundle_and_the_student_are_two_files(tmp_path, planned):
+    # Issue 66.2: `--out s.pt --student s.pt` was accepted and the student replaced the bundle.
+    from onparse import FitSettings, fit
+    from onparse.errors import OnparseError
+
+    text, folder = _copy_planned(planned, tmp_path)
+    (tmp_path / "sub").mkdir()
+    bundle = tmp_path / "s.pt"
+    os.symlink(bundle, tmp_path / "link.pt")
+    for student in (bundle, tmp_path / "sub" / ".." / "s.pt", tmp_path / "link.pt"):
+        out = run("fit", text, "--out", bundle, "--student", student, *TINY)
+        assert out.exit_code == 2 and "Traceback" not in out.output, out.output
+        assert f"--student {student} is the same file as --out {bundle}" in out.output
+    assert not bundle.exists() and not (tmp_path / "s.fit").exists()
+    settings = FitSettings(**json.loads((folder / "fit.json").read_text())["settings"])
+    with pytest.raises(OnparseError, match="the same file as --out"):
+        fit(str(text), str(bundle), settings, run_dir=str(folder), resume=True, student=str(tmp_path / "link.pt"))
+    # Nor may either be the text the fit learns from.
+    out = run("fit", text, "--out", text, *TINY, "--force")
+    assert out.exit_code == 2 and f"--out {text} is the text the fit learns from" in out.output, out.output
+
+
+_SHAPES = {
+    "plan": lambda s: s.update(plan="x"),
+    "seconds": lambda s: s["seconds"].update(start="1"),
+    "seeds": lambda s: s["settings"].update(seeds="1"),
+    "digest": lambda s: (s["plan"].pop("held_out_sha256"),
+                         s.update(train={"epochs": {"lm-1": [1]}, "left_out": []})),
+    "runs": lambda s: s["plan"].update(runs=["../elsewhere"]),
+    "epochs": lambda s: s.update(train={"epochs": {"lm-1": ["1"]}, "left_out": []}),
+}
+
+
+@pytest.mark.parametrize("case", sorted(_SHAPES))
+def test_a_fit_record_of_the_wrong_shape_is_a_one_line_error(tmp_path, planned, case):
+    # Issue 66.4: well-formed JSON of the wrong shape in fit.json gave tracebacks (TypeError,
+    # KeyError) rather than the one-line "damaged" error.
+    text, folder = _copy_planned(planned, tmp_path)
+    state = json.loads((folder / "fit.json").read_text())
+    _SHAPES[case](state)
+    (folder / "fit.json").write_text(json.dumps(state))
+    out = run("fit", text, "--out", tmp_path / "p.pt", "--run-dir", folder, "--resume", "--stop-after", "choose")
+    assert out.exit_code == 1, out.output
+    assert f"{folder / 'fit.json'} is damaged" in out.output and "Traceback" not in out.output, out.output
+    assert len(out.output.strip().splitlines()) <= 2
+    assert not (folder / "lm-1").exists()                 # nothing trained on a damaged record
+
+
+def test_the_collapse_alarm_knows_a_runs_family_from_the_fit(tmp_path):
+    # Issue 66.5: the alarm read a run's family only from its `start` event; a metrics.jsonl that
+    # had lost it (or held only a resume) let a grammar worse than counting words become a member.
+    from onparse.fitting.pipeline import FitSettings, _Fit
+    from onparse.selection import run_alarms
+
+    fit = _Fit("text.txt", str(tmp_path / "p.pt"), FitSettings(seeds=1, grammars=1), str(tmp_path), None, print)
+    fit.state["plan"] = {"runs": ["lm-1", "grammar-1"], "corpus": "text.txt"}
+    epoch = {"event": "epoch", "epoch": 1, "valid_ppl": 1170.0, "unigram_ppl": 972.0}
+    for run_name in ("lm-1", "grammar-1"):
+        (tmp_path / run_name).mkdir()
+        (tmp_path / run_name / "metrics.jsonl").write_text(json.dumps(epoch) + "\n")
+    alarms = fit._alarms(["lm-1", "grammar-1"])
+    assert alarms["lm-1"] == {} and "no better than counting words" in alarms["grammar-1"][1]
+    # Alone, a run folder names its family by whichever of its start or resume events survived.
+    resumed = {"event": "resume", "family": "grammar", "step": 10}
+    (tmp_path / "grammar-1" / "metrics.jsonl").write_text(json.dumps(resumed) + "\n" + json.dumps(epoch) + "\n")
+    assert list(run_alarms(str(tmp_path / "grammar-1"))) == [1]
+    assert list(run_alarms(str(tmp_path / "lm-1"), "grammar")) == [1]

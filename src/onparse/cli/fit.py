@@ -3,8 +3,7 @@
 import click
 
 from ..files.safeio import dumps
-from .common import INT_MAX, THREADS_RANGE, check_writable, force_option, quiet_option, refuse_model, renamed, \
-    renamed_option
+from .common import INT_MAX, THREADS_RANGE, check_writable, force_option, quiet_option, renamed, renamed_option
 from .. import GRAMMAR_PRESETS, GRAMMAR_RULE_FORMS, PRESETS
 from .training import _Duration
 
@@ -122,21 +121,20 @@ def fit_command(text, out, run_dir, resume, seeds, preset, grammars, grammar_pre
         raise click.UsageError(f"--grammar-vocab, --grammar-curriculum or --grammar-form: {err}")
     try:
         # The API's homes of these rules (--max-time 0, --out R/fit.json ...): options, so usage.
-        settings.check(out, student, run_dir)
+        # And the one check of the bundle and student paths (a resumed fit's too: it may write
+        # again only what it wrote).
+        settings.check(out, student, run_dir, text=text, force=force, resume=resume)
     except OnparseError as err:
         raise click.UsageError(str(err))
     check_writable(out, "--out")
     if student is not None:
         check_writable(student, "--student")
-    if not resume:                   # a resumed fit replaces its own bundle and student
-        refuse_model(out, "--out", force)
-        refuse_model(student, "--student", force)
     if student is not None and stop_after is not None:
         raise click.UsageError("--stop-after stops before the student; give --student when you resume")
     say = (lambda _: None) if quiet else (lambda line: click.echo(line, err=True))
     try:
         result = fit(text, out, settings, run_dir=run_dir, resume=resume, student=student, stop_after=stop_after,
-                     say=say, began=began)
+                     say=say, began=began, force=force)
     except KeyboardInterrupt:
         # Each training run saved its state on the way out (fit passed Ctrl-C on): say how to go on.
         click.echo(f"interrupted: continue with  onparse fit {text} --out {out} --resume"

@@ -49,9 +49,9 @@ from ..text.corpora import TREEBANK_NAMES, TooFewSentences, load_corpus, make_sp
 from ..training.options import RunOptions
 from ..training.stops import stopped_with_parent
 from . import budget
-from .settings import CHOICE, STATE, STUDENT_DIR, STUDENT_TEXT, TREES, FitSettings, default_run_dir, read_state
+from .settings import (CHOICE, STAGES, STATE, STUDENT_DIR, STUDENT_TEXT, TREES, FitSettings, default_run_dir,
+                       read_state, same_file)
 
-STAGES = ("plan", "train", "choose", "bundle", "student")
 #: The fewest sentences fit accepts: its held-out 5% must give choosing sentences.
 MIN_SENTENCES = 200
 #: The longest held-out line that chooses.  Choosing parses every kept epoch's trees of them, a
@@ -81,17 +81,19 @@ class FitResult:
 def fit(text: str, out: str, settings: FitSettings = FitSettings(), *, run_dir: Optional[str] = None,
         resume: bool = False, student: Optional[str] = None, stop_after: Optional[str] = None,
         student_options: Optional[Dict[str, Any]] = None, say: Callable[[str], None] = lambda _: None,
-        began: Optional[float] = None) -> FitResult:
+        began: Optional[float] = None, force: bool = False) -> FitResult:
     """Run (or with ``resume`` continue) the pipeline of the module docstring and write the
     bundle to ``out``.  ``say`` receives progress lines (stderr in the CLI); ``stop_after``: stop
     once that stage is done (``--stop-after``); ``student``: also distil a student there, with
     ``student_options`` (:func:`onparse.distill`'s ``sizes``, ``settings`` ...); ``began``: when
     the process started (``time.monotonic()``'s clock; the CLI's), whose start-up then counts
-    against ``settings.max_time`` (:mod:`onparse.fitting.budget`).  OnparseError (one line) for text that is too
-    small, unreadable or a treebank's gold, a run folder holding another fit, or a failed stage.
+    against ``settings.max_time`` (:mod:`onparse.fitting.budget`).  An existing file at ``out``
+    or ``student`` that this fit has not written is replaced only with ``force``.  OnparseError
+    (one line) for text that is too small, unreadable or a treebank's gold, a run folder
+    holding another fit, an output fit may not write, or a failed stage.
     Cost: ``settings.max_time``, or the seeds' epochs of training (most of it), then one parse of
     the held-out sentences per kept epoch."""
-    settings.check(out, student, run_dir)
+    settings.check(out, student, run_dir, text=text, force=force, resume=resume)
     if stop_after is not None and stop_after not in STAGES:
         raise OnparseError(f"unknown stage {stop_after!r}; stages: {', '.join(STAGES)}")
     run_dir = run_dir or default_run_dir(out)
@@ -184,6 +186,15 @@ class _Fit:
         if self.stage_began is not None:
             spent += time.monotonic() - self.stage_began
         return f"; about {format_duration(max(0.0, self.settings.max_time - spent))} of the budget left"
+
+    def _claim(self, path: str) -> None:
+        """Record ``path`` as an output of this fit before writing it (the check of outputs let
+        it be written): a fit stopped while writing it writes it again when resumed, with no
+        --force (:func:`onparse.fitting.settings.check_outputs`)."""
+        written = self.state.setdefault("written", [])
+        if not any(same_file(path, mine) for mine in written):
+            written.append(os.path.abspath(path))
+            self.save()
 
     # -- 1. plan ---------------------------------------------------------------------------------
     def _plan(self) -> Dict[str, Any]:
@@ -390,7 +401,7 @@ class _Fit:
                 self.say(f"fit: choose: {run} epoch {epoch} parsed ({len(found)} reading(s))")
         runs = self.state["train"]["epochs"]
         perplexity = {run: valid_perplexities(self._folder(run)) for run in runs}
-        alarms = {run: run_alarms(self._folder(run)) for run in runs}
+        alarms = self._alarms(list(runs))
         try:
             choice = choose(candidates, [list(row) for row in zip(*columns)], perplexity, alarms)
         except ValueError as err:
@@ -401,6 +412,12 @@ class _Fit:
             self.say(f"fit: left out {candidate.run}: at epoch {candidate.epoch} it is not learning ({why})")
         self.say(f"fit: chose {describe(choice)}")
         return {"choice": choice.to_dict()}
+
+    def _alarms(self, runs: List[str]) -> Dict[str, Dict[int, str]]:
+        """Each run's alarms (:func:`onparse.selection.run_alarms`), its kind named by the plan in
+        ``fit.json``, not by whichever events its log kept."""
+        plans = self.plans(self.state["plan"])
+        return {run: run_alarms(self._folder(run), plans[run].family if run in plans else None) for run in runs}
 
     def _held_out(self) -> List[List[str]]:
         corpus = load_corpus(self._spec())
@@ -423,6 +440,7 @@ class _Fit:
                                 "validation perplexity, layers 2-3 with the paper's decoder or a grammar's MBR tree, "
                                 "baseline-like members left out, a voter of the way the average leans on held-out "
                                 "text"}}
+        self._claim(self.out)
         parser.save_bundle(self.out, weights=self.settings.weights, metadata=meta)
         self.say(f"fit: wrote {self.out}")
         return {"out": self.out, "models": paths}
@@ -437,6 +455,7 @@ class _Fit:
             with atomic_output(text) as tmp, open(tmp, "w", encoding="utf-8") as handle:
                 handle.writelines(" ".join(s) + "\n" for s in corpus.train)
         folder = os.path.join(self.run_dir, STUDENT_DIR)
+        self._claim(self.student)
         distill(load(self.out, "cpu"), text, self.student, run_dir=folder, resume=has_last(folder),
                 tokenize=False, quiet=True, **self.student_options)
         self.say(f"fit: wrote the student {self.student}")

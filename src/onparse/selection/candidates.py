@@ -116,12 +116,15 @@ def every_reading(parser: Any) -> Any:
     return parser.with_grid("all", "all") if parser.models[0].layered else parser
 
 
-def run_alarms(folder: str) -> Dict[int, str]:
+def run_alarms(folder: str, family: Optional[str] = None) -> Dict[int, str]:
     """``{epoch: why}`` for each logged epoch of the run in ``folder`` that raised its kind's alarm
-    (:attr:`onparse.training.family.Family.alarm`, named by the run's logged ``family``: a
-    grammar's collapse alarm; a kind without one raises none)."""
+    (:attr:`onparse.training.family.Family.alarm`: a grammar's collapse alarm; a kind without one
+    raises none).  ``family``: the run's kind as its selection planned it, which survives
+    whatever happens to the log; else the kind its log names in any start or resume event."""
     events = logged_events(folder)
-    family = next((e.get("family") for e in events if e.get("event") == "start"), None)
+    if family is None:
+        family = next((e.get("family") for e in events
+                       if e.get("event") in ("start", "resume") and isinstance(e.get("family"), str)), None)
     alarm = getattr(FAMILIES.get(family), "alarm", None)
     out = {}
     for event in events if alarm else ():
