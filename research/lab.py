@@ -41,6 +41,7 @@ import json
 import os
 import re
 import shlex
+import shutil
 import subprocess
 import sys
 import time
@@ -241,10 +242,12 @@ def dev(name: str, rule: Dict[str, Any], records: str = RECORDS) -> Dict[str, An
     found = candidates(name, rule, records)
     if not found:
         sys.exit(f"{name}: no kept epoch to score yet")
-    if rule.get("teacher"):
+    if rule.get("teacher") and not rule.get("students_only"):
         found = teacher_candidates(rule, records) + found
     index = choice_rule(rule["choice"])([c["dev"]["all"] for c in found])
     chosen = {**found[index], "name": found[index].get("name") or label(found[index])}
+    if "least_dev" in rule:                       # a choice below the rule's floor ships nothing
+        chosen["qualifies"] = chosen["dev"]["all"] >= rule["least_dev"]
     choices = read_json("choices.json", records)
     choices[name] = {"rule": f"{name} (research/PROTOCOL.md {rule['protocol']})", "candidates": len(found),
                      "chosen": chosen}
@@ -452,7 +455,7 @@ def prepare_students(rule: Dict[str, Any], records: str = RECORDS) -> None:
     from onparse import corpus_spec, load_corpus
 
     teacher = rule["teacher"]
-    folder = os.path.join(ROOT, "runs", teacher)
+    folder = os.path.join(ROOT, rule.get("folder", os.path.join("runs", teacher)))
     os.makedirs(folder, exist_ok=True)
     text = os.path.join(folder, f"{rule['text']}-train.txt")
     if not os.path.exists(text):
@@ -460,6 +463,13 @@ def prepare_students(rule: Dict[str, Any], records: str = RECORDS) -> None:
             handle.writelines(" ".join(s) + "\n" for s in load_corpus(corpus_spec(rule["text"])).train)
         os.replace(text + ".tmp", text)
     bundle = os.path.join(folder, "teacher.pt")
+    if not os.path.exists(bundle) and rule.get("teacher_file"):     # a committed file, checked by its digest
+        source = os.path.join(ROOT, rule["teacher_file"])
+        with open(source, "rb") as handle:
+            digest = sha256_of(handle.read())
+        if digest != rule["teacher_sha256"]:
+            sys.exit(f"{rule['teacher_file']}: not the teacher the rule names (sha256 {rule['teacher_sha256']})")
+        shutil.copyfile(source, bundle)
     if not os.path.exists(bundle):
         ship_average(teacher, rules()[teacher], bundle, records)
     trees = os.path.join(folder, "teacher-trees.txt")
@@ -492,6 +502,8 @@ def test(name: str, rule: Dict[str, Any], records: str = RECORDS) -> Dict[str, A
     from onparse import baseline_trees, selection
 
     chosen = choice["chosen"]
+    if chosen.get("qualifies") is False:
+        sys.exit(f"{name}: its choice is below the rule's least_dev ({rule['least_dev']}): nothing to test")
     if chosen.get("incumbent"):
         sys.exit(f"{name}: its choice is the incumbent, whose test figures stand (not scored again)")
     if chosen.get("teacher"):                     # the teacher rule's own test scored it once
