@@ -106,3 +106,49 @@ def test_the_choice_rules_by_name():
     assert set(selection.RULES) == {"best_dev", "gold_free"}
     assert selection.RULES["best_dev"]([0.4, 0.5, 0.5, 0.1]) == 1          # ties: the earlier candidate
     assert selection.RULES["gold_free"] is selection.choose
+
+
+def test_a_cached_column_that_does_not_match_the_sentences_is_parsed_again(tmp_path, monkeypatch):
+    # Issue 66.3: a cached column with fewer trees than sentences was used, and zip(*columns) then
+    # cut every column to it (a choice made on 5 of 30 held-out sentences).
+    from onparse import load
+    from onparse.api import Parser
+
+    path = save_pinned_grammar(tmp_path / "g.pt", WORDS, left=range(4, 10), right=range(0, 10))
+    sentences = [WORDS, WORDS[:3], WORDS[1:]]
+    expected = [row[0] for row in load(path, "cpu").member_trees(sentences)]
+    cache = tmp_path / "trees.jsonl"
+    TreeTable(sentences, str(cache)).read(path)
+    row = json.loads(cache.read_text())
+    parsed = []
+    real = Parser.member_trees
+    monkeypatch.setattr(Parser, "member_trees", lambda self, s: parsed.append(len(s)) or real(self, s))
+    short = {**row, "trees": row["trees"][:1]}
+    other = {**row, "trees": [expected[1], expected[0], expected[2]]}      # trees of other words
+    for bad in (short, other):
+        cache.write_text(json.dumps(bad) + "\n")
+        assert TreeTable(sentences, str(cache)).read(path)[0][1] == expected
+    assert parsed == [3, 3]
+    assert TreeTable(sentences, str(cache)).read(path)[0][1] == expected and parsed == [3, 3]   # cached again
+
+
+@pytest.mark.parametrize("line, what", [
+    (b"[1, 2]\n", "line 1: expected an object"),
+    (b'{"sentences": "x", "file": "f", "reading": "r"}\n', "line 1: trees: missing"),
+    (b'{"sentences": "x", "file": "f", "reading": "r", "trees": [[1]]}\n', "line 1: trees[0]"),
+    (b'{"sentences": "\xff\xfe"}\n', "line 1: not UTF-8"),
+])
+def test_a_damaged_tree_cache_is_a_one_line_error(tmp_path, line, what):
+    # Issue 66.4: rows of the wrong shape gave AttributeError, KeyError or UnicodeDecodeError.
+    from onparse.errors import OnparseError
+
+    cache = tmp_path / "trees.jsonl"
+    cache.write_bytes(line)
+    with pytest.raises(OnparseError) as err:
+        TreeTable([WORDS], str(cache))
+    message = str(err.value)
+    assert message.startswith(f"{cache} is damaged ({what}") and "\n" not in message, message
+    assert "delete it" in message
+    # A line cut short by a kill (the next row then follows it on the same line) is no damage.
+    cache.write_bytes(b'{"sentences": "x", "fi' + b'{"sentences": "x", "file": "f", "reading": "r", "trees": []}\n')
+    assert TreeTable([WORDS], str(cache)).sentences == [WORDS]

@@ -12,8 +12,11 @@ from dataclasses import dataclass
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 from ..api import load
+from ..errors import OnparseError
 from ..files.run_folder import epoch_path, logged_events
+from ..files.schema import ListOf, Obj, ShapeError, Where, check
 from ..registry import FAMILIES
+from ..trees.tree import leaves
 
 
 @dataclass(frozen=True)
@@ -37,6 +40,26 @@ def _sentences_digest(sentences: Sequence[Sequence[str]]) -> str:
     return hashlib.sha256("\n".join(" ".join(s) for s in sentences).encode()).hexdigest()
 
 
+def _is_tree(value: Any) -> bool:
+    """A tree as JSON holds it: a word, or a list of one or more trees (null: an empty sentence)."""
+    if value is None or isinstance(value, str):
+        return True
+    stack = [value]
+    while stack:                # no recursion: a long sentence's chain of a tree is deep
+        node = stack.pop()
+        if isinstance(node, list) and node:
+            stack.extend(node)
+        elif not isinstance(node, str):
+            return False
+    return True
+
+
+#: A row of the tree cache (:class:`TreeTable`): the sentences' digest, the file (path, size and
+#: modification time), the reading's label and one tree per sentence.
+ROW = Obj({"sentences": str, "file": str, "reading": str,
+           "trees": ListOf(Where((str, list, type(None)), _is_tree, "a tree (words in nested lists) or null"))})
+
+
 def _as_tree(value: Any) -> Any:
     """A tree read back from JSON: lists become the nested tuples trees are."""
     return tuple(_as_tree(v) for v in value) if isinstance(value, list) else value
@@ -54,14 +77,40 @@ class TreeTable:
         self.cache = cache
         self._columns: Dict[Tuple[str, str], List[Any]] = {}
         if cache and os.path.exists(cache):
-            with open(cache, encoding="utf-8") as handle:
-                for line in handle:
-                    try:
-                        row = json.loads(line)
-                    except ValueError:          # a line cut short by a kill
-                        continue
-                    if row.get("sentences") == self.digest:
-                        self._columns[(row["file"], row["reading"])] = [_as_tree(t) for t in row["trees"]]
+            self._read_cache(cache)
+
+    def _read_cache(self, cache: str) -> None:
+        """The cached columns of these sentences: each row checked against :data:`ROW` (OnparseError
+        naming the line when it has not that shape), its trees against the sentences (a column of
+        other length or other words is parsed again, never trusted)."""
+        with open(cache, "rb") as handle:
+            for number, line in enumerate(handle, 1):
+                try:
+                    text = line.decode("utf-8")
+                except UnicodeDecodeError:
+                    raise self._damaged(cache, number, "not UTF-8 text") from None
+                try:
+                    row = json.loads(text)
+                except ValueError:          # a line cut short by a kill
+                    continue
+                try:
+                    check(row, ROW)
+                except ShapeError as err:
+                    raise self._damaged(cache, number, str(err).replace("the record: ", "")) from None
+                if row["sentences"] == self.digest:
+                    trees = [_as_tree(t) for t in row["trees"]]
+                    if self._fits(trees):
+                        self._columns[(row["file"], row["reading"])] = trees
+
+    @staticmethod
+    def _damaged(cache: str, number: int, what: str) -> OnparseError:
+        return OnparseError(f"{cache} is damaged (line {number}: {what}): delete it (its trees are parsed again)")
+
+    def _fits(self, trees: List[Any]) -> bool:
+        """Whether a column holds one tree of each sentence, of its words (None for an empty one)."""
+        return len(trees) == len(self.sentences) and all(
+            (tree is None) if not words else (tree is not None and leaves(tree) == words)
+            for tree, words in zip(trees, self.sentences))
 
     @staticmethod
     def file_key(path: str) -> str:
