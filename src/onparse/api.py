@@ -32,7 +32,8 @@ from . import arguments
 from .devices import MAX_TOKENS, batch_size_for, resolve_device
 from .errors import OnparseError
 from .induce import WINDOW
-from .files.bundle import bundle_members, bundle_voting, is_bundle, load_model_file, models_of, save_models
+from .files.bundle import bundle_reading, is_bundle, load_model_file, models_of, save_models
+from .files.readings import ReadingError, choose
 from .files.pretrained import DEFAULT_NAME, resolve
 from .kinds import ParsingModel
 from .lm.kind import LanguageModel
@@ -60,7 +61,7 @@ SentenceInput = Union[str, Sequence[str]]
 def load(model: Union[None, str, os.PathLike, Sequence[Union[str, os.PathLike]]] = None, device: str = "auto", *,
          layers: Optional[Sequence[int]] = None, decoders: Optional[Sequence[str]] = None,
          voters: Optional[Sequence[str]] = None, ties: Optional[str] = None,
-         batch_size: Optional[int] = None, verify: bool = True) -> "Parser":
+         batch_size: Optional[int] = None, verify: bool = True, reading: Optional[str] = None) -> "Parser":
     """Load a parser.
 
     ``model``: None (the model bundled with onparse), a checkpoint, student or bundle path, or a
@@ -74,8 +75,11 @@ def load(model: Union[None, str, os.PathLike, Sequence[Union[str, os.PathLike]]]
     else none and ``first``.  ``batch_size``: sentences per batch (default
     :data:`onparse.devices.BATCH_SIZE`: 64 on CPU, 512 on GPU).
     ``verify=False`` loads files whose weights do not match their recorded checksum.
+    ``reading``: the name of a bundle's reading (:mod:`onparse.files.readings`; None: its default;
+    ``"default"``: a file's that names none); a ReadingError for a name it lacks, or several files.
 
-    Cost: reading the files (a second or two for the bundled model); nothing runs until asked.
+    Cost: reading the files (a second or two for the bundled model) and building the models the
+    members read (a bundle's others on first use); nothing runs until asked.
     A wrong argument is refused first (:mod:`onparse.arguments`).
     """
     if model is None or isinstance(model, (str, os.PathLike)):
@@ -89,33 +93,39 @@ def load(model: Union[None, str, os.PathLike, Sequence[Union[str, os.PathLike]]]
     voters = arguments.listed(voters, "voters", str, "['right']")
     if batch_size is not None:
         arguments.whole(batch_size, "batch_size", 1)
+    if reading is not None and len(paths) > 1:
+        raise ReadingError(f"a reading ({reading!r}) is one model file's: give one file, not {len(paths)}")
     dev = resolve_device(device)
     models: List[ParsingModel] = []
     names: List[str] = []
     own_members: List[Member] = []
-    metadata, voting = None, None
+    metadata, voting, chosen = None, None, None
     for path in paths:
         file = resolve(None if path is None else os.fspath(path))
         name = DEFAULT_NAME if path is None else os.fspath(path)
         blob = load_model_file(file, verify=verify)
         offset = len(models)
-        loaded = models_of(blob, file, dev)
         if is_bundle(blob):
+            chosen, members, *own_voting = bundle_reading(blob, file, reading, name)
+            loaded = models_of(blob, file, dev, {m.model for m in members})     # the others on first use
             names += [f"{name} [{i + 1}]" for i in range(len(loaded))]
-            own_members += [m.moved(m.model + offset) for m in bundle_members(blob, file)]
-            if voting is None:
-                voting = bundle_voting(blob)
+            own_members += [m.moved(m.model + offset) for m in members]
+            voting = voting or tuple(own_voting)
         else:
+            chosen = choose(blob, reading, name)
+            loaded = models_of(blob, file, dev)
             names.append(name)
             own_members += loaded[0].default_members(offset)
         models += loaded
         if metadata is None:
             metadata = dict(blob.get("metadata") or {})
-    if layers is not None or decoders is not None:
-        own_members = grid(models, layers, decoders)
     own_voters, own_ties = voting or ((), DEFAULT_TIES)
-    return Parser(models, own_members, names, metadata or {}, batch_size=batch_size,
-                  voters=tuple(own_voters if voters is None else voters), ties=own_ties if ties is None else ties)
+    parser = Parser(models, own_members, names, metadata or {}, batch_size=batch_size, voters=tuple(own_voters),
+                    ties=own_ties, reading=chosen if len(paths) == 1 else None)
+    if layers is not None or decoders is not None or voters is not None or ties is not None:
+        parser = parser.with_members(own_members if layers is None and decoders is None else
+                                     grid(models, layers, decoders), voters, ties)
+    return parser
 
 
 @dataclass
@@ -162,7 +172,8 @@ class Parser(ParserI):
 
     Attributes: ``models`` (:class:`onparse.kinds.ParsingModel` each), ``members``,
     ``names`` (where each model came from), ``metadata`` (of the first file), ``voters`` and
-    ``ties`` (the average's voters and tie rule), ``too_long`` (sentences so far whose tree is
+    ``ties`` (the average's voters and tie rule), ``reading`` (:func:`load`'s: the file's reading
+    they are; None for several files or other members), ``too_long`` (sentences so far whose tree is
     their first member's because they were too long to average; :mod:`onparse.average`) and
     ``in_pieces`` (per kind of model, sentences so far too long for a model of that kind to
     parse whole, whose member trees it built in pieces: a grammar's or a student's).
@@ -176,6 +187,7 @@ class Parser(ParserI):
     max_tokens: Optional[int] = None
     voters: Tuple[str, ...] = ()
     ties: str = DEFAULT_TIES
+    reading: Optional[str] = None
     too_long: int = field(default=0, init=False)
     in_pieces: Dict[str, int] = field(default_factory=dict, init=False)
 
@@ -221,9 +233,12 @@ class Parser(ParserI):
 
     def with_members(self, members: Sequence[Member], voters: Optional[Sequence[str]] = None,
                      ties: Optional[str] = None) -> "Parser":
-        """The same models read by other members (and, when given, other voters or tie rule)."""
+        """The same models read by other members (and, when given, other voters or tie rule);
+        :attr:`reading` is kept when they are the same members, voters and tie rule."""
+        voters, ties = tuple(self.voters if voters is None else voters), self.ties if ties is None else ties
+        same = (list(members), tuple(voters), ties) == (self.members, tuple(self.voters), self.ties)
         return Parser(self.models, list(members), self.names, self.metadata, self.batch_size, self.max_tokens,
-                      tuple(self.voters if voters is None else voters), self.ties if ties is None else ties)
+                      voters, ties, self.reading if same else None)
 
     def with_grid(self, layers=None, decoders=None) -> "Parser":
         """The same models read by every model x layer x decoder (:func:`onparse.members.grid`:
@@ -232,15 +247,24 @@ class Parser(ParserI):
         return self.with_members(grid(self.models, layers, decoders))
 
     def save_bundle(self, path, *, weights: str = "float16", metadata: Optional[Dict[str, Any]] = None,
-                    carry: Sequence[int] = (), weights_of: Optional[Dict[int, str]] = None) -> None:
+                    carry: Sequence[int] = (), weights_of: Optional[Dict[int, str]] = None,
+                    readings: Optional[Dict[str, "Parser"]] = None, default_reading: Optional[str] = None) -> None:
         """Write the parser as a bundle file (:mod:`onparse.bundle`): the models its members read
         and those of ``carry`` (indices of :attr:`models` no member reads, kept for their other
         uses: a grammar names spans, a language model gives distances), the members, voters and
         tie rule; ``weights``: :data:`onparse.weights.WEIGHT_KINDS`, and ``weights_of``: another
         for some models, by index of :attr:`models` (``{0: "int8"}``: a language model kept for
-        distances, smaller).  ``load(path)`` reads it back."""
-        save_models(path, self.models, self.members, carry, weights=weights, metadata=metadata,
-                    voters=self.voters, ties=self.ties, weights_of=weights_of)
+        distances, smaller).  ``readings``: named readings instead (:mod:`onparse.files.readings`),
+        name -> a parser over these models (``parser.with_members(...)``), ``default_reading`` one
+        of them (default: the first).  ``load(path)`` reads it back (``reading=``: another)."""
+        if any(r.models is not self.models for r in (readings or {}).values()):
+            raise OnparseError("each reading must be a parser over these models (parser.with_members(...))")
+        named = readings and {n: (r.members, r.voters, r.ties) for n, r in readings.items()}
+        try:
+            save_models(path, self.models, self.members, carry, weights=weights, metadata=metadata, voters=self.voters,
+                        ties=self.ties, weights_of=weights_of, readings=named, default_reading=default_reading)
+        except ValueError as err:
+            raise OnparseError(str(err)) from None
 
     def describe_average(self) -> str:
         """``layer 2 onlstm`` / ``student`` for one member (the models no member reads, such as a

@@ -67,10 +67,46 @@ class ParsingModel:
     #: several): a language model gives distances, a grammar names spans.
     kept_for: ClassVar[Tuple[str, str]] = ("makes no trees here", "make no trees here")
 
+    #: ``(blob, path, device)`` of a model whose torch module is not built yet (:meth:`deferred`).
+    _pending: Optional[Tuple[Dict[str, Any], Any, Any]] = None
+
     def __init__(self, model: Any, vocab: Any, metadata: Optional[Dict[str, Any]] = None):
         self.model = model
         self.vocab = vocab
         self.metadata = dict(metadata or {})
+
+    @classmethod
+    def deferred(cls, blob: Dict[str, Any], path, device="cpu") -> "ParsingModel":
+        """The model a checked ``blob`` describes, its torch module built by :meth:`from_blob` on
+        first use (``.model``, trees, distances ...) instead of now: a bundle's models that the
+        chosen reading does not read cost nothing until asked for.  Its vocabulary, metadata,
+        kind, members and device are there at once; an error of building comes on first use."""
+        try:
+            vocab = Vocabulary(blob["vocab"])
+        except OnparseError as err:
+            raise OnparseError(f"{path}: {err}") from None
+        model = cls(None, vocab, blob.get("metadata", {}))
+        model._pending = (blob, path, device)
+        return model
+
+    @property
+    def model(self) -> Any:
+        """The torch module (built now when :meth:`deferred` left it for later)."""
+        if self._pending is not None:
+            blob, path, device = self._pending
+            built = type(self).from_blob(blob, path, device)
+            self.__dict__.update({k: v for k, v in built.__dict__.items() if k not in ("vocab", "metadata")})
+            self._pending = None
+        return self._module
+
+    @model.setter
+    def model(self, module: Any) -> None:
+        self._module = module
+
+    @property
+    def built(self) -> bool:
+        """Whether the torch module is built (False for a :meth:`deferred` model not used yet)."""
+        return self._pending is None
 
     # -- files ----------------------------------------------------------------------------------
     @classmethod
@@ -133,7 +169,8 @@ class ParsingModel:
     def member(self, index: int, layer: int, decoder: str) -> Member:
         """Member ``(index, layer, decoder)`` of this model, named as this kind names it;
         :class:`onparse.members.MemberError` when it cannot give it."""
-        return self.checked_member(self.model.config.to_dict(), index, layer, decoder)
+        config = self._pending[0]["config"] if self._pending is not None else self.model.config.to_dict()
+        return self.checked_member(config, index, layer, decoder)
 
     @classmethod
     def checked_member(cls, config: Dict[str, Any], index: int, layer: int, decoder: str) -> Member:
@@ -210,6 +247,10 @@ class ParsingModel:
 
     @property
     def device(self):
+        if self._pending is not None:                 # where it will be built
+            import torch
+
+            return torch.device(self._pending[2])
         return next(self.model.parameters()).device
 
     def __repr__(self) -> str:

@@ -8,6 +8,8 @@ decoders, or from a bundle file, which stores its models and its members togethe
      "members": [{"model": 0, "layer": 2, "decoder": "onlstm"}, ...],
      "voters": ["right"],                      # optional: baseline trees that vote too
      "ties": "right",                          # optional: the tie rule of the average
+     "readings": {"fast": {...}, ...},         # optional: named readings (members, voters, ties)
+     "default_reading": "fast",                # with readings: the one used unless another is asked for
      "metadata": {...}}                        # recipe, selection rule, scores
 
 Each model entry has the layout of its kind's own file (:func:`onparse.registry.kinds`): a language model's
@@ -19,11 +21,19 @@ Weights may be stored in float32, float16, or int8 (:func:`onparse.files.weights
 one scale per row of every matrix, vectors in float16), a quarter of float32's size; they are
 read back into float32.  Like checkpoints, bundles hold plain values and tensors only.
 
+*Readings* (:mod:`onparse.files.readings`) name several ways to make the bundle's trees from its
+models (a fast one, an accurate one), each its own members, voters and tie rule, and one of them
+the default; the bundle's own ``members``, ``voters`` and ``ties`` are the default reading's.
+They came after version 1 and keep it: a file without them is read as before (its members,
+voters and ties are its one reading, ``default``), and an onparse that knows no readings reads a
+file with them as its default reading.  Loading builds the models the chosen reading reads; the
+others are built on first use (:meth:`onparse.kinds.ParsingModel.deferred`).
+
 :func:`load_model_file` reads any model file: a file of one model of any kind, or a bundle.
 """
 from __future__ import annotations
 
-from typing import Any, Dict, List, Mapping, Optional, Sequence
+from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
 
 from ..errors import OnparseError
 from ..kinds import ParsingModel
@@ -32,6 +42,7 @@ from ..registry import kind_of
 from ..trees.average import DEFAULT_TIES, check_ties
 from ..trees.baselines import check_voters
 from .checkpoint import BUNDLE_FORMAT, DIGEST_KEY, read_file, write_atomically
+from .readings import check_readings, choose, layouts, readings_layout, voting
 from .weights import convert_weights, dequantize, weights_digest
 
 VERSION = 1
@@ -57,34 +68,41 @@ def check_bundle(blob: Dict[str, Any], path) -> Dict[str, Any]:
         if not isinstance(entry, dict) or any(k not in entry for k in ("config", "vocab", "state_dict")):
             raise OnparseError(f"{path}: model {i + 1} of the bundle lacks its config, vocabulary or weights")
     try:
-        parsed = [Member.from_dict(m) for m in members or []]
-    except ValueError as err:
-        raise OnparseError(f"{path}: {err}") from None
-    if not parsed:
-        raise OnparseError(f"{path}: bundle lists no members")
-    for m in parsed:
-        if m.model >= len(models):
-            raise OnparseError(f"{path}: a member reads model {m.model + 1} of {len(models)}")
-    try:
-        bundle_voting(blob)
+        check_readings(blob, len(models))           # its own members, voters and ties, and its readings'
     except ValueError as err:
         raise OnparseError(f"{path}: {err}") from None
     return blob
 
 
 def bundle_voting(blob: Dict[str, Any]):
-    """``(voters, ties)`` of a bundle dict (none and the default rule when it names neither);
-    ValueError when they are malformed."""
-    voters = blob.get("voters", [])
-    if not isinstance(voters, (list, tuple)):
-        raise ValueError(f"bad voters {voters!r}")
-    return check_voters(voters), check_ties(blob.get("ties", DEFAULT_TIES))
+    """``(voters, ties)`` of a bundle dict, its default reading's (none and the default rule when
+    it names neither); ValueError when they are malformed."""
+    return voting(blob)
 
 
-def bundle_members(blob: Dict[str, Any], path) -> List[Member]:
-    """The members of a checked bundle, each checked and named by its model's kind."""
+def bundle_reading(blob: Dict[str, Any], path, asked: Optional[str] = None,
+                   name: str = "") -> Tuple[str, List[Member], Tuple[str, ...], str]:
+    """``(name, members, voters, ties)`` of the reading ``asked`` for (None: the default) of a
+    checked bundle, its members checked and named by their models' kinds;
+    :class:`onparse.files.readings.ReadingError` (``name``: the file as the user called it) when
+    it has no such reading."""
+    chosen = choose(blob, asked, name or str(path))
+    layout = layouts(blob)[chosen]
+    return (chosen, bundle_members(blob, path, layout["members"]), *voting(layout))
+
+
+def bundle_readings(blob: Dict[str, Any], path) -> List[Tuple[str, List[Member], Tuple[str, ...], str]]:
+    """Every reading of a checked bundle as :func:`bundle_reading` gives it, the default first."""
+    names = list(layouts(blob))
+    first = bundle_reading(blob, path)[0]
+    return [bundle_reading(blob, path, n) for n in [first] + [n for n in names if n != first]]
+
+
+def bundle_members(blob: Dict[str, Any], path, members: Optional[Sequence[Dict[str, Any]]] = None) -> List[Member]:
+    """The members of a checked bundle (or ``members``, stored members of one of its readings),
+    each checked and named by its model's kind."""
     out = []
-    for m in blob["members"]:
+    for m in blob["members"] if members is None else members:
         member = Member.from_dict(m)
         entry = blob["models"][member.model]
         try:
@@ -96,13 +114,22 @@ def bundle_members(blob: Dict[str, Any], path) -> List[Member]:
 
 def save_bundle(path, models: Sequence[Dict[str, Any]], members: Sequence[Member], *,
                 weights: str = "int8", metadata: Dict[str, Any] = None, voters: Sequence[str] = (),
-                ties: str = None, weights_of: Optional[Mapping[int, str]] = None) -> None:
+                ties: str = None, weights_of: Optional[Mapping[int, str]] = None,
+                readings: Optional[Mapping[str, Tuple[Sequence[Member], Sequence[str], str]]] = None,
+                default_reading: Optional[str] = None) -> None:
     """Write a bundle atomically.  ``models``: entries of any kind (``config``, ``vocab``,
     ``state_dict``, ``metadata`` and the kind's ``kind``; a training state is dropped);
     ``weights``: how their weights are stored (:data:`onparse.files.weights.WEIGHT_KINDS`), and
     ``weights_of``: another way for some of them, by index (a model used only for distances
     can be int8 while the member beside it keeps float16); ``voters`` and ``ties``: the
-    average's voters and tie rule (default: none, and :data:`onparse.trees.average.DEFAULT_TIES`)."""
+    average's voters and tie rule (default: none, and :data:`onparse.trees.average.DEFAULT_TIES`).
+    ``readings``: name -> ``(members, voters, ties)``, the bundle's named readings, and
+    ``default_reading`` the one of them it uses by default (None: the first); the bundle's own
+    ``members``, ``voters`` and ``ties`` are then ignored: the default reading's are written."""
+    named = {}
+    if readings is not None:
+        named = readings_layout(readings, default_reading)
+        members, voters, ties = readings[named["default_reading"]]
     entries = []
     for i, blob in enumerate(models):
         kind = (weights_of or {}).get(i, weights)
@@ -112,13 +139,13 @@ def save_bundle(path, models: Sequence[Dict[str, Any]], members: Sequence[Member
                                      DIGEST_KEY: weights_digest(state)}})
         if blob.get("kind") is not None:
             entries[-1]["kind"] = blob["kind"]
-    for m in members:
+    for m in [m for reading in (readings or {}).values() for m in reading[0]] + list(members):
         if not 0 <= m.model < len(entries):
             raise ValueError(f"member {m} reads a model the bundle does not hold")
     bundle = {"format": BUNDLE_FORMAT, "version": VERSION, "models": entries,
               "members": [m.to_dict() for m in members],
               "voters": list(check_voters(voters)), "ties": check_ties(ties or DEFAULT_TIES),
-              "metadata": dict(metadata or {})}
+              **named, "metadata": dict(metadata or {})}
     write_atomically(path, bundle)
 
 
@@ -140,24 +167,33 @@ def load_model_file(path, map_location="cpu", *, verify: bool = True) -> Dict[st
     return blob
 
 
-def models_of(blob: Dict[str, Any], path, device="cpu") -> List[ParsingModel]:
-    """The models a checked file holds (one, or a bundle's), built on ``device``."""
+def models_of(blob: Dict[str, Any], path, device="cpu", build: Optional[Sequence[int]] = None) -> List[ParsingModel]:
+    """The models a checked file holds (one, or a bundle's), on ``device``: those of ``build``
+    (indices; None: all) built now, the others on first use (:meth:`ParsingModel.deferred`)."""
     if blob.get("format") != BUNDLE_FORMAT:
         return [kind_of(blob, path).from_blob(blob, path, device)]
-    return [kind_of(e, path, entry=True).from_blob(e, path, device) for e in blob["models"]]
+    return [(kind.from_blob if build is None or i in build else kind.deferred)(e, path, device)
+            for i, (e, kind) in enumerate((e, kind_of(e, path, entry=True)) for e in blob["models"])]
 
 
 def save_models(path, models: Sequence[ParsingModel], members: Sequence[Member], carry: Sequence[int] = (),
                 **options) -> None:
     """Write a bundle of loaded models of any kind read by ``members``: only the models some
-    member reads are stored, and those of ``carry`` (indices of models no member reads, kept for
-    what else they do: a grammar names spans and shows its rules, a language model gives
-    distances), renumbered in order; ``options`` as for :func:`save_bundle` (``weights_of`` by
+    member reads are stored (a member of ``members`` or of a reading of ``options["readings"]``),
+    and those of ``carry`` (indices of models no member reads, kept for what else they do: a
+    grammar names spans and shows its rules, a language model gives distances), renumbered in
+    order; ``options`` as for :func:`save_bundle` (``weights_of`` and the readings' members by
     the indices of ``models``)."""
-    used = sorted({m.model for m in members} | set(carry))
+    readings = options.get("readings")
+    read = [m for reading in (readings or {}).values() for m in reading[0]] if readings else list(members)
+    used = sorted({m.model for m in read} | set(carry))
     renumber = {old: new for new, old in enumerate(used)}
     if options.get("weights_of"):           # given by the models' indices here, stored by the bundle's
         options = {**options, "weights_of": {renumber[i]: w for i, w in options["weights_of"].items() if i in renumber}}
+    if readings:
+        options = {**options, "readings": {name: ([m.moved(renumber[m.model]) for m in ms], voters, ties)
+                                           for name, (ms, voters, ties) in readings.items()}}
+        members = []
     entries = []
     for i in used:
         entry = models[i].entry()

@@ -1,0 +1,163 @@
+"""Named readings of a bundle (files/readings.py): several ways to make its trees from its models,
+one of them the default; chosen by name in the API and with --reading on the command line; the
+models a reading does not read are built on first use only."""
+from __future__ import annotations
+
+import json
+
+import pytest
+from click.testing import CliRunner
+
+from conftest import save_tiny_checkpoint
+from onparse import OnparseError, load
+from onparse.cli import main
+from onparse.files.bundle import load_model_file
+from onparse.files.checkpoint import read_file, write_atomically
+from onparse.files.readings import DEFAULT_READING, ReadingError
+from test_agreement import save_chain_grammar
+from test_info import _student_file
+
+pytestmark = pytest.mark.usefixtures("one_thread")
+
+WORDS = "the cat sat on a mat dog barked".split()
+LINES = ["the cat sat on a mat", "a dog barked", "the dog sat on the cat", "a cat"]
+TOKENS = [line.split() for line in LINES]
+
+
+@pytest.fixture(scope="module")
+def files(tmp_path_factory):
+    """A language model (kept for distances), a student and a grammar; and a bundle of them with
+    two readings: ``fast``, the student alone (the default), and ``accurate``, the student and the
+    grammar averaged with a right-branching voter."""
+    folder = tmp_path_factory.mktemp("readings")
+    _, vocab, lm = save_tiny_checkpoint(folder / "lm.pt", WORDS, seed=1)
+    student = str(_student_file(folder / "student.pt", vocab.to_list()))
+    grammar = save_chain_grammar(folder / "g.pt", WORDS)
+    every = load([lm, student, grammar], "cpu")
+    fast = every.with_members([every.members[1]])
+    accurate = every.with_members([every.members[1], every.members[2]], ["right"], "first")
+    bundle = folder / "bundle.pt"
+    every.save_bundle(str(bundle), weights="float32", carry=[0], readings={"fast": fast, "accurate": accurate},
+                      metadata={"readings_metrics": {"fast": {"sentences_per_s": 812.5, "dev_f1": 0.5931},
+                                                     "accurate": {"sentences_per_s": 201.0, "dev_f1": 0.5958,
+                                                                  "test_f1": 0.596}}})
+    old = folder / "old.pt"                      # a bundle as written before readings
+    accurate.save_bundle(str(old), weights="float32", carry=[0])
+    return {"lm": lm, "student": student, "grammar": grammar, "bundle": str(bundle), "old": str(old),
+            "by_hand": {"fast": fast, "accurate": accurate}}
+
+
+def test_the_file_holds_its_readings_and_its_own_members_are_the_defaults(files):
+    blob = load_model_file(files["bundle"])
+    assert blob["default_reading"] == "fast" and list(blob["readings"]) == ["fast", "accurate"]
+    # Model 1 is the language model (carried), 2 the student, 3 the grammar: as saved.
+    assert blob["readings"]["accurate"] == {"members": [{"model": 1, "layer": 1, "decoder": "cyk"},
+                                                         {"model": 2, "layer": 1, "decoder": "mbr"}],
+                                            "voters": ["right"], "ties": "first"}
+    assert blob["members"] == blob["readings"]["fast"]["members"] and blob["voters"] == [] and blob["version"] == 1
+
+
+def test_each_reading_gives_the_trees_of_the_parser_built_by_hand(files):
+    for name, by_hand in files["by_hand"].items():
+        parser = load(files["bundle"], "cpu", reading=name)
+        assert parser.reading == name
+        assert (parser.voters, parser.ties) == (by_hand.voters, by_hand.ties)
+        assert [m.to_dict() for m in parser.members] == [m.to_dict() for m in by_hand.members]
+        assert parser.trees(TOKENS) == by_hand.trees(TOKENS)
+    assert files["by_hand"]["fast"].trees(TOKENS) != files["by_hand"]["accurate"].trees(TOKENS)
+
+
+def test_no_reading_is_the_default_one(files):
+    parser = load(files["bundle"], "cpu")
+    assert parser.reading == "fast" and not parser.averages
+    assert parser.trees(TOKENS) == files["by_hand"]["fast"].trees(TOKENS)
+    # Overriding its members or voters makes another reading, nameless.
+    assert load(files["bundle"], "cpu", voters=["right"]).reading is None
+    assert load(files["bundle"], "cpu", voters=[]).reading == "fast"
+
+
+def test_an_unknown_reading_is_one_line_naming_the_readings(files):
+    with pytest.raises(ReadingError, match=r"bundle\.pt has no reading 'quick': its readings are fast, "
+                                           r"accurate$") as caught:
+        load(files["bundle"], "cpu", reading="quick")
+    assert caught.value.names == ("fast", "accurate") and isinstance(caught.value, OnparseError)
+    with pytest.raises(ReadingError, match="one model file's: give one file, not 2"):
+        load([files["bundle"], files["lm"]], "cpu", reading="fast")
+
+
+def test_a_file_without_readings_has_one_named_default(files):
+    old = load(files["old"], "cpu")
+    assert old.reading == DEFAULT_READING and old.averages
+    assert old.trees(TOKENS) == files["by_hand"]["accurate"].trees(TOKENS)
+    assert load(files["old"], "cpu", reading="default").trees(TOKENS) == old.trees(TOKENS)
+    with pytest.raises(ReadingError, match=r"old\.pt names no readings: its one reading is 'default', not 'fast'"):
+        load(files["old"], "cpu", reading="fast")
+    assert load(files["student"], "cpu", reading="default").reading == "default"
+    with pytest.raises(ReadingError, match="names no readings"):
+        load(files["student"], "cpu", reading="fast")
+    assert load([files["old"], files["lm"]], "cpu").reading is None
+
+
+def test_a_reading_builds_only_the_models_it_reads(files, monkeypatch):
+    """The fast reading of a three-model bundle builds the student alone; the language model is
+    built when distances are asked for, the grammar when its labels are."""
+    built = []
+
+    def counting(real):
+        def from_blob(cls, blob, path, device="cpu"):
+            built.append(cls.kind)
+            return real(blob, path, device)
+        return classmethod(from_blob)
+
+    lm_vocab = load(files["lm"], "cpu").vocab.to_list()
+    for kind in {type(m) for m in load(files["bundle"], "cpu", reading="accurate").models}:
+        monkeypatch.setattr(kind, "from_blob", counting(kind.from_blob))
+    parser = load(files["bundle"], "cpu")
+    assert built == ["student"] and [m.built for m in parser.models] == [False, True, False]
+    assert parser.vocab.to_list() == lm_vocab                   # the first model's, though not built
+    parser.trees(TOKENS)
+    assert built == ["student"]
+    assert parser.distances("the cat sat", layer=2).shape == (3,)
+    assert built == ["student", "language model"]
+    built.clear()
+    load(files["bundle"], "cpu", reading="accurate")
+    assert built == ["student", "grammar"]
+
+
+def test_readings_survive_a_second_save_and_bad_ones_are_refused(files, tmp_path):
+    fast = load(files["bundle"], "cpu")
+    accurate = fast.with_members(files["by_hand"]["accurate"].members, ["right"], "first")
+    again = tmp_path / "again.pt"
+    fast.save_bundle(str(again), weights="float32", readings={"accurate": accurate, "fast": fast},
+                     default_reading="fast", carry=[0])
+    assert list(load_model_file(str(again))["readings"]) == ["accurate", "fast"]
+    assert load(str(again), "cpu", reading="accurate").trees(TOKENS) == files["by_hand"]["accurate"].trees(TOKENS)
+    with pytest.raises(OnparseError, match="default reading 'slow' is not one of accurate, fast"):
+        fast.save_bundle(str(tmp_path / "x.pt"), readings={"accurate": accurate, "fast": fast}, default_reading="slow")
+    with pytest.raises(OnparseError, match="bad reading name 'a b'"):
+        fast.save_bundle(str(tmp_path / "x.pt"), readings={"a b": fast})
+    with pytest.raises(OnparseError, match="over these models"):
+        fast.save_bundle(str(tmp_path / "x.pt"), readings={"other": load(files["student"], "cpu")})
+
+
+@pytest.mark.parametrize("change,message", [
+    (lambda b: b.pop("default_reading"), "names its readings and its default reading together"),
+    (lambda b: b.update(default_reading="slow"), "the default reading 'slow' is not one of its readings"),
+    (lambda b: b.update(readings=[]), "bad readings"),
+    (lambda b: b["readings"]["fast"].update(members=[]), "reading 'fast': no members"),
+    (lambda b: b["readings"]["accurate"].update(voters=["up"]), "reading 'accurate': unknown voter 'up'"),
+    (lambda b: b["readings"]["accurate"]["members"].append({"model": 7, "layer": 1, "decoder": "mbr"}),
+     "reading 'accurate': a member reads model 8 of 3"),
+    (lambda b: b["readings"]["fast"].update(weights=1), "reading 'fast': expected members"),
+    (lambda b: b.update(members=b["readings"]["accurate"]["members"]), "not those of its default reading 'fast'"),
+    (lambda b: b["readings"].update({"a b": b["readings"]["fast"]}), "bad reading name 'a b'"),
+])
+def test_a_malformed_reading_is_one_line(files, tmp_path, change, message):
+    blob = read_file(files["bundle"])
+    change(blob)
+    broken = tmp_path / "broken.pt"
+    write_atomically(str(broken), blob)
+    with pytest.raises(OnparseError, match=message):
+        load(str(broken), "cpu")
+    result = CliRunner().invoke(main, ["info", "-m", str(broken)])
+    assert result.exit_code == 1 and result.stderr.count("\n") == 1 and message.split("'")[0] in result.stderr
