@@ -848,3 +848,27 @@ def test_the_collapse_alarm_knows_a_runs_family_from_the_fit(tmp_path):
     (tmp_path / "grammar-1" / "metrics.jsonl").write_text(json.dumps(resumed) + "\n" + json.dumps(epoch) + "\n")
     assert list(run_alarms(str(tmp_path / "grammar-1"))) == [1]
     assert list(run_alarms(str(tmp_path / "lm-1"), "grammar")) == [1]
+
+
+def test_a_damaged_saved_state_of_a_run_says_which_file_and_how_to_go_on(tmp_path, planned):
+    # Issue 66.9: the worker read a run's last.pt outside its `except OnparseError`: train.log got
+    # a traceback, and every --resume failed the same way with no hint.
+    from onparse.fitting.pipeline import FitSettings, _Fit
+
+    text, folder = _copy_planned(planned, tmp_path)
+    (folder / "lm-1").mkdir()
+    last = folder / "lm-1" / "last.pt"
+    last.write_bytes(b"not a checkpoint")
+    (folder / "lm-1" / "metrics.jsonl").write_text(json.dumps({"event": "start", "family": "lm", "step": 0}) + "\n")
+    out = run("fit", text, "--out", tmp_path / "p.pt", "--run-dir", folder, "--resume", "--stop-after", "train")
+    assert out.exit_code == 1 and "Traceback" not in out.output, out.output
+    error = out.output.strip().splitlines()[-1]
+    assert f"cannot resume lm-1: cannot read checkpoint {last}" in error, error
+    assert f"delete {last} and resume the fit" in error and "another --run-dir" in error
+    assert "Traceback" not in (folder / "lm-1" / "train.log").read_text()
+    # As advised: without it, the run starts again from its start (its old files replaced).
+    last.unlink()
+    state = json.loads((folder / "fit.json").read_text())
+    fit = _Fit(str(text), str(tmp_path / "p.pt"), FitSettings(**state["settings"]), str(folder), None, print)
+    options = json.loads(fit._command("lm-1", state["plan"], 60.0)[-1])["options"]
+    assert options["resume"] is False and options["overwrite"] is True

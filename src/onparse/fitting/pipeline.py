@@ -37,7 +37,7 @@ from ..api import load
 from ..api_tools import distill
 from ..devices import torch_threads, usable_cores
 from ..errors import OnparseError
-from ..files.run_folder import (FolderLock, epoch_path, epoch_seconds, has_last, kept_epochs, logged_events,
+from ..files.run_folder import (LAST, FolderLock, epoch_path, epoch_seconds, has_last, kept_epochs, logged_events,
                                 make_folder, run_files, run_finished, valid_perplexities)
 from ..files.safeio import atomic_output, dumps, format_duration
 from ..members import Member
@@ -45,6 +45,7 @@ from ..progress import PLAIN_EVERY
 from ..selection.candidates import TreeTable, candidates_of, every_reading, run_alarms
 from ..selection.rules import Choice, choose
 from ..selection.runs import RunPlan, run_command
+from ..selection.worker import CANNOT_RESUME
 from ..text.corpora import TREEBANK_NAMES, TooFewSentences, load_corpus, make_spec
 from ..training.options import RunOptions
 from ..training.stops import stopped_with_parent
@@ -354,8 +355,7 @@ class _Fit:
                     self.save()
                     del running[run]
                     if proc.returncode not in (0, 130):
-                        raise OnparseError(f"training {run} failed (exit {proc.returncode}); its log: "
-                                           f"{self._folder(run)}/train.log")
+                        raise self._failed(run, proc.returncode)
                 if time.monotonic() - last_line >= PLAIN_EVERY and running:
                     last_line = time.monotonic()
                     self.say("fit: train: " + ", ".join(
@@ -374,6 +374,18 @@ class _Fit:
                 used[run] = round(used.get(run, 0.0) + time.monotonic() - began, 1)
             self.save()
             raise
+
+    def _failed(self, run: str, status: int) -> OnparseError:
+        """The one-line error of a run that failed: its own one-line error (the last line of its
+        log) and, when its saved state cannot be read, how to go on."""
+        log = os.path.join(self._folder(run), "train.log")
+        said = _last_error(log)
+        if status == CANNOT_RESUME:
+            last = os.path.join(self._folder(run), LAST)
+            return OnparseError(f"cannot resume {run}: {said or 'its saved state cannot be read'}; to go on, delete "
+                                f"{last} and resume the fit ({run} then trains again from its start), or start "
+                                "the fit anew in another --run-dir")
+        return OnparseError(f"training {run} failed (exit {status}{': ' + said if said else ''}); its log: {log}")
 
     def _training_eta(self, running: List[str], plan: Dict[str, Any]) -> str:
         """Without ``--max-time``: the training time left, from the epochs the runs have timed
@@ -483,6 +495,17 @@ def held_out_digest(held: List[List[str]]) -> str:
     """The SHA-256 of the held-out sentences, which ``RUN/fit.json`` records so that a resumed
     fit chooses by the same sentences."""
     return hashlib.sha256("\n".join(" ".join(s) for s in held).encode()).hexdigest()
+
+
+def _last_error(log: str) -> str:
+    """The one-line error a run's worker wrote last in its log (``onparse: ...``), if any."""
+    try:
+        with open(log, "rb") as handle:
+            handle.seek(max(0, os.path.getsize(log) - 4096))
+            lines = handle.read().decode("utf-8", "replace").splitlines()
+    except OSError:
+        return ""
+    return next((line[len("onparse: "):] for line in reversed(lines) if line.startswith("onparse: ")), "")
 
 
 def describe(choice: Choice) -> str:
