@@ -130,3 +130,21 @@ def test_fit_help_names_a_quick_preset_and_the_budget_of_its_figures():
     assert "--preset tiny --grammar-preset tiny --max-time 5m" in text
     assert "with that budget (--max-time 3h20m)" in text
     assert "10% is kept for choosing and bundling" in text and "its start-up included" in text
+
+
+def test_the_student_stage_gets_its_share_of_the_budget(tmp_path, monkeypatch):
+    # Issue 66.7: _student gave distill no time limit: a 2-minute fit took 145 s, its student
+    # stage 72.6 s against a 30 s share.
+    from onparse.fitting.settings import STUDENT_TEXT
+
+    given = []
+    monkeypatch.setattr(pipeline, "distill", lambda parser, text, student, **options: given.append(options))
+    monkeypatch.setattr(pipeline, "load", lambda path, device: "the bundle")
+    (tmp_path / STUDENT_TEXT).write_text("a b c\n")
+    for max_time, spent, expect in ((600, 0.0, 150.0), (600, 30.0, 120.0), (600, 400.0, 1.0), (None, 0.0, None)):
+        fit = _Fit("text.txt", str(tmp_path / "p.pt"), FitSettings(max_time=max_time), str(tmp_path),
+                   str(tmp_path / "s.pt"), print)
+        fit.state["seconds"] = {"plan": 5.0, "train": 300.0, "student": spent}
+        fit._student()
+        assert given[-1]["max_time"] == expect
+    assert budget.student_time(600, 30.0) == 600 * budget.STUDENT_SHARE - 30.0

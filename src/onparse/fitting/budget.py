@@ -12,7 +12,8 @@ The whole budget, counted from the start of the ``onparse fit`` process:
   saving; :data:`STOP_SECONDS`): the ``--max-time`` fit gives ``onparse train`` is the rest
   (:func:`train_time`).  A run still going at the end of its share is stopped by fit (it saves,
   as on Ctrl-C), so no estimate can make it overrun by more than its save;
-* **choosing and bundling** (and the student): the shares kept.
+* **choosing and bundling** (and the student): the shares kept; the student stops at the end
+  of its share (:func:`student_time`), saving, and writes the student it has.
 
 Before training, fit says what the budget buys: about how many epochs each run gets at the
 presets' measured speed (:data:`PRESET_RATES`), and warns when a language model gets fewer than
@@ -55,6 +56,15 @@ def training_share(max_time: Optional[float], spent: float, waves: int, student:
         return None
     kept = CHOOSE_SHARE + (STUDENT_SHARE if student else 0.0)
     return max(0.0, max_time * (1 - kept) - spent) / max(1, waves)
+
+
+def student_time(max_time: Optional[float], spent: float) -> Optional[float]:
+    """The student stage's time limit (``onparse distill``'s ``max_time``, its teacher's parse
+    included): its share of the budget less the ``spent`` seconds of earlier invocations, at
+    least a second (the student then writes what it has learnt).  None: no budget."""
+    if max_time is None:
+        return None
+    return max(1.0, max_time * STUDENT_SHARE - spent)
 
 
 def start_up(read_seconds: float, measured: Optional[float] = None) -> float:

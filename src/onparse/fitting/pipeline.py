@@ -468,8 +468,10 @@ class _Fit:
                 handle.writelines(" ".join(s) + "\n" for s in corpus.train)
         folder = os.path.join(self.run_dir, STUDENT_DIR)
         self._claim(self.student)
+        limit = budget.student_time(self.settings.max_time, self.state.get("seconds", {}).get("student", 0.0))
+        options = {"max_time": limit, **self.student_options}      # the API's own max_time wins
         distill(load(self.out, "cpu"), text, self.student, run_dir=folder, resume=has_last(folder),
-                tokenize=False, quiet=True, **self.student_options)
+                tokenize=False, quiet=True, **options)
         self.say(f"fit: wrote the student {self.student}")
         return {"student": self.student}
 
