@@ -148,3 +148,38 @@ def test_the_student_stage_gets_its_share_of_the_budget(tmp_path, monkeypatch):
         fit._student()
         assert given[-1]["max_time"] == expect
     assert budget.student_time(600, 30.0) == 600 * budget.STUDENT_SHARE - 30.0
+
+
+def test_a_run_that_finished_its_share_is_a_success_whatever_signal_follows(tmp_path, monkeypatch):
+    # Issue 66.8: fit's end-of-share SIGINT reached a run that had already stopped on its own time
+    # limit and logged its stop; it died of the signal (exit -2) and the whole fit failed.
+    import time
+
+    from onparse.errors import OnparseError
+
+    settings = FitSettings(seeds=1, preset="tiny", grammars=0, cores=1, max_time=600, limit=20)
+    fit, plan, _ = _planned(tmp_path, settings)
+    log = tmp_path / "run" / "lm-1" / "metrics.jsonl"
+
+    class Killed:
+        """A run that ends killed by SIGINT, having (or not) logged its stop first."""
+
+        returncode = -2
+
+        def __init__(self, stopped):
+            log.parent.mkdir(exist_ok=True)
+            now = time.time()
+            stop = {"event": "stop", "reason": "max_time", "time": now if stopped else now - 100}
+            log.write_text("".join(json.dumps(e) + "\n" for e in ({"event": "start", "time": now}, stop)))
+
+        def poll(self):
+            return -2
+
+    monkeypatch.setattr(pipeline.subprocess, "Popen", lambda command, **kw: Killed(True))
+    used = {}
+    fit._run_wave(["lm-1"], plan, used)
+    assert "lm-1" in used
+    # A run killed before it logged its stop (this launch's: an earlier one does not count) failed.
+    monkeypatch.setattr(pipeline.subprocess, "Popen", lambda command, **kw: Killed(False))
+    with pytest.raises(OnparseError, match=r"training lm-1 failed \(exit -2"):
+        fit._run_wave(["lm-1"], plan, {})

@@ -298,6 +298,13 @@ def has_last(folder: str) -> bool:
     return os.path.exists(os.path.join(folder, LAST))
 
 
+def stopped_since(folder: str, since: float) -> bool:
+    """Whether the run in ``folder`` logged its stop (it saved first) at or after ``since``
+    (wall clock, a second's leeway): that invocation finished, however its process ended."""
+    return any(e.get("event") in ("stop", "diverged") and isinstance(e.get("time"), (int, float))
+               and e["time"] >= since - 1 for e in logged_events(folder))
+
+
 def run_finished(folder: str) -> bool:
     """Whether the run in ``folder`` stopped for good (its epochs done, or it diverged)."""
     stops = [e for e in logged_events(folder) if e.get("event") in ("stop", "diverged")]

@@ -38,7 +38,8 @@ from ..api_tools import distill
 from ..devices import torch_threads, usable_cores
 from ..errors import OnparseError
 from ..files.run_folder import (LAST, FolderLock, epoch_path, epoch_seconds, has_last, kept_epochs, logged_events,
-                                make_folder, run_files, run_finished, valid_perplexities)
+                                make_folder, run_files, run_finished, stopped_since,
+                                valid_perplexities)
 from ..files.safeio import atomic_output, dumps, format_duration
 from ..members import Member
 from ..progress import PLAIN_EVERY
@@ -354,7 +355,9 @@ class _Fit:
                         self.state.setdefault("start_up", {})[run] = round(start_up, 1)
                     self.save()
                     del running[run]
-                    if proc.returncode not in (0, 130):
+                    # A run that logged its stop has saved: a signal after it (fit's own end of its
+                    # share, crossing the run's own time limit) changes nothing.
+                    if proc.returncode not in (0, 130) and not stopped_since(self._folder(run), launched):
                         raise self._failed(run, proc.returncode)
                 if time.monotonic() - last_line >= PLAIN_EVERY and running:
                     last_line = time.monotonic()
