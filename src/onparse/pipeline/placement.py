@@ -30,7 +30,7 @@ has no unary node).  Each token is a leaf with a tag: :data:`WORD_TAG` (read by 
 >>> write(("(", "The", ",", "cat", "sat", "."), ["P", "W", "P", "W", "W", "P"], [(0, 6, "X"), (1, 4, "X")])
 '(X (P -LRB-) (X (W The) (P ,) (W cat)) (W sat) (P .))'
 """
-from typing import Dict, List, Mapping, Optional, Sequence, Tuple
+from typing import Callable, Dict, List, Mapping, Optional, Sequence, Tuple
 
 #: The label of a constituent no grammar names.
 NODE_LABEL = "X"
@@ -140,39 +140,37 @@ def children_of(nodes: Sequence[Node], n: int) -> Tuple[Dict[Span, List[Span]], 
 def write(tokens: Sequence[str], tags: Sequence[str], nodes: Sequence[Node], span: Optional[Span] = None) -> str:
     """PTB brackets of the constituent ``span`` (default: the sentence) of a sentence of
     ``tokens`` whose constituents are ``nodes`` (offsets as ``span``'s) and whose leaves carry
-    ``tags``: ``(X (W The) (W cat))``.  Brackets in a token are written ``-LRB-``/``-RRB-`` and
-    whitespace as ``\\s``, ``\\n``, ``\\t``, ``\\r`` (others ``\\uXXXX``), so every token is one
-    leaf of ``nltk.Tree.fromstring``.  Cost: O(length of the constituent)."""
+    ``tags``: ``(X (W The) (W cat))`` (:func:`write_span`).  Cost: O(n)."""
     first = nodes[0][0] if nodes else 0
-    if span is None:
-        span = (first, first + len(tokens))
-    inside = [node for node in nodes if span[0] <= node[0] and node[1] <= span[1]]
-    if not inside or inside[0][:2] != tuple(span):
-        if span[1] - span[0] != 1:
-            raise ValueError(f"{span} is not a constituent")
-        return f"({tags[span[0] - first]} {leaf_text(tokens[span[0] - first])})"
-    parts, at, ends = [], span[0], []
-    for start, end, label in inside:
-        while ends and ends[-1] <= start:
-            at = _close(parts, tokens, tags, first, at, ends.pop())
-        at = _leaves(parts, tokens, tags, first, at, start)
-        parts.append(f"({label}")
-        ends.append(end)
-    while ends:
-        at = _close(parts, tokens, tags, first, at, ends.pop())
-    return " ".join(parts).replace(" )", ")")
+    children, _ = children_of(nodes, len(tokens))
+    labels = {(a, b): label for a, b, label in nodes}
+    return write_span(span or (first, first + len(tokens)), children, labels,
+                      lambda i: tokens[i - first], lambda i: tags[i - first])
 
 
-def _leaves(parts, tokens, tags, first, at, until) -> int:
-    for i in range(at, until):
-        parts.append(f"({tags[i - first]} {leaf_text(tokens[i - first])})")
-    return max(at, until)
-
-
-def _close(parts, tokens, tags, first, at, end) -> int:
-    at = _leaves(parts, tokens, tags, first, at, end)
-    parts.append(")")
-    return at
+def write_span(span: Span, children: Mapping[Span, Sequence[Span]], labels: Mapping[Span, str],
+               token: Callable[[int], str], tag: Callable[[int], str]) -> str:
+    """PTB brackets of ``span``, a constituent (in ``labels``, with its parts in ``children``,
+    as :func:`children_of` gives them) or a single token; ``token(i)`` and ``tag(i)`` give the
+    text and tag of the token at position ``i``.  Brackets in a token are written
+    ``-LRB-``/``-RRB-`` and whitespace as ``\\s``, ``\\n``, ``\\t``, ``\\r`` (others
+    ``\\uXXXX``), so every token is one leaf of ``nltk.Tree.fromstring``.  ValueError for a
+    span of several tokens that is no constituent.  Cost: O(length of the span), no recursion."""
+    if span not in labels and span[1] - span[0] != 1:
+        raise ValueError(f"{span} is not a constituent")
+    parts: List[str] = []
+    stack: list = [span]
+    while stack:
+        item = stack.pop()
+        if item is None:
+            parts.append(")")
+        elif item in labels:
+            parts.append(f" ({labels[item]}" if parts else f"({labels[item]}")
+            stack.append(None)
+            stack.extend(reversed(children[item]))
+        else:
+            parts.append(f"{' ' if parts else ''}({tag(item[0])} {leaf_text(token(item[0]))})")
+    return "".join(parts)
 
 
 def leaf_text(token: str) -> str:

@@ -25,7 +25,7 @@ from typing import Any, Dict, Iterator, List, NamedTuple, Optional, Sequence, Tu
 
 from spacy.tokens import Doc, Span
 
-from .placement import children_of, write
+from .placement import children_of, write_span
 
 #: Where a doc keeps its trees: ``{"tags": [tag per token], "sentences": [[start, end, nodes]]}``,
 #: ``nodes`` as :func:`onparse.pipeline.placement.place` gives them, shifted to the doc's positions.
@@ -37,12 +37,11 @@ Pair = Tuple[int, int]
 
 
 class Index(NamedTuple):
-    """A doc's trees, ready to answer: span -> (sentence, label), each constituent's children
-    and each span's parent."""
+    """A doc's trees, ready to answer: each token's tag, each constituent's label and parts, and
+    each span's parent (None for a sentence): a span is in the tree when it has an entry there."""
 
     tags: Sequence[str]
-    sentences: Sequence[Any]
-    where: Dict[Pair, Tuple[int, Optional[str]]]
+    labels: Dict[Pair, str]
     children: Dict[Pair, List[Pair]]
     parent: Dict[Pair, Optional[Pair]]
 
@@ -79,64 +78,57 @@ def index_of(doc: Doc) -> Index:
 
 
 def _build(stored) -> Index:
-    where: Dict[Pair, Tuple[int, Optional[str]]] = {}
+    labels: Dict[Pair, str] = {}
     children: Dict[Pair, List[Pair]] = {}
     parent: Dict[Pair, Optional[Pair]] = {}
-    for k, (start, end, nodes) in enumerate(stored["sentences"]):
+    for start, end, nodes in stored["sentences"]:
         nodes = [(int(a), int(b), str(label)) for a, b, label in nodes]
-        if not nodes:
-            where[(start, end)] = (k, None)
-            parent[(start, end)] = None
-            continue
+        parent[(start, end)] = None                   # a sentence of one token has no node
         kids, up = children_of(nodes, end - start)
         children.update(kids)
         parent.update(up)
-        where.update({(i, i + 1): (k, None) for i in range(start, end)})
-        where.update({(a, b): (k, label) for a, b, label in nodes})
-    return Index(list(stored["tags"]), stored["sentences"], where, children, parent)
+        labels.update({(a, b): label for a, b, label in nodes})
+    return Index(list(stored["tags"]), labels, children, parent)
 
 
-def _place(span: Span) -> Tuple[Index, Pair, int, Optional[str]]:
+def _place(span: Span) -> Tuple[Index, Pair]:
     index = index_of(span.doc)
     pair = (span.start, span.end)
-    found = index.where.get(pair)
-    if found is None:
+    if pair not in index.parent:
         raise ValueError(f"{span.text!r} (tokens {span.start}-{span.end}) is not a constituent of onparse's tree")
-    return index, pair, found[0], found[1]
+    return index, pair
 
 
 def parse_string(span: Span) -> str:
     """PTB brackets of the constituent ``span``."""
-    index, pair, k, _ = _place(span)
-    start, end, nodes = index.sentences[k]
-    tokens = [t.text for t in span.doc[start:end]]
-    nodes = [(int(a), int(b), str(label)) for a, b, label in nodes]
-    return write(tokens, index.tags[start:end], nodes, pair)
+    index, pair = _place(span)
+    doc = span.doc
+    return write_span(pair, index.children, index.labels, lambda i: doc[i].text, index.tags.__getitem__)
 
 
 def labels(span: Span) -> Tuple[str, ...]:
     """``(label,)`` of a constituent of two tokens or more, ``()`` of a single token."""
-    label = _place(span)[3]
-    return () if label is None else (label,)
+    index, pair = _place(span)
+    return (index.labels[pair],) if pair in index.labels else ()
 
 
 def parent(span: Span) -> Optional[Span]:
     """The smallest constituent around ``span``; None for a sentence."""
-    index, pair, _, _ = _place(span)
+    index, pair = _place(span)
     up = index.parent[pair]
     return None if up is None else span.doc[up[0]:up[1]]
 
 
 def children(span: Span) -> Iterator[Span]:
     """The parts of ``span``, in order: constituents and single tokens (none for a token)."""
-    index, pair, _, _ = _place(span)
+    index, pair = _place(span)
     doc = span.doc
     return (doc[a:b] for a, b in index.children.get(pair, ()))
 
 
 def constituents(span: Span) -> Iterator[Span]:
     """``span`` and every constituent inside it, single tokens included, in pre-order."""
-    index, pair, _, _ = _place(span)
+    index, pair = _place(span)
     return _walk(span.doc, index, pair)
 
 
