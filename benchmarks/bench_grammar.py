@@ -23,7 +23,7 @@ m (simple), r (low rank), (m+p)^2 (full).
    (simple, low rank, full form, full tensor).  Each form's log Z is checked against
    ``full_inside`` over its own tensor.
 2. **training**: words/s (and words/s per thread) of the trainer's own step
-   (``onparse.grammar.train._Run._step``: forward, minus the mean log Z, backward, clipping,
+   (``onparse.grammar.train.GrammarHooks._step``: forward, minus the mean log Z, backward, clipping,
    Adam) on the same sentences for every contender: batches made as the trainer makes them
    (sentences of 2-40 words sorted by length, cut into 8s) from conll2000's sentence lengths
    (NLTK's, when installed; else the same histogram, stored in ``grammar_material.py``), a fixed

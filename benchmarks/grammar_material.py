@@ -124,11 +124,11 @@ def random_sentences(lengths, vocab, rng: random.Random):
 
 def trainer(config, settings, vocab, seed: int):
     """The grammar trainer's own run object with only what its ``_step`` reads (as
-    ``onparse.grammar.train._Run.__init__`` sets it up, without a corpus or a folder)."""
+    ``onparse.grammar.train.GrammarHooks.__init__`` sets it up, without a corpus or a folder)."""
     from onparse.grammar.model import NeuralPCFG
-    from onparse.grammar.train import Position, _Run
+    from onparse.grammar.train import GrammarHooks, Position
 
-    run = _Run.__new__(_Run)
+    run = GrammarHooks.__new__(GrammarHooks)
     run.settings, run.config = settings, config
     run.vocab, run.device = vocab, torch.device("cpu")
     torch.manual_seed(seed)

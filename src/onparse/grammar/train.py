@@ -164,8 +164,7 @@ def train(sizes: Dict[str, int], settings: GrammarTraining, spec: CorpusSpec, op
             if resumed is None:
                 remove_run_files(options.out)                    # --overwrite: nothing of the old run survives
             tidy(options.out, log, resumed[1]["position"]["step"] if resumed else None)
-            hooks = GrammarHooks(sizes, settings, spec, options, preset, log, resumed)
-            return hooks.finish(RunLoop(hooks, options, log).run())
+            return GrammarHooks(sizes, settings, spec, options, preset, log, resumed).run()
 
 
 class GrammarHooks(Hooks):
@@ -209,8 +208,15 @@ class GrammarHooks(Hooks):
         self.resumed = resumed is not None
         if resumed:
             self._restore(*resumed)
+        self._epoch_batches: List[List[List[str]]] = []     # the epoch in progress (begin_epoch)
+        self._tick = time.monotonic()                        # when its steps began
+        self._bar: Optional[Progress] = None               # its progress display (epoch_progress)
 
     # ---- the run ---------------------------------------------------------------------------------
+    def run(self) -> TrainResult:
+        """Train by the run loop until the epochs are done or a stop, and report."""
+        return self.finish(RunLoop(self, self.opt, self.log).run())
+
     @property
     def step(self) -> int:
         return self.at.step
@@ -251,11 +257,13 @@ class GrammarHooks(Hooks):
                            None, best, True, self.model)
 
     # ---- an epoch --------------------------------------------------------------------------------
-    def epoch_progress(self):
-        s, epoch = self.settings, self.at.epoch + 1
-        self._epoch_batches = self.batches_of(epoch)
+    def begin_epoch(self) -> None:
+        self._epoch_batches = self.batches_of(self.at.epoch + 1)
         self.model.train()
         self._tick = time.monotonic()
+
+    def epoch_progress(self):
+        s, epoch = self.settings, self.at.epoch + 1
         self._bar = Progress(f"epoch {epoch}/{s.epochs} (sentences of <= {s.length_limit(epoch)} words)",
                              len(self._epoch_batches), "batches", self.opt.progress is False)
         self._bar.update(self.at.batch)
@@ -279,6 +287,10 @@ class GrammarHooks(Hooks):
         return batches
 
     def train_step(self, sentences: List[List[str]]) -> None:
+        self._step(sentences)
+        self._bar.update(1)
+
+    def _step(self, sentences: List[List[str]]) -> None:
         """One Adam step on a batch: loss = minus its mean log Z per sentence."""
         at = self.at
         ids, lengths = encode(sentences, self.vocab)
@@ -423,3 +435,7 @@ class GrammarHooks(Hooks):
         ppl = perplexity_of(-measured.total / measured.words)
         self.log.event("test", test_ppl=ppl, best_epoch=self.at.best_epoch, test_too_long=measured.too_long)
         return ppl
+
+
+#: The name this loop's run had before the run loop was shared (tests and benchmarks spy on it).
+_Run = GrammarHooks

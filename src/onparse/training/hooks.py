@@ -67,6 +67,9 @@ class Hooks:
         raise NotImplementedError
 
     # -- an epoch ----------------------------------------------------------------------------
+    def begin_epoch(self) -> None:
+        """Before the epoch's steps (a new epoch, or the rest of one): what they start from."""
+
     def epoch_progress(self) -> contextlib.AbstractContextManager:
         """One epoch's progress display."""
         return contextlib.nullcontext()
@@ -118,6 +121,12 @@ class Hooks:
     def weights(self) -> Iterator[Any]:
         """Every tensor a checkpoint saves (checked finite before each save)."""
         raise NotImplementedError
+
+    def check_weights(self) -> None:
+        """:class:`Diverged` when a weight is not finite: the loop checks before each save, and a
+        kind may check sooner (before an epoch's validation counts it as the best)."""
+        if not all(bool(w.detach().isfinite().all()) for w in self.weights()):
+            raise Diverged("the weights became NaN or infinite")
 
     def save_last(self) -> None:
         """Write ``last.pt``: the weights and everything ``--resume`` needs."""

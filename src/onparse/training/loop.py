@@ -18,7 +18,6 @@ No torch here: the kinds' hooks hold the tensors.
 from __future__ import annotations
 
 import contextlib
-import math
 import os
 import time
 from dataclasses import replace
@@ -65,6 +64,7 @@ class RunLoop:
         """Train from the current position to the end of the epoch or a stop; then end the
         epoch (a whole one) or save ``last.pt`` (a stop inside it).  The stop's reason, if any."""
         h, reason = self.hooks, None
+        h.begin_epoch()
         with h.epoch_progress():
             for batch in h.batches():
                 h.train_step(batch)
@@ -119,8 +119,10 @@ class RunLoop:
 
     def check_weights(self) -> None:
         """Stop before saving non-finite weights (a gradient can overflow while the loss is finite)."""
-        if not all(_finite(w) for w in self.hooks.weights()):
-            self.diverged("the weights became NaN or infinite")
+        try:
+            self.hooks.check_weights()
+        except Diverged as err:
+            self.diverged(str(err))
 
     def diverged(self, what: str) -> None:
         """Stop the run: log the ``diverged`` record, raise a one-line OnparseError saying what is left."""
@@ -128,12 +130,6 @@ class RunLoop:
         self.log.event("diverged", **h.where(), reason=what)
         raise OnparseError(f"{h.noun} diverged at step {h.step} (epoch {h.epoch_shown()}): {what}; {h.kept()}. "
                            "Lower --lr (or --clip) and start again")
-
-
-def _finite(tensor) -> bool:
-    if isinstance(tensor, float):
-        return math.isfinite(tensor)
-    return bool(tensor.detach().isfinite().all())
 
 
 # -- the run folder around a run ---------------------------------------------------------------
