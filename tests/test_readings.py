@@ -161,3 +161,79 @@ def test_a_malformed_reading_is_one_line(files, tmp_path, change, message):
         load(str(broken), "cpu")
     result = CliRunner().invoke(main, ["info", "-m", str(broken)])
     assert result.exit_code == 1 and result.stderr.count("\n") == 1 and message.split("'")[0] in result.stderr
+
+
+# -- the command line: --reading on the commands that parse, and info -----------------------------
+
+def _induce(*args, lines=LINES):
+    return CliRunner().invoke(main, ["induce", "-", "--pretokenized", *args], input="\n".join(lines) + "\n")
+
+
+def test_induce_reads_the_reading_asked_for(files):
+    from onparse import to_brackets
+
+    for name, by_hand in files["by_hand"].items():
+        result = _induce("-m", files["bundle"], "--reading", name)
+        assert result.exit_code == 0, result.output
+        assert result.stdout.splitlines() == [to_brackets(t) for t in by_hand.trees(TOKENS)]
+    default = _induce("-m", files["bundle"])
+    assert default.stdout == _induce("-m", files["bundle"], "--reading", "fast").stdout
+
+
+@pytest.mark.parametrize("command", [["induce", "-"], ["show", "the cat sat"], ["eval", "--gold", "wsj10"],
+                                     ["agreement", "-"]])
+def test_an_unknown_reading_is_a_usage_error_on_every_parsing_command(files, command):
+    result = CliRunner().invoke(main, [*command, "-m", files["bundle"], "--reading", "quick"], input="a cat sat\n")
+    assert result.exit_code == 2, result.output
+    assert "Invalid value for --reading" in result.stderr
+    assert "has no reading 'quick': its readings are fast, accurate" in result.stderr
+    assert "Traceback" not in result.output
+
+
+def test_reading_errors_of_the_command_line(files, tmp_path):
+    several = _induce("-m", files["bundle"], "-m", files["lm"], "--reading", "fast")
+    assert several.exit_code == 2 and "give one file, not 2" in several.stderr
+    old = _induce("-m", files["old"], "--reading", "fast")
+    assert old.exit_code == 2 and "names no readings: its one reading is 'default'" in old.stderr
+    assert _induce("-m", files["old"], "--reading", "default").stdout == _induce("-m", files["old"]).stdout
+    trees = tmp_path / "trees.txt"
+    trees.write_text("((the cat) sat)\n")
+    with_trees = CliRunner().invoke(main, ["eval", "--gold", "wsj10", str(trees), "--reading", "fast"])
+    assert with_trees.exit_code == 2 and "--reading goes with a model, not with PRED" in with_trees.stderr
+
+
+def test_info_lists_each_reading_with_its_figures(files):
+    result = CliRunner().invoke(main, ["info", "-m", files["bundle"]])
+    assert result.exit_code == 0, result.output
+    lines = result.stdout.splitlines()
+    assert lines[1].endswith("a bundle of 3 models read in 2 ways (readings): fast, the default, and accurate "
+                             "(model 1 gives distances only)"), lines[1]
+    at = lines.index("readings (choose one with --reading NAME):")
+    assert lines[at + 1:at + 5] == [
+        "  fast (the default): the student (model 2)",
+        "    812 sentences a second on one CPU thread; sentence F1 59.3 on the WSJ sample's dev half, - on its "
+        "test half",
+        "  accurate: average of 2 members (in tie-breaking order: model 2 student; model 3 grammar) + a "
+        "right-branching voter; ties first (the first member decides)",
+        "    201 sentences a second on one CPU thread; sentence F1 59.6 on the WSJ sample's dev half, 59.6 on its "
+        "test half"]
+    assert not any(line.startswith(("members", "voters:", "ties:")) for line in lines)
+    as_json = json.loads(CliRunner().invoke(main, ["info", "-m", files["bundle"], "--json"]).stdout)
+    assert as_json["default_reading"] == "fast" and list(as_json["readings"]) == ["fast", "accurate"]
+    # A bundle without readings is described as before: its members, voters and tie rule.
+    old = CliRunner().invoke(main, ["info", "-m", files["old"]]).stdout.splitlines()
+    assert "(readings)" not in old[1] and any(line.startswith("members (in tie-breaking order): ") for line in old)
+    assert "readings" not in json.loads(CliRunner().invoke(main, ["info", "-m", files["old"], "--json"]).stdout)
+
+
+def test_info_leaves_out_figures_of_unexpected_types(files, tmp_path):
+    blob = read_file(files["bundle"])
+    blob["metadata"]["readings_metrics"] = {"fast": {"sentences_per_s": "fast", "dev_f1": True}, "accurate": 3}
+    odd = tmp_path / "odd.pt"
+    write_atomically(str(odd), blob)
+    lines = CliRunner().invoke(main, ["info", "-m", str(odd)]).stdout.splitlines()
+    at = lines.index("readings (choose one with --reading NAME):")
+    assert lines[at + 1] == "  fast (the default): the student (model 2)" and lines[at + 2].startswith("  accurate: ")
+    blob["metadata"]["readings_metrics"] = ["fast"]
+    write_atomically(str(odd), blob)
+    assert "note: 1 part(s) of the metadata" in CliRunner().invoke(main, ["info", "-m", str(odd)]).stdout

@@ -19,7 +19,7 @@ from .version import __version__
 
 __all__ = [
     # loading and parsing
-    "load", "Parser", "Member", "MemberError", "read_trees", "OnparseError", "__version__",
+    "load", "Parser", "Member", "MemberError", "ReadingError", "read_trees", "OnparseError", "__version__",
     # the choices users pass: load(decoders=, voters=, ties=), Parser.tokens(punct=), save_bundle(weights=)
     "DECODERS", "TIES", "VOTER_KINDS", "PUNCT_POLICIES", "WEIGHT_KINDS",
     # scoring, gold sets, tree text, what a model file is
@@ -52,6 +52,8 @@ def __getattr__(name):
         from . import api as home
     elif name in ("Member", "MemberError"):
         from . import members as home
+    elif name == "ReadingError":
+        from .files import readings as home
     elif name == "DECODERS":
         from .trees import decode as home
     elif name == "TIES":

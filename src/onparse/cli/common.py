@@ -64,12 +64,16 @@ class DeviceType(click.ParamType):
 
 
 def members_options(func):
-    """``--layer`` and ``--decode`` as lists, ``--voter`` and ``--ties``; the values arrive as
-    ``layer``, ``decoder`` (None: the model's own members: a bundle's, or layer 2 with the
-    paper's decoder), ``voter`` (a tuple; empty: the bundle's own voters) and ``ties`` (None: the
-    bundle's own rule)."""
+    """``--layer`` and ``--decode`` as lists, ``--voter``, ``--ties`` and ``--reading``; the values
+    arrive as ``layer``, ``decoder`` (None: the model's own members: a bundle's, or layer 2 with
+    the paper's decoder), ``voter`` (a tuple; empty: the bundle's own voters), ``ties`` (None: the
+    bundle's own rule) and ``reading`` (None: the bundle's default reading)."""
     from .. import TIES, VOTER_KINDS
 
+    func = click.option("--reading", default=None, metavar="NAME",
+                        help="Which of a bundle's named readings makes the trees (a fast one, an accurate one: "
+                             "`onparse info` lists a model's readings); --layer, --decode, --voter and --ties change "
+                             "the reading's own  [default: the bundle's default reading].")(func)
     func = click.option("--ties", type=click.Choice(TIES), default=None,
                         help="How the average (docs/glossary.md) breaks ties between trees sharing as many spans: "
                              "first "
@@ -100,15 +104,19 @@ def decoder_list(text: str):
 
 
 def load_parser(model_paths, device, layer=None, decoder=None, batch_size=None, voter=(), ties=None,
-                no_verify=False):
+                no_verify=False, reading=None):
     """An :class:`onparse.Parser` over ``model_paths`` (empty: the bundled model) on
     ``device``; ``layer`` / ``decoder``: the option strings (None: the models' own members);
     ``voter`` / ``ties``: the ``--voter`` values (empty: the models' own) and ``--ties`` (None: the
-    models' own).  Errors are one-line OnparseErrors (files) or usage errors (option values)."""
-    from .. import MemberError, load
+    models' own); ``reading``: ``--reading`` (None: the bundle's default reading).  Errors are
+    one-line OnparseErrors (files) or usage errors (option values, a reading the file lacks)."""
+    from .. import MemberError, ReadingError, load
 
-    parser = load(list(model_paths) or None, device, batch_size=batch_size, voters=tuple(voter) or None,
-                  ties=ties, verify=not no_verify)
+    try:
+        parser = load(list(model_paths) or None, device, batch_size=batch_size, voters=tuple(voter) or None,
+                      ties=ties, verify=not no_verify, reading=reading)
+    except ReadingError as err:
+        raise click.BadParameter(str(err), param_hint="--reading") from None
     if layer is None and decoder is None:
         return parser
     try:

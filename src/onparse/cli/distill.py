@@ -87,8 +87,8 @@ def _student_sizes(command):
 @quiet_option
 @line_limit_option
 @click.option("--json", "as_json", is_flag=True, help="Print the summary as one JSON object.")
-def distill_command(text, model_paths, no_verify, layer, decoder, voter, ties, student_path, run_dir, teacher_trees,
-                    resume, overwrite, keep_epochs, max_time, pretokenized, punct, split_sentences, punkt, device, threads,
+def distill_command(text, model_paths, no_verify, layer, decoder, voter, ties, reading, student_path, run_dir,
+                    teacher_trees, resume, overwrite, keep_epochs, max_time, pretokenized, punct, split_sentences, punkt, device, threads,
                     force, quiet, max_line_bytes, as_json, **options):
     """Train a fast student parser on the trees the teacher (-m, its members, voters and tie
     rule) gives for the lines of TEXT: raw text, one sentence per line (or paragraphs, with
@@ -109,9 +109,9 @@ def distill_command(text, model_paths, no_verify, layer, decoder, voter, ties, s
     onparse distill news.txt -m bundle.pt --teacher-trees trees.txt --out student.pt --seed 2
     onparse induce corpus.txt -m student.pt > trees.txt
     """
-    from ..progress import reading
+    from ..progress import reading as reading_note      # --reading arrives as `reading`
 
-    reading(f"the text {text}" + (" and the teacher's trees" if teacher_trees else ""), quiet)
+    reading_note(f"the text {text}" + (" and the teacher's trees" if teacher_trees else ""), quiet)
     from .. import DistillSettings, distill
     from ..devices import torch_threads
     from ..student.distill import default_run_dir, run_file_clash, written_by_run
@@ -129,7 +129,8 @@ def distill_command(text, model_paths, no_verify, layer, decoder, voter, ties, s
         refuse_model(student_path, "--out", force)
     sizes = {k: options.pop(k) for k in SIZES if options.get(k) is not None}
     settings = DistillSettings(**{k: v for k, v in options.items() if v is not None})
-    parser = load_parser(model_paths, device, layer, decoder, voter=voter, ties=ties, no_verify=no_verify)
+    parser = load_parser(model_paths, device, layer, decoder, voter=voter, ties=ties, no_verify=no_verify,
+                         reading=reading)
     splitter = sentence_splitter(split_sentences, punkt, parser, model_name(model_paths), text)
     try:
         with torch_threads(threads):

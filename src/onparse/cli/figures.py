@@ -88,7 +88,7 @@ def _wants_unicode(ascii_only: bool) -> bool:
 @threads_option(apply=True)
 @force_option
 @line_limit_option
-def show_command(sentence, model_paths, no_verify, layer, decoder, voter, ties, gold_spec, ptb_root, out_path, png_path,
+def show_command(sentence, model_paths, no_verify, layer, decoder, voter, ties, reading, gold_spec, ptb_root, out_path, png_path,
                  svg_path, ascii_only, height, scale, pretokenized, punct, split_sentences, punkt, device, force,
                  max_line_bytes):
     """Draw the tree a model induces for SENTENCE, with the distance of every word.
@@ -122,7 +122,8 @@ def show_command(sentence, model_paths, no_verify, layer, decoder, voter, ties, 
         raise click.UsageError("--split-sentences splits raw text; gold trees are already one sentence each")
     several = from_stdin or len(lines) > 1 or split_sentences or punkt is not None
 
-    parser = load_parser(model_paths, device, layer, decoder, voter=voter, ties=ties, no_verify=no_verify)
+    parser = load_parser(model_paths, device, layer, decoder, voter=voter, ties=ties, no_verify=no_verify,
+                         reading=reading)
     splitter = sentence_splitter(split_sentences, punkt, parser, model_name(model_paths), "-" if from_stdin else "")
     from ..text.sentences import ParagraphCheck, sentences_of
 

@@ -29,7 +29,7 @@ from .common import (INT_MAX, check_writable, device_option, force_option, line_
 @force_option
 @quiet_option
 @line_limit_option
-def agreement_command(file, model_paths, no_verify, layer, decoder, voter, ties, pretokenized, limit, keep,
+def agreement_command(file, model_paths, no_verify, layer, decoder, voter, ties, reading, pretokenized, limit, keep,
                       bundle_path, bundle_old, weights, device, force, quiet, max_line_bytes):
     """Choose members (docs/glossary.md) without gold trees: score each member (model x layer x decoder) by its
     trees' agreement with the other models' members on the lines of FILE, raw text that is
@@ -53,7 +53,8 @@ def agreement_command(file, model_paths, no_verify, layer, decoder, voter, ties,
     check_writable(bundle_path, "--out")
     refuse_overwrite(bundle_path, "--out", [("input", file)] + [("model", p) for p in model_paths])
     refuse_model(bundle_path, "--out", force)
-    parser = load_parser(model_paths, device, layer, decoder, voter=voter, ties=ties, no_verify=no_verify)
+    parser = load_parser(model_paths, device, layer, decoder, voter=voter, ties=ties, no_verify=no_verify,
+                         reading=reading)
     if keep is not None and keep > len(parser.members):
         raise click.BadParameter(f"cannot keep {keep} of {len(parser.members)} members", param_hint="--keep")
     scored, kept, n_sentences, baselines = choose_members(parser, read_lines(file, max_line_bytes=max_line_bytes),

@@ -133,7 +133,7 @@ def _window(file) -> int:
                    "grammar's labels (json is an alias).")
 @_common_options
 def induce_command(file, model_paths, no_verify, pretokenized, punct, batch_size, shard, quiet, device,
-                   max_line_bytes, layer, decoder, voter, ties, split_sentences, punkt, fmt):
+                   max_line_bytes, layer, decoder, voter, ties, reading, split_sentences, punkt, fmt):
     """Induce one binary tree per line of FILE (default: standard input).
 
     Lines are raw text: tokenised by NLTK's word tokenizer (--pretokenized: split on
@@ -154,7 +154,7 @@ def induce_command(file, model_paths, no_verify, pretokenized, punct, batch_size
     """
     from ..induce import VocabularyCheck, induce_lines
 
-    parser = load_parser(model_paths, device, layer, decoder, batch_size, voter, ties, no_verify)
+    parser = load_parser(model_paths, device, layer, decoder, batch_size, voter, ties, no_verify, reading)
     splitter = sentence_splitter(split_sentences, punkt, parser, model_name(model_paths), file)
     check = VocabularyCheck(parser.vocab)
     lines, paragraphs = _lines(file, shard, max_line_bytes, splitter)

@@ -212,7 +212,7 @@ def read_input(path: str, max_line_bytes: int):
 @click.argument("pred", type=click.Path(exists=True, dir_okay=False, allow_dash=True), required=False)
 @click.pass_context
 def eval_command(ctx, gold, as_json, per_sentence, plots, model_paths, no_verify, layer, decoder, voter, ties,
-                 device, baseline, beside_old, show_symbols, out, force, quiet, max_line_bytes, pred):
+                 reading, device, baseline, beside_old, show_symbols, out, force, quiet, max_line_bytes, pred):
     """Score trees against gold trees: the trees in PRED, or the trees a model induces.
 
     PRED is a file (or - for standard input) with one bracketed tree per line, in gold
@@ -245,8 +245,8 @@ def eval_command(ctx, gold, as_json, per_sentence, plots, model_paths, no_verify
     onparse eval --gold wsj10 trees.txt --json -o scores.json
     """
     baseline = renamed(baseline or None, beside_old or None, "--beside", "--baseline", ())
-    params = {"layer": "layer", "decode": "decoder", "voter": "voter", "ties": "ties", "device": "device",
-              "threads": "threads", "baseline": "baseline", "beside": "beside_old"}
+    params = {"layer": "layer", "decode": "decoder", "voter": "voter", "ties": "ties", "reading": "reading",
+              "device": "device", "threads": "threads", "baseline": "baseline", "beside": "beside_old"}
     model_only = [f"--{'baseline' if name == 'beside' else name}" for name, param in params.items()
                   if ctx.get_parameter_source(param) == click.core.ParameterSource.COMMANDLINE]
     if pred is not None and (model_paths or model_only):
@@ -273,7 +273,8 @@ def eval_command(ctx, gold, as_json, per_sentence, plots, model_paths, no_verify
             emit_report(result, as_json, per_sentence, symbols=show_symbols)
             write_eval_plots(plots, result, gold_set, source)
             return
-        parser = load_parser(model_paths, device, layer, decoder, voter=voter, ties=ties, no_verify=no_verify)
+        parser = load_parser(model_paths, device, layer, decoder, voter=voter, ties=ties, no_verify=no_verify,
+                             reading=reading)
         _eval_model(gold_set, parser, model_name(model_paths), as_json, per_sentence, plots, baseline, quiet,
                     show_symbols)
 

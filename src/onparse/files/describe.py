@@ -1,7 +1,7 @@
 """What a model file is, in words or as a dict (``onparse info``; :func:`describe_file`): its
 kind's description (:meth:`onparse.kinds.ParsingModel.describe_sections`: architecture, origin,
 perplexities, recorded scores) for a file of one model; the recipe, members, voters, tie rule
-and models of a bundle.  The file is checked and its models built exactly as loading does, so
+(or each named reading's, with its recorded speed and F1) and models of a bundle.  The file is checked and its models built exactly as loading does, so
 ``info`` accepts what ``onparse.load`` accepts and nothing else.
 """
 from __future__ import annotations
@@ -11,9 +11,10 @@ from typing import Any, Dict, Optional, Union
 
 from ..trees.average import TIE_MEANINGS
 from ..registry import kind_of
-from .bundle import bundle_members, bundle_voting, is_bundle, load_model_file, models_of
+from .bundle import bundle_members, bundle_readings, bundle_voting, is_bundle, load_model_file, models_of
+from .readings import METRICS, METRICS_KEY
 from .pretrained import DEFAULT_NAME, resolve
-from .record import SCORE_KEYS, field_of, plain_words, printable
+from .record import SCORE_KEYS, field_of, percent, plain_words, printable
 from .safeio import format_ppl
 
 
@@ -73,8 +74,9 @@ def _file_lines(meta, path):
 def bundle_summary(blob: dict, name: str, path: str, counts) -> dict:
     """What ``info --json`` prints for a bundle: its metadata, members and models."""
     voters, ties = bundle_voting(blob)
+    named = {k: blob[k] for k in ("readings", "default_reading") if k in blob}
     return {"model": name, "path": path, "metadata": blob.get("metadata", {}), "members": blob["members"],
-            "voters": list(voters), "ties": ties,
+            "voters": list(voters), "ties": ties, **named,
             "models": [{"kind": kind_of(m, path, entry=True).kind, "parameters": n, "config": m["config"],
                         "vocab_size": len(m["vocab"]), "metadata": m.get("metadata", {})}
                        for m, n in zip(blob["models"], counts)]}
@@ -123,6 +125,35 @@ def _lone_member(members, voters, models, path):
     return name, f"member: {name}" + (f" (model {member.model + 1}; {uses})" if uses else "")
 
 
+def _readings_phrase(readings, models, path) -> str:
+    """How a bundle with named readings makes its trees, for its file line: ``read in 2 ways
+    (readings): fast, the default, and accurate``, with what the models no reading reads are for."""
+    names = [n for n, *_ in readings]
+    listed = f"{names[0]}, the default" + (f", and {', '.join(names[1:])}" if names[1:] else "")
+    uses = _uses(models, {m.model for _, members, *_ in readings for m in members}, path)
+    return (f"read in {len(names)} way{'s' if len(names) > 1 else ''} (readings): {listed}"
+            + (f" ({uses})" if uses else ""))
+
+
+def _reading_lines(name, members, voters, ties, models, *, default: bool, figures) -> list:
+    """A named reading in ``info``: its members (one, or an average's in tie-breaking order, its
+    voters and tie rule), then its recorded speed and F1 when the bundle records them."""
+    lone = _lone_member(members, voters, models, "")
+    made = f"{lone[0]} (model {members[0].model + 1})" if lone else (
+        f"average of {len(members)} members (in tie-breaking order: "
+        + "; ".join(m.label(len(models)) for m in members) + ")"
+        + "".join(f" + a {v}-branching voter" for v in voters) + f"; ties {ties} ({TIE_MEANINGS[ties]})")
+    lines = [f"  {name}{' (the default)' if default else ''}: {made}"]
+    figures = figures if isinstance(figures, dict) else {}
+    speed, dev, test = (figures.get(key) for key in METRICS)
+    parts = []
+    if isinstance(speed, (int, float)) and not isinstance(speed, bool):
+        parts.append(f"{speed:,.0f} sentences a second on one CPU thread")
+    if any(isinstance(f, (int, float)) and not isinstance(f, bool) for f in (dev, test)):
+        parts.append(f"sentence F1 {percent(dev)} on the WSJ sample's dev half, {percent(test)} on its test half")
+    return lines + (["    " + "; ".join(parts)] if parts else [])
+
+
 def describe_bundle(blob: dict, name: str, path: str, counts) -> str:
     """A human-readable description of a bundle: its recipe, members, models and scores."""
     meta = blob.get("metadata", {})
@@ -134,9 +165,11 @@ def describe_bundle(blob: dict, name: str, path: str, counts) -> str:
     weights = f"{kinds[0]} weights" if len(set(kinds)) == 1 else \
         "weights " + ", ".join(f"model {i + 1} {w}" for i, w in enumerate(kinds))
     voters, ties = bundle_voting(blob)
+    readings = bundle_readings(blob, path) if "readings" in blob else None
     lines = [f"model: {name}",
              f"file: {path} ({os.path.getsize(path) / 1e6:.1f} MB, {weights}): a bundle of "
-             f"{len(models)} model{'s' if len(models) > 1 else ''} " + _reading(members, voters, models, path)]
+             f"{len(models)} model{'s' if len(models) > 1 else ''} "
+             + (_reading(members, voters, models, path) if readings is None else _readings_phrase(readings, models, path))]
     # The bundle's own figures (its file line, each model's section) describe its weights; a
     # free-form note written when it was made (metadata "weights_check") may no longer hold.
     # The notes are said in a user's words: the lab's references left out (plain_words).
@@ -145,13 +178,22 @@ def describe_bundle(blob: dict, name: str, path: str, counts) -> str:
         if meta.get(key):
             lines.append(f"{title}: {plain_words(str(meta[key]))}")
     lone = _lone_member(members, voters, models, path)
-    lines += ["", lone[1] if lone else
-              "members (in tie-breaking order): " + "; ".join(m.label(len(models)) for m in members)]
-    lines.append("voters: " + (", ".join(f"{v}-branching tree" for v in voters) if voters else "none"))
-    lines += [f"ties: {ties} ({TIE_MEANINGS[ties]})", ""]
     # The metadata is free-form (the loader checks only that it is a dict): what has an
     # unexpected type is left out and counted, as describe() does for a model's.
     skipped = 0
+    if readings is None:
+        lines += ["", lone[1] if lone else
+                  "members (in tie-breaking order): " + "; ".join(m.label(len(models)) for m in members)]
+        lines.append("voters: " + (", ".join(f"{v}-branching tree" for v in voters) if voters else "none"))
+        lines += [f"ties: {ties} ({TIE_MEANINGS[ties]})", ""]
+    else:
+        figures = meta.get(METRICS_KEY, {})
+        if not isinstance(figures, dict):
+            figures, skipped = {}, skipped + 1
+        lines += ["", "readings (choose one with --reading NAME):"]
+        for k, reading in enumerate(readings):
+            lines += _reading_lines(*reading, models, default=k == 0, figures=figures.get(reading[0]))
+        lines.append("")
     seeds = meta.get("seeds") or []
     if not isinstance(seeds, list):
         seeds, skipped = [], skipped + 1
