@@ -872,3 +872,72 @@ def test_a_damaged_saved_state_of_a_run_says_which_file_and_how_to_go_on(tmp_pat
     fit = _Fit(str(text), str(tmp_path / "p.pt"), FitSettings(**state["settings"]), str(folder), None, print)
     options = json.loads(fit._command("lm-1", state["plan"], 60.0)[-1])["options"]
     assert options["resume"] is False and options["overwrite"] is True
+
+
+def test_sigterm_to_fit_saves_the_stage_time_and_says_how_to_go_on(tmp_path, monkeypatch):
+    # Issue 66.14: SIGTERM to fit exited 143 with no message, and the stage's seconds were lost.
+    import signal
+    import time
+
+    import onparse.fitting.pipeline as pipeline
+
+    def terminated(self):
+        time.sleep(0.3)
+        os.kill(os.getpid(), signal.SIGTERM)
+        time.sleep(30)
+        pytest.fail("SIGTERM did not stop fit")
+    monkeypatch.setattr(pipeline._Fit, "_plan", terminated)
+    text = write_corpus(tmp_path / "text.txt", n_sentences=400, seed=1)
+    before = signal.getsignal(signal.SIGTERM)
+    out = run("fit", text, "--out", tmp_path / "p.pt", *TINY)
+    assert out.exit_code == 143, out.output
+    assert "stopped (SIGTERM): continue with" in out.output and "--resume" in out.output
+    seconds = json.loads((tmp_path / "p.fit" / "fit.json").read_text())["seconds"]
+    assert seconds["plan"] >= 0.3
+    assert signal.getsignal(signal.SIGTERM) == before            # fit's handler is fit's alone
+
+
+def test_a_killed_fit_has_saved_most_of_its_stage_time(tmp_path, monkeypatch):
+    # Issue 66.14: after kill -9 the stage's time was not counted, so a resumed fit got that
+    # budget back.  The running stage's time is saved as it goes (every STAGE_SAVE_EVERY seconds).
+    import onparse.fitting.pipeline as pipeline
+    from onparse.errors import OnparseError
+    from onparse.fitting.pipeline import FitSettings, _Fit
+
+    monkeypatch.setattr(pipeline, "STAGE_SAVE_EVERY", 0.0, raising=False)
+    fit = _Fit("text.txt", str(tmp_path / "p.pt"), FitSettings(seeds=1, cores=1), str(tmp_path), None, print)
+    fit.state["plan"] = {"runs": ["lm-1"], "parallel": 1, "waves": 1, "threads_per_run": 1, "corpus": "text.txt"}
+    on_disk = []
+
+    class Running:
+        returncode, polls = 0, 0
+
+        def poll(self):
+            self.polls += 1
+            saved = tmp_path / "fit.json"
+            on_disk.append(json.loads(saved.read_text())["seconds"].get("train", 0.0) if saved.exists() else 0.0)
+            return None if self.polls < 4 else 0
+
+        def send_signal(self, signum):
+            pass
+
+        def wait(self, timeout=None):
+            return 0
+    monkeypatch.setattr(pipeline.subprocess, "Popen", lambda command, **kw: Running())
+    with pytest.raises(OnparseError, match="no run completed an epoch"):
+        fit.do("train")
+    assert on_disk[-1] >= 1.0 and on_disk == sorted(on_disk)       # what a kill -9 would have left
+    assert fit.state["seconds"]["train"] == pytest.approx(on_disk[-1], abs=1.0)
+
+
+def test_the_chose_line_names_only_runs_with_members():
+    # Issue 66.14: "fit: chose grammar-1 epoch 2, lm-1 epoch 3; ..." named a grammar left out.
+    from onparse.fitting.pipeline import describe
+    from onparse.selection import Candidate
+    from onparse.selection.rules import Choice
+
+    member = Candidate("lm-1", 3, 2, "onlstm", True, True)
+    choice = Choice(epochs={"grammar-1": 2, "lm-1": 3}, members=[member], voter="right", ties="right",
+                    scores=[], member_scores=[],
+                    collapsed=[(Candidate("grammar-1", 2, 1, "mbr", True, False), "not learning")])
+    assert describe(choice) == "lm-1 epoch 3; 1 member(s); a right-branching voter, ties right"

@@ -1,5 +1,9 @@
 """``onparse fit``: raw text in, a chosen and bundled parser out, no gold tree anywhere
 (:mod:`onparse.fitting.pipeline`)."""
+import signal
+import threading
+from contextlib import contextmanager
+
 import click
 
 from ..files.safeio import dumps
@@ -133,8 +137,14 @@ def fit_command(text, out, run_dir, resume, seeds, preset, grammars, grammar_pre
         raise click.UsageError("--stop-after stops before the student; give --student when you resume")
     say = (lambda _: None) if quiet else (lambda line: click.echo(line, err=True))
     try:
-        result = fit(text, out, settings, run_dir=run_dir, resume=resume, student=student, stop_after=stop_after,
-                     say=say, began=began, force=force)
+        with _stopped_by_sigterm():
+            result = fit(text, out, settings, run_dir=run_dir, resume=resume, student=student, stop_after=stop_after,
+                         say=say, began=began, force=force)
+    except _Terminated:
+        # As on Ctrl-C: each run saved, the stage's time is counted; 143 as for a SIGTERM.
+        click.echo(f"stopped (SIGTERM): continue with onparse fit {text} --out {out} --resume"
+                   + (f" --run-dir {run_dir}" if run_dir else ""), err=True)
+        raise click.exceptions.Exit(143)
     except KeyboardInterrupt:
         # Each training run saved its state on the way out (fit passed Ctrl-C on): say how to go on.
         click.echo(f"interrupted: continue with  onparse fit {text} --out {out} --resume"
@@ -148,6 +158,29 @@ def fit_command(text, out, run_dir, resume, seeds, preset, grammars, grammar_pre
         return
     click.echo(report(result.choice, result.left_out))
     click.echo(f"bundle: {result.out}" + (f"\nstudent: {result.student}" if result.student else ""))
+
+
+class _Terminated(KeyboardInterrupt):
+    """SIGTERM (a scheduler's, ``kill``'s) raised in fit as Ctrl-C is: each run stops and saves,
+    and the stage's time is counted, where the default action ended fit with nothing saved."""
+
+
+@contextmanager
+def _stopped_by_sigterm():
+    """Within it, the first SIGTERM raises :class:`_Terminated` (later ones are ignored while fit
+    stops); the handler before is restored after."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def stop(signum, frame):
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)
+        raise _Terminated
+    old = signal.signal(signal.SIGTERM, stop)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, old)
 
 
 def report(choice, left_out=()) -> str:

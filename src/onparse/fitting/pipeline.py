@@ -63,6 +63,9 @@ CHOOSE_MAX_WORDS = 60
 #: How often a training run saves its state mid-epoch (seconds): a fit stopped any way loses at
 #: most this much of a run's training.
 CHECKPOINT_EVERY = 300.0
+#: How often fit adds the running stage's time to ``fit.json`` (seconds): a fit killed outright
+#: (``kill -9``) has counted all but at most this much of it against ``--max-time``.
+STAGE_SAVE_EVERY = 30.0
 
 
 @dataclass
@@ -134,7 +137,9 @@ class _Fit:
             text, out, settings, run_dir, student, say
         self.path = os.path.join(run_dir, STATE)
         self.student_options: Dict[str, Any] = {}
+        self.stage: Optional[str] = None           # the stage under way, since stage_began
         self.stage_began: Optional[float] = None
+        self.counted: Optional[float] = None         # when its time was last added to its seconds
         recorded = read_state(run_dir)
         if recorded is not None:
             self.state: Dict[str, Any] = recorded
@@ -162,31 +167,48 @@ class _Fit:
             return
         self.say(f"fit: {stage} ({STAGES.index(stage) + 1} of {len(STAGES) - (self.student is None)})"
                  f"{self._left()}")
-        self.stage_began = time.monotonic()
-        seconds = self.state.setdefault("seconds", {})
+        self.stage, self.stage_began, self.counted = stage, time.monotonic(), None
         try:
             with torch_threads(self.settings.cores):       # choosing and the student run here
                 record = getattr(self, f"_{stage}")()
         finally:
             # Time spent counts against --max-time whether the stage ends or is stopped.
-            seconds[stage] = round(seconds.get(stage, 0.0) + time.monotonic() - self.stage_began, 1)
+            self.count_time()
             self.stage_began = None
-            self.save()
         self.state[stage] = record
         self.save()
 
+    def count_time(self, every: float = 0.0) -> None:
+        """Add the stage's time not yet counted to its ``seconds`` in ``fit.json`` (when at least
+        ``every`` seconds have passed since last counted): called as a stage goes
+        (:data:`STAGE_SAVE_EVERY`), so that a fit killed outright (``kill -9``) has counted
+        nearly all of its time against ``--max-time``, and once when the stage ends."""
+        if self.stage_began is None or self._uncounted() < every:
+            return
+        seconds = self.state.setdefault("seconds", {})
+        now = time.monotonic()
+        seconds[self.stage] = round(seconds.get(self.stage, 0.0) + self._uncounted(now), 1)
+        self.counted = now
+        self.save()
+
+    def _uncounted(self, now: Optional[float] = None) -> float:
+        """Seconds of the stage under way not yet in its ``seconds``."""
+        if self.stage_began is None:
+            return 0.0
+        since = self.counted if self.counted is not None else self.stage_began
+        return (time.monotonic() if now is None else now) - since
+
     def _redo(self, stage: str) -> bool:
         """Whether a stage done already must run again: the bundle, when this invocation's
-        ``--out`` is not the one written (another path, or the file was deleted)."""
-        return stage == "bundle" and (self.state[stage].get("out") != self.out or not os.path.exists(self.out))
+        ``--out`` is not the file written (another file, or the file was deleted)."""
+        return stage == "bundle" and (not os.path.exists(self.out)
+                                      or not same_file(self.state[stage].get("out", ""), self.out))
 
     def _left(self) -> str:
         """The budget left, counting every stage's time so far, this one's included."""
         if self.settings.max_time is None:
             return ""
-        spent = sum(self.state.get("seconds", {}).values())
-        if self.stage_began is not None:
-            spent += time.monotonic() - self.stage_began
+        spent = sum(self.state.get("seconds", {}).values()) + self._uncounted()
         return f"; about {format_duration(max(0.0, self.settings.max_time - spent))} of the budget left"
 
     def _claim(self, path: str) -> None:
@@ -257,8 +279,8 @@ class _Fit:
         ``--max-time`` plans by the new one."""
         seconds = self.state.get("seconds", {})
         spent = seconds.get("start", 0.0) + seconds.get("plan", 0.0)
-        if self.stage_began is not None and "plan" not in self.state:      # planning now
-            spent += time.monotonic() - self.stage_began
+        if "plan" not in self.state:      # planning now
+            spent += self._uncounted()
         return budget.training_share(self.settings.max_time, spent, waves, self.student is not None)
 
     def plans(self, plan: Dict[str, Any]) -> Dict[str, RunPlan]:
@@ -359,6 +381,7 @@ class _Fit:
                     # share, crossing the run's own time limit) changes nothing.
                     if proc.returncode not in (0, 130) and not stopped_since(self._folder(run), launched):
                         raise self._failed(run, proc.returncode)
+                self.count_time(STAGE_SAVE_EVERY)
                 if time.monotonic() - last_line >= PLAIN_EVERY and running:
                     last_line = time.monotonic()
                     self.say("fit: train: " + ", ".join(
@@ -414,6 +437,7 @@ class _Fit:
                 candidates += [c for c, _ in found]
                 columns += [trees for _, trees in found]
                 self.say(f"fit: choose: {run} epoch {epoch} parsed ({len(found)} reading(s))")
+                self.count_time(STAGE_SAVE_EVERY)
         runs = self.state["train"]["epochs"]
         perplexity = {run: valid_perplexities(self._folder(run)) for run in runs}
         alarms = self._alarms(list(runs))
@@ -514,8 +538,9 @@ def _last_error(log: str) -> str:
 
 
 def describe(choice: Choice) -> str:
-    """One line: the chosen epochs, members, voter and ties."""
-    epochs = ", ".join(f"{run} epoch {e}" for run, e in choice.epochs.items())
+    """One line: the chosen epochs of the runs with members, the members, voter and ties."""
+    chosen = {m.run for m in choice.members}          # a run left out has no member
+    epochs = ", ".join(f"{run} epoch {e}" for run, e in choice.epochs.items() if run in chosen)
     voter = f"a {choice.voter}-branching voter, ties {choice.ties}" if choice.voter else "no voter, ties first"
     return f"{epochs}; {len(choice.members)} member(s); {voter}"
 
