@@ -598,10 +598,11 @@ def source_bytes(source: Dict[str, Any]) -> bytes:
 
 def model(known: Dict[str, Dict[str, Any]], out: Optional[str] = None, records: str = RECORDS) -> str:
     """Rebuild the shipped file from the parts its rule records (``build``: a JSON record of its
-    ``sources``, read in order as one parser's models; the members, the models carried, each
-    model's precision and the metadata) into ``out`` (default ``runs/model/``, never the
-    shipped path); the line to print.  Exit 1 when the rebuilt file is not the shipped one
-    byte for byte."""
+    ``sources``, read in order as one parser's models; the members, voters and ties, or named
+    ``readings`` of them (name -> ``{members, voters, ties}``) and the ``default_reading``; the
+    models carried, each model's precision and the metadata) into ``out`` (default
+    ``runs/model/``, never the shipped path); the line to print.  Exit 1 when the rebuilt file is
+    not the shipped one byte for byte."""
     from onparse import load
 
     name, rule = next((n, r) for n, r in known.items() if "ships" in r)
@@ -617,10 +618,16 @@ def model(known: Dict[str, Dict[str, Any]], out: Optional[str] = None, records: 
         with open(paths[-1], "wb") as handle:
             handle.write(source_bytes(source))
     parser = load(paths, "cpu")
-    members = [parser.models[m["model"]].member(m["model"], m["layer"], m["decoder"]) for m in recipe["members"]]
-    parser = parser.with_members(members, recipe["voters"], recipe["ties"])
-    parser.save_bundle(out, weights=recipe["weights"], metadata=recipe["metadata"], carry=recipe["carry"],
-                       weights_of={int(k): v for k, v in recipe.get("weights_of", {}).items()})
+
+    def reading(spec: Dict[str, Any]):                 # members (by the sources' models), voters, ties
+        members = [parser.models[m["model"]].member(m["model"], m["layer"], m["decoder"]) for m in spec["members"]]
+        return parser.with_members(members, spec["voters"], spec["ties"])
+
+    readings = {n: reading(spec) for n, spec in recipe["readings"].items()} if "readings" in recipe else None
+    shipped = parser if readings else reading(recipe)
+    shipped.save_bundle(out, weights=recipe["weights"], metadata=recipe["metadata"], carry=recipe["carry"],
+                        weights_of={int(k): v for k, v in recipe.get("weights_of", {}).items()},
+                        readings=readings, default_reading=recipe.get("default_reading"))
     with open(out, "rb") as handle:
         digest = sha256_of(handle.read())
     parts = ", ".join(s.get("git") or s["file"] for s in recipe["sources"])

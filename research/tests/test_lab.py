@@ -205,3 +205,34 @@ def test_make_model_rebuilds_the_shipped_file_byte_for_byte_and_never_over_it(tm
     assert "byte for byte" in line and out.read_bytes() == (ROOT / rule["ships"]).read_bytes()
     with pytest.raises(SystemExit, match="never over it"):
         lab.model(known, str(ROOT / rule["ships"]))
+
+
+def test_make_model_writes_named_readings_from_the_recipe(tiny_rule, tmp_path, monkeypatch):
+    """``shipped.json`` may name readings (name -> members, voters, ties) and the default one:
+    ``lab.py model`` writes them into the bundle, each giving the trees of its parser built by hand."""
+    from onparse import load
+
+    rule, _, folder = tiny_rule
+    monkeypatch.setattr(lab, "ROOT", str(tmp_path))
+    parts = [os.path.join(rule["runs"].format(seed=seed), "epoch-002.pt") for seed in (1, 2)]
+    member = [{"model": k, "layer": 1, "decoder": "mbr"} for k in (0, 1)]
+    records = tmp_path / "records"
+    records.mkdir()
+    recipe = {"sources": [{"file": p, "sha256": lab.sha256_of(Path(p).read_bytes())} for p in parts],
+              "readings": {"fast": {"members": member[:1], "voters": [], "ties": "first"},
+                           "accurate": {"members": member, "voters": ["right"], "ties": "first"}},
+              "default_reading": "fast", "carry": [], "weights": "float32", "metadata": {"recipe": "tiny"}}
+    (records / "shipped.json").write_text(json.dumps(recipe))
+    known = {"tiny": {"ships": "shipped.pt", "build": "shipped.json", "sha256": "not yet"}}
+    out = tmp_path / "rebuilt.pt"
+    with pytest.raises(SystemExit, match="DIFFERS"):
+        lab.model(known, str(out), str(records))
+    words = [["the", "cat", "saw", "a", "dog"], ["every", "man", "liked", "the", "bird"]]
+    both = load(parts, "cpu")
+    by_hand = {"fast": both.with_members(both.members[:1], [], "first"),
+               "accurate": both.with_members(both.members, ["right"], "first")}
+    assert load(str(out), "cpu").reading == "fast"
+    for name, parser in by_hand.items():
+        assert load(str(out), "cpu", reading=name).trees(words) == parser.trees(words)
+    known["tiny"]["sha256"] = lab.sha256_of(out.read_bytes())
+    assert "byte for byte" in lab.model(known, str(tmp_path / "again.pt"), str(records))
