@@ -941,3 +941,32 @@ def test_the_chose_line_names_only_runs_with_members():
                     scores=[], member_scores=[],
                     collapsed=[(Candidate("grammar-1", 2, 1, "mbr", True, False), "not learning")])
     assert describe(choice) == "lm-1 epoch 3; 1 member(s); a right-branching voter, ties right"
+
+
+def test_a_fit_resumes_with_its_text_however_spelled_and_with_other_cores(tmp_path, planned, monkeypatch):
+    # Issue 66.20: a fit started with one spelling of TEXT was refused on resume when given the
+    # same file by another ("is a fit of text.txt, not /abs/text.txt"); --cores was refused too.
+    from onparse.fitting.pipeline import FitSettings, _Fit
+
+    from pathlib import Path
+
+    text, folder = _copy_planned(planned, tmp_path)
+    text = Path(text)
+    monkeypatch.chdir(text.parent)
+    os.symlink(text, tmp_path / "link.txt")
+    for spelling in ("text.txt", "./text.txt", tmp_path / "link.txt"):
+        out = run("fit", spelling, "--out", tmp_path / "p.pt", "--run-dir", folder, "--resume", "--stop-after", "plan")
+        assert out.exit_code == 0, out.output
+    other = tmp_path / "other.txt"
+    other.write_text(text.read_text())
+    out = run("fit", other, "--out", tmp_path / "p.pt", "--run-dir", folder, "--resume", "--stop-after", "plan")
+    assert out.exit_code == 1 and f"is a fit of {text}, not {other}" in out.output
+    # Another --cores: accepted, and the runs still to train are laid out by it.
+    out = run("fit", text, "--out", tmp_path / "p.pt", "--run-dir", folder, "--resume", "--cores", "2",
+              "--stop-after", "plan")
+    assert out.exit_code == 0, out.output
+    state = json.loads((folder / "fit.json").read_text())
+    assert state["plan"]["parallel"] == 1
+    fit = _Fit(str(text), str(tmp_path / "p.pt"), FitSettings(**{**state["settings"], "cores": 2}), str(folder),
+               None, print)
+    assert fit._layout(state["plan"]) == {"parallel": 2, "waves": 1, "threads_per_run": 1}

@@ -66,6 +66,8 @@ CHECKPOINT_EVERY = 300.0
 #: How often fit adds the running stage's time to ``fit.json`` (seconds): a fit killed outright
 #: (``kill -9``) has counted all but at most this much of it against ``--max-time``.
 STAGE_SAVE_EVERY = 30.0
+#: The settings a resumed fit may change: its budget and the cores it uses.
+FREE_ON_RESUME = ("max_time", "cores")
 
 
 @dataclass
@@ -146,17 +148,22 @@ class _Fit:
             self._check_same_fit()
         else:
             self.state = {"format": "onparse-fit", "text": text, "settings": asdict(settings), "seconds": {}}
+            if os.path.isfile(text):       # the file, wherever a resumed fit is started from
+                self.state["text_path"] = os.path.abspath(text)
 
     def _check_same_fit(self) -> None:
         # A setting the record lacks came after that fit was made: it ran with the default.
         saved = {**asdict(FitSettings()), **self.state.get("settings", {})}
         mine = asdict(self.settings)
-        differs = sorted(k for k in set(mine) | set(saved) if k != "max_time" and saved.get(k) != mine.get(k))
+        differs = sorted(k for k in set(mine) | set(saved) if k not in FREE_ON_RESUME and saved.get(k) != mine.get(k))
         if differs:
             raise OnparseError(f"{self.run_dir} is a fit with other settings ({', '.join(differs)}); "
                                "resume it with the same ones, or give another --run-dir")
-        if self.state.get("text") != self.text:
-            raise OnparseError(f"{self.run_dir} is a fit of {self.state.get('text')}, not {self.text}")
+        # The same file however it is spelled (relative, absolute, through a link); a corpus name
+        # by its name.
+        recorded = [p for p in (self.state["text"], self.state.get("text_path")) if p]
+        if not any(p == self.text or os.path.exists(p) and same_file(p, self.text) for p in recorded):
+            raise OnparseError(f"{self.run_dir} is a fit of {self.state['text']}, not {self.text}")
 
     def save(self) -> None:
         with atomic_output(self.path) as tmp, open(tmp, "w", encoding="utf-8") as handle:
@@ -242,22 +249,20 @@ class _Fit:
         read_seconds = round(time.monotonic() - reading, 1)
         plans = run_plans(self.settings, spec.source, spec.format)
         runs = [p.name for p in plans]
-        cores = self.settings.cores or usable_cores()
-        parallel = max(1, min(len(runs), cores))
-        waves = math.ceil(len(runs) / parallel)
+        layout = self._layout({"runs": runs})
+        parallel, waves = layout["parallel"], layout["waves"]
         share = self._seconds_per_run(waves)
         start_up = budget.start_up(read_seconds)
         train_time = None if share is None else max(0.0, budget.train_time(share, start_up))
         words = sum(len(s) + 1 for s in corpus.train)       # a language model's tokens: words and <eos>
         kinds = {p.family: p for p in plans}          # one plan of each kind stands for its kind
-        epochs = {family: budget.epochs_bought(train_time, words, family, p.preset, max(1, cores // parallel))
+        epochs = {family: budget.epochs_bought(train_time, words, family, p.preset, layout["threads_per_run"])
                   for family, p in kinds.items()}
         digest = held_out_digest(held)
         plan = {"corpus": spec.source, "corpus_format": spec.format, "sentences": n,
                 "train_sentences": len(corpus.train),
                 "held_out": len(held), "held_out_sha256": digest, "held_out_max_words": CHOOSE_MAX_WORDS,
-                "runs": runs, "parallel": parallel,
-                "threads_per_run": max(1, cores // parallel), "waves": waves, "seconds_per_run": share,
+                "runs": runs, **layout, "seconds_per_run": share,
                 "read_seconds": read_seconds, "start_up_seconds": start_up, "train_max_time": train_time,
                 "epochs_bought": epochs}
         self.say(f"fit: {n:,} sentences ({len(corpus.train):,} to train on, {len(held):,} held out to choose "
@@ -271,6 +276,14 @@ class _Fit:
         if warning:
             self.say(warning)
         return plan
+
+    def _layout(self, plan: Dict[str, Any]) -> Dict[str, int]:
+        """How ``plan``'s runs share this invocation's cores (``--cores``, which a resumed fit may
+        change): ``parallel`` runs side by side, in ``waves``, at ``threads_per_run`` threads."""
+        cores = self.settings.cores or usable_cores()
+        parallel = max(1, min(len(plan["runs"]), cores))
+        return {"parallel": parallel, "waves": math.ceil(len(plan["runs"]) / parallel),
+                "threads_per_run": max(1, cores // parallel)}
 
     def _seconds_per_run(self, waves: int) -> Optional[float]:
         """Each run's share of ``--max-time`` in wall time, its start-up and stop included (None: no
@@ -294,7 +307,7 @@ class _Fit:
 
     # -- 2. train --------------------------------------------------------------------------------
     def _train(self) -> Dict[str, Any]:
-        plan = self.state["plan"]
+        plan = {**self.state["plan"], **self._layout(self.state["plan"])}      # today's --cores
         runs = plan["runs"]
         used = self.state.setdefault("train_seconds", {})
         for first in range(0, len(runs), plan["parallel"]):

@@ -72,7 +72,7 @@ def state_shape() -> Obj:
                 "threads_per_run": Where(int, _positive, "at least 1")},
                {"corpus_format": str, "held_out_max_words": Opt(int), "read_seconds": NUMBER})
     return Obj({"text": str, "settings": Obj({}, {f.name: _shape_of(t) for f, t in _setting_types()})},
-               {"format": str, "seconds": MapOf(NUMBER), "train_seconds": MapOf(NUMBER), "start_up": MapOf(NUMBER),
+               {"format": str, "text_path": str, "seconds": MapOf(NUMBER), "train_seconds": MapOf(NUMBER), "start_up": MapOf(NUMBER),
                 "written": ListOf(str), "plan": plan,
                 "train": Obj({"epochs": MapOf(ListOf(int), run)}, {"left_out": ListOf(str)}),
                 "choose": Obj({"choice": choice}), "bundle": Obj({"out": str}, {"models": ListOf(str)}),
@@ -100,7 +100,7 @@ def _shape_of(hint) -> Any:
 @dataclass(frozen=True)
 class FitSettings:
     """What a fit trains and how it chooses; recorded in ``RUN/fit.json`` (a resumed fit must
-    keep them, but for ``max_time``)."""
+    keep them, but for ``max_time`` and ``cores``)."""
 
     seeds: int = 3                   # language models trained, seeds 1..seeds
     preset: str = "small"            # onparse train's preset of the language models
