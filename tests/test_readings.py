@@ -26,10 +26,14 @@ TOKENS = [line.split() for line in LINES]
 
 @pytest.fixture(scope="module")
 def files(tmp_path_factory):
-    """A language model (kept for distances), a student and a grammar; and a bundle of them with
-    two readings: ``fast``, the student alone (the default), and ``accurate``, the student and the
-    grammar averaged with a right-branching voter."""
-    folder = tmp_path_factory.mktemp("readings")
+    return write_bundles(tmp_path_factory.mktemp("readings"))
+
+
+def write_bundles(folder):
+    """A language model (kept for distances), a student and a grammar; a bundle of them with two
+    readings: ``fast``, the student alone (the default), and ``accurate``, the student and the
+    grammar averaged with a right-branching voter; and ``old``, the accurate one alone, as a
+    bundle was written before readings."""
     _, vocab, lm = save_tiny_checkpoint(folder / "lm.pt", WORDS, seed=1)
     student = str(_student_file(folder / "student.pt", vocab.to_list()))
     grammar = save_chain_grammar(folder / "g.pt", WORDS)

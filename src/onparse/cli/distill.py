@@ -114,7 +114,7 @@ def distill_command(text, model_paths, no_verify, layer, decoder, voter, ties, r
     reading_note(f"the text {text}" + (" and the teacher's trees" if teacher_trees else ""), quiet)
     from .. import DistillSettings, distill
     from ..devices import torch_threads
-    from ..student.distill import default_run_dir, run_file_clash, written_by_run
+    from ..student.run_folder import default_run_dir, run_file_clash, written_by_run
 
     if resume and overwrite:
         raise click.UsageError("--resume continues a run and --overwrite replaces it: give one of them")

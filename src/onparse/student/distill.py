@@ -21,13 +21,16 @@ with the optimiser, the RNG state and the position in the epoch, saved every
 ``save_every`` batches and at each epoch's end), ``epoch-NNN.pt`` (with ``keep_epochs``) and
 ``metrics.jsonl``.  ``resume=True`` continues from ``last.pt`` exactly: the weights after
 resuming equal those of a run never stopped.  The student file is written at the end; a run's
-``--resume`` may replace the student it wrote (:func:`written_by_run`: the same recorded
+``--resume`` may replace the student it wrote (:func:`onparse.student.run_folder.written_by_run`: the same recorded
 ``run_id``, text and teachers).  A non-finite loss or weights stop the run (OnparseError):
 ``last.pt`` keeps the last good state and no student is written.
 
-The loop reads top to bottom in :meth:`_Run.go`: read the text, build the student, start or
-restore a :class:`RunState` (the plain value ``last.pt`` stores beside the weights, the
-optimiser and the RNG), get the teacher's trees, then train epoch by epoch.
+The run reads top to bottom in :meth:`StudentHooks.go`: read the text, build the student, start
+or restore a :class:`~onparse.student.run_folder.RunState` (the plain value ``last.pt`` stores
+beside the weights, the optimiser and the RNG), get the teacher's trees, then train epoch by
+epoch by the run loop (:class:`onparse.training.loop.RunLoop`, whose stops, time limit,
+checkpoints and divergence every kind shares; a first Ctrl-C saves ``last.pt`` and ends the
+call with ``KeyboardInterrupt``).
 """
 from __future__ import annotations
 
@@ -42,7 +45,7 @@ from typing import Any, Dict, List, Optional
 import torch
 
 from ..version import __version__
-from ..files.checkpoint import STUDENT_FORMAT, first_line, read_file
+from ..files.checkpoint import first_line, read_file
 from ..errors import OnparseError
 from ..induce import WINDOW, read_lines
 from ..progress import Portion, Progress
@@ -50,16 +53,15 @@ from ..files.safeio import MAX_LINE_BYTES, remove_stale_temp_files, special_file
 from .model import SpanStudent, encode, student_trees
 from .config import MIN_WORDS, DistillSettings, StudentConfig
 from .file import check_student, same_teachers, save_student, teachers_record
+from .run_folder import RUN_DIR_OPTION, RunState, default_run_dir, run_file_clash
 from .teacher_trees import TEACHER_TREES, given_teacher_trees, read_teacher_trees, write_teacher_trees
 from ..text.sentences import ParagraphCheck, params_to_dict, sentences_of
 from ..text.tokens import DEFAULT_PUNCT, normalize_word
-from ..files.run_folder import (EPOCH_SNAPSHOT, LAST, METRICS, FolderLock, MetricsLog, is_run_file, make_folder,
-                                refuse_old_run, remove_run_files, tidy, truncate_log)
+from ..files.run_folder import LAST, METRICS, MetricsLog, remove_run_files, tidy, truncate_log
+from ..training.hooks import Diverged, EpochEnd, Hooks
+from ..training.loop import RunLoop, holding, new_or_resumed
+from ..training.options import RunOptions
 from ..trees.tree import tree_spans
-
-#: The option that names the run folder, in messages.
-RUN_DIR_OPTION = "--run-dir"
-
 
 @dataclass
 class DistillResult:
@@ -108,79 +110,6 @@ class Text:
     held: List[int]
 
 
-@dataclass
-class RunState:
-    """Where a run stands: the plain value the loop updates and ``last.pt`` stores (its
-    ``"training"`` dict, with the optimiser and RNG states; ``history`` as its
-    ``metadata["epochs"]``).  The layout of ``last.pt`` is that of onparse 41."""
-
-    epoch: int = 1                 # the epoch in progress, 1-based (epochs + 1 once all are done)
-    done: int = 0                  # its batches done
-    step: int = 0                  # optimiser steps so far
-    loss_sum: float = 0.0          # the epoch's batch losses so far
-    minutes: float = 0.0           # training time so far
-    history: List[Dict[str, Any]] = field(default_factory=list)   # one record per finished epoch
-
-    POSITION = ("epoch", "done", "step", "loss_sum")
-
-    def position(self) -> Dict[str, Any]:
-        return {key: getattr(self, key) for key in self.POSITION}
-
-    def to_training(self, optimizer) -> Dict[str, Any]:
-        """``last.pt``'s ``"training"``: the position, the minutes, the optimiser and RNG states."""
-        state = {**self.position(), "minutes": self.minutes, "optimizer": optimizer.state_dict(),
-                 "torch_rng": torch.get_rng_state()}
-        if torch.cuda.is_available():            # dropout on a GPU draws from its own generators
-            state["cuda_rng"] = torch.cuda.get_rng_state_all()
-        return state
-
-    @classmethod
-    def from_training(cls, state: Dict[str, Any], history: list, path: str) -> "RunState":
-        try:
-            return cls(**{key: state[key] for key in cls.POSITION}, minutes=float(state.get("minutes", 0.0)),
-                       history=list(history))
-        except (KeyError, TypeError, ValueError):
-            raise OnparseError(f"{path}: its training state is damaged (start again with --overwrite)") from None
-
-
-def default_run_dir(student_path: str) -> str:
-    """``student.pt`` -> ``student.run``."""
-    root, ext = os.path.splitext(student_path)
-    return (root if ext == ".pt" else student_path) + ".run"
-
-
-def run_file_clash(student_path: str, run_dir: str) -> Optional[str]:
-    """Why ``student_path`` cannot be the student of a run in ``run_dir`` (it is the folder
-    itself or a file of the run: its lock, ``last.pt``, the teacher's trees ...), else None."""
-    student, folder = os.path.realpath(student_path), os.path.realpath(run_dir)
-    name = os.path.basename(student)
-    if student == folder:
-        return f"{student_path} is the run folder"
-    if os.path.dirname(student) == folder and (is_run_file(name) or name == TEACHER_TREES):
-        return f"{student_path} is a file of the run in {run_dir} ({name}): write the student elsewhere"
-    return None
-
-
-def written_by_run(student_path: str, run_dir: str) -> bool:
-    """Whether the file at ``student_path`` is the student that the run in ``run_dir`` wrote:
-    it records the run id, text and teachers of the run's ``last.pt``.  A ``--resume`` of that
-    run may replace it without ``--force``."""
-    last = os.path.join(run_dir, LAST)
-    if not (os.path.isfile(student_path) and os.path.isfile(last)):
-        return False
-    try:
-        mine, run = read_file(student_path), read_file(last)
-    except OnparseError:
-        return False
-    if not (isinstance(mine, dict) and isinstance(run, dict) and mine.get("format") == STUDENT_FORMAT):
-        return False
-    ours, theirs = mine.get("metadata"), run.get("metadata")
-    if not (isinstance(ours, dict) and isinstance(theirs, dict) and ours.get("run_id")):
-        return False
-    return (all(ours.get(key) == theirs.get(key) for key in ("run_id", "text"))
-            and same_teachers(ours.get("teachers"), theirs.get("teachers")))
-
-
 def distill(parser, text: str, student_path: str, *, run_dir: Optional[str] = None,
             sizes: Optional[Dict[str, Any]] = None, settings: DistillSettings = DistillSettings(),
             resume: bool = False, overwrite: bool = False, keep_epochs: bool = False, tokenize: bool = True,
@@ -217,20 +146,20 @@ def distill(parser, text: str, student_path: str, *, run_dir: Optional[str] = No
     job = Job(text=text, student_path=student_path, run_dir=run_dir, config=config, settings=settings,
               keep_epochs=keep_epochs, tokenize=tokenize, punct=punct, max_line_bytes=max_line_bytes, quiet=quiet,
               split=split, teacher_trees=teacher_trees, max_time=max_time)
-    if not resume:
-        refuse_old_run(run_dir, overwrite, RUN_DIR_OPTION)
-    make_folder(run_dir)
+    # The run loop's options: distill saves by batches (save_every), not by seconds.
+    options = new_or_resumed(RunOptions(out=run_dir, max_time=max_time, resume=resume, overwrite=overwrite,
+                                        checkpoint_every=None, keep_epochs=keep_epochs), resume, RUN_DIR_OPTION)
     log = MetricsLog(os.path.join(run_dir, METRICS), True)
     log.printing = not quiet
-    lock = FolderLock(run_dir, RUN_DIR_OPTION).acquire(warn=log.say)
-    try:
+    with holding(run_dir, log, option=RUN_DIR_OPTION):
         if not resume and overwrite:
             remove_run_files(run_dir)
             _remove(os.path.join(run_dir, TEACHER_TREES))
         tidy(run_dir, log, None)              # temporary files of killed writers
-        return _Run(parser, job, log).go(resume)
-    finally:
-        lock.release()
+        result = StudentHooks(parser, job, log, options).go(resume)
+    if result.stopped == "interrupted":       # Ctrl-C: last.pt is saved; the caller says how to resume
+        raise KeyboardInterrupt
+    return result
 
 
 def _remove(path: str) -> None:
@@ -238,29 +167,42 @@ def _remove(path: str) -> None:
         os.unlink(path)
 
 
-class _Run:
-    """One distillation run: :meth:`go` reads top to bottom; the state it updates is a
-    :class:`RunState`."""
+class StudentHooks(Hooks):
+    """One distillation run, a student's side of the run loop
+    (:class:`onparse.training.hooks.Hooks`): :meth:`go` reads top to bottom; the state it
+    updates is a :class:`RunState`."""
 
-    def __init__(self, parser, job: Job, log: MetricsLog):
-        self.parser, self.job, self.log = parser, job, log
+    noun = "distillation"
+
+    def __init__(self, parser, job: Job, log: MetricsLog, options: RunOptions):
+        self.parser, self.job, self.log, self.opt = parser, job, log, options
         self.settings, self.vocab = job.settings, parser.vocab
         self.clock = time.monotonic()        # when training time began (less the minutes of a resumed run)
         self.saved: Dict[str, Any] = {}      # the position last.pt holds
         self.started = time.monotonic()      # when this call began (its max_time counts from here)
+        self.state = RunState()              # where the run stands (start_run or restore)
+        self.text: Optional[Text] = None     # the text, the teacher's trees and their spans (go)
+        self.trees: List[Any] = []
+        self.spans: Dict[int, Any] = {}
+        self.epoch_batches: List[List[int]] = []     # the epoch in progress (begin_epoch)
+        self.bar = None                      # the run's progress (progress)
 
     def go(self, resume: bool) -> DistillResult:
-        text = self.read_text()
+        text = self.text = self.read_text()
         meta = self.metadata(text)
         self.build()
-        state = self.restore(meta) if resume else self.begin(meta)
-        trees = self.teacher_trees(text.sentences, reuse=resume)
-        stopped = self.learn_epochs(state, text, trees)
-        self.write_student(state)
+        self.state = self.restore(meta) if resume else self.start_run(meta)
+        self.trees = self.teacher_trees(text.sentences, reuse=resume)
+        self.spans = {i: tree_spans(self.trees[i]) for i in text.train}
+        self.clock = time.monotonic() - self.state.minutes * 60         # training time: from here on
+        reason = RunLoop(self, self.opt, self.log, started=self.started).run()
+        stopped = {"max_time": "max-time", "max_steps": "max-steps"}.get(reason, reason)
+        if reason != "interrupted":
+            self.write_student()
         self.log.event("done", student=self.job.student_path, stopped=stopped,
                        minutes=round((time.monotonic() - self.started) / 60, 2))
-        return DistillResult(self.job.student_path, self.job.run_dir, len(text.train), len(text.held), state.history,
-                             stopped)
+        return DistillResult(self.job.student_path, self.job.run_dir, len(text.train), len(text.held),
+                             self.state.history, stopped)
 
     # -- 1. the text and the teacher's trees ---------------------------------------------------
     def read_text(self) -> Text:
@@ -323,16 +265,16 @@ class _Run:
         self.model = SpanStudent(self.job.config).to(self.parser.device)
         self.optimizer = torch.optim.Adam(self.model.parameters(), lr=self.settings.lr)
 
-    def begin(self, meta: Dict[str, Any]) -> RunState:
+    def start_run(self, meta: Dict[str, Any]) -> RunState:
         """A new run: log its start and save ``last.pt`` before the teacher parses, so that a
         run stopped then resumes (the parse draws no random numbers, so the state saved is the
         one training starts from)."""
         self.meta = meta
         self.log.event("start", settings=asdict(self.settings), config=self.job.config.to_dict(), **meta)
-        state = RunState()
+        self.state = RunState()
         self.clock = time.monotonic()
-        self.save_last(state)
-        return state
+        self.save_last()
+        return self.state
 
     def restore(self, meta: Dict[str, Any]) -> RunState:
         """Load ``last.pt`` into the student and its optimiser; refuse when it was made from
@@ -381,40 +323,54 @@ class _Run:
                 **({"teacher_trees": job.teacher_trees} if job.teacher_trees else {}),
                 "distill": {**asdict(self.settings), "config": job.config.to_dict()}}
 
-    # -- 3. learn ------------------------------------------------------------------------------
-    def learn_epochs(self, state: RunState, text: Text, trees: List[Any]) -> str:
-        """Train from where ``state`` stands to the last epoch (``epochs``) or out of time (``max-time``)."""
-        spans = {i: tree_spans(trees[i]) for i in text.train}
-        self.clock = time.monotonic() - state.minutes * 60         # training time: from here on
-        lengths = [len(s) for s in text.sentences]
-        per_epoch = len(self.settings.batches(text.train, lengths, 1))
-        with Progress("distilling", self.settings.epochs * per_epoch, "batches", self.job.quiet) as bar:
-            bar.update(min(self.settings.epochs, state.epoch - 1) * per_epoch + state.done)
-            while state.epoch <= self.settings.epochs:
-                batches = self.settings.batches(text.train, lengths, state.epoch)
-                if not self.train_epoch(state, batches, text.sentences, spans, bar):
-                    return "max-time"
-                self.end_epoch(state, len(batches), text, trees)
-        return "epochs"
+    # -- 3. learn, as the run loop asks --------------------------------------------------------
+    @property
+    def step(self) -> int:
+        return self.state.step
 
-    def train_epoch(self, state: RunState, batches: List[List[int]], sentences, spans, bar) -> bool:
-        """The batches of ``state.epoch`` from ``state.done`` on; ``last.pt`` every
-        ``save_every`` batches; False when out of time inside the epoch (``last.pt`` saved)."""
+    def progress(self):
+        lengths = self.lengths()
+        per_epoch = len(self.settings.batches(self.text.train, lengths, 1))
+        self.bar = Progress("distilling", self.settings.epochs * per_epoch, "batches", self.job.quiet)
+        self.bar.update(min(self.settings.epochs, self.state.epoch - 1) * per_epoch + self.state.done)
+        return self.bar
+
+    def lengths(self) -> List[int]:
+        return [len(s) for s in self.text.sentences]
+
+    def finished(self) -> bool:
+        return self.state.epoch > self.settings.epochs
+
+    def where(self) -> Dict[str, Any]:
+        return {"epoch": self.state.epoch, "step": self.state.step}
+
+    def epoch_shown(self) -> int:
+        return self.state.epoch
+
+    def begin_epoch(self) -> None:
+        self.epoch_batches = self.settings.batches(self.text.train, self.lengths(), self.state.epoch)
         self.model.train()
-        for k in range(state.done, len(batches)):
-            loss = self.learn(batches[k], sentences, spans)
-            state.step += 1
-            if not math.isfinite(loss):
-                self.diverged(state, f"the training loss became {loss}")
-            state.done, state.loss_sum = k + 1, state.loss_sum + loss
-            bar.update(1)
-            if state.done % self.settings.save_every == 0 and state.done < len(batches):
-                self.save_last(state)
-            if self.job.max_time is not None and time.monotonic() - self.started >= self.job.max_time \
-                    and state.done < len(batches):
-                self.save_last(state)
-                return False
-        return True
+
+    def batches(self):
+        while self.state.done < len(self.epoch_batches):
+            yield self.epoch_batches[self.state.done]
+
+    def train_step(self, chunk: List[int]) -> None:
+        state = self.state
+        loss = self.learn(chunk, self.text.sentences, self.spans)
+        state.step += 1
+        if not math.isfinite(loss):
+            raise Diverged(f"the training loss became {loss}")
+        state.done, state.loss_sum = state.done + 1, state.loss_sum + loss
+        self.bar.update(1)
+
+    def checkpoint_due(self) -> bool:
+        """``last.pt`` every ``save_every`` batches inside an epoch (its end saves anyway)."""
+        done = self.state.done
+        return 0 < done < len(self.epoch_batches) and done % self.settings.save_every == 0
+
+    def epoch_complete(self) -> bool:
+        return self.state.done >= len(self.epoch_batches)
 
     def learn(self, chunk: List[int], sentences, spans) -> float:
         """One optimiser step on the sentences of ``chunk``; returns the batch's loss (a
@@ -431,58 +387,58 @@ class _Run:
         self.optimizer.step()
         return value
 
-    def end_epoch(self, state: RunState, n_batches: int, text: Text, trees: List[Any]) -> None:
-        """Agreement on the held-out sentences, the epoch's record, its snapshot, ``last.pt``."""
-        self.check_weights(state)
+    def validate(self, stop) -> EpochEnd:
+        """Agreement on the held-out sentences and the epoch's record (a student keeps no best)."""
+        self.check_weights()
+        state, text = self.state, self.text
         agreement = _agreement(self.model, self.vocab, [text.sentences[i] for i in text.held],
-                               [trees[i] for i in text.held], self.parser.batch_size)
-        record = {"epoch": state.epoch, "step": state.step, "loss": state.loss_sum / n_batches,
+                               [self.trees[i] for i in text.held], self.parser.batch_size)
+        record = {"epoch": state.epoch, "step": state.step, "loss": state.loss_sum / len(self.epoch_batches),
                   "agreement": agreement, "minutes": round((time.monotonic() - self.clock) / 60, 2)}
         state.history.append(record)
-        self.log.event("epoch", **record)
-        self.log.say(f"epoch {state.epoch}/{self.settings.epochs}: agreement with the teacher on "
-                     f"{len(text.held):,} held-out sentences {100 * agreement:.1f}%, {record['minutes']:.1f} min")
-        if self.job.keep_epochs:
-            self.save(os.path.join(self.job.run_dir, EPOCH_SNAPSHOT.format(state.epoch)), state)
+        line = (f"epoch {state.epoch}/{self.settings.epochs}: agreement with the teacher on "
+                f"{len(text.held):,} held-out sentences {100 * agreement:.1f}%, {record['minutes']:.1f} min")
+        return EpochEnd(record, line)
+
+    def after_epoch(self, end: EpochEnd) -> None:
+        state = self.state
         state.epoch, state.done, state.loss_sum = state.epoch + 1, 0, 0.0
-        self.save_last(state)
 
     # -- 4. files ------------------------------------------------------------------------------
-    def save(self, path: str, state: RunState, training: Optional[Dict[str, Any]] = None) -> None:
-        """A student file of the weights so far (never non-finite ones)."""
-        self.check_weights(state)
-        save_student(path, config=self.job.config.to_dict(), vocab=self.vocab, state_dict=self.model.state_dict(),
-                     metadata={**self.meta, "epochs": list(state.history)}, training=training)
+    def weights(self):
+        return self.model.parameters()
 
-    def save_last(self, state: RunState) -> None:
+    def write(self, path: str, training: Optional[Dict[str, Any]] = None) -> None:
+        """A student file of the weights so far (never non-finite ones)."""
+        self.check_weights()
+        save_student(path, config=self.job.config.to_dict(), vocab=self.vocab, state_dict=self.model.state_dict(),
+                     metadata={**self.meta, "epochs": list(self.state.history)}, training=training)
+
+    def save(self, path: str, end: EpochEnd) -> None:
+        self.write(path)
+
+    def save_last(self) -> None:
         """``last.pt``: the student so far and the :class:`RunState`."""
+        state = self.state
         state.minutes = (time.monotonic() - self.clock) / 60
-        self.save(os.path.join(self.job.run_dir, LAST), state, training=state.to_training(self.optimizer))
+        self.write(os.path.join(self.job.run_dir, LAST), training=state.to_training(self.optimizer))
         self.saved = state.position()
         self.log.event("saved", **self.saved)
 
-    def write_student(self, state: RunState) -> None:
+    def write_student(self) -> None:
         """The student file, after removing what killed saves left beside it."""
         folder = os.path.dirname(os.path.abspath(self.job.student_path))
         removed = remove_stale_temp_files(folder)
         if removed:
             self.log.say(f"removed {len(removed)} temporary file(s) left by an interrupted save in {folder}")
-        self.save(self.job.student_path, state)
+        self.write(self.job.student_path)
 
-    # -- divergence ----------------------------------------------------------------------------
-    def check_weights(self, state: RunState) -> None:
-        if not all(bool(p.isfinite().all()) for p in self.model.parameters()):
-            self.diverged(state, "the weights became NaN or infinite")
-
-    def diverged(self, state: RunState, what: str) -> None:
-        """Stop the run: log the event and raise a one-line OnparseError saying what is left
-        (as ``onparse train`` does)."""
-        self.log.event("diverged", epoch=state.epoch, step=state.step, reason=what)
+    def kept(self) -> str:
+        """What a diverged run leaves (as ``onparse train`` says it), and that no student was written."""
         saved = self.saved
         kept = (f"{os.path.join(self.job.run_dir, LAST)} keeps step {saved['step']} (epoch {saved['epoch']}, "
                 f"batch {saved['done']})" if saved else "nothing was saved")
-        raise OnparseError(f"distillation diverged at step {state.step} (epoch {state.epoch}): {what}; {kept}; "
-                           f"{self.job.student_path} was not written. Lower --lr (or --clip) and start again")
+        return f"{kept}; {self.job.student_path} was not written"
 
 
 def _agreement(model: SpanStudent, vocab, sentences: List[List[str]], trees: List[Any], batch_size: int) -> float:
