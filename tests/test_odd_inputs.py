@@ -70,3 +70,59 @@ def test_distances_with_standard_input_closed_writes_nothing(model_path):
                           preexec_fn=lambda: os.close(0))
     assert done.returncode == 1 and done.stdout == ""
     assert done.stderr.strip() == "error: standard input is closed; pass a FILE instead of -"
+
+
+# -- odd paths given as models --------------------------------------------------------------
+def test_a_model_path_that_is_no_file_says_what_it_is(tmp_path):
+    fifo, loop, broken = tmp_path / "pipe", tmp_path / "loop", tmp_path / "broken.pt"
+    os.mkfifo(fifo)
+    os.symlink(loop, loop)
+    os.symlink(tmp_path / "gone.pt", broken)
+    server = socket.socket(socket.AF_UNIX)
+    server.bind(str(tmp_path / "sock"))
+    try:
+        for path, what in (("/dev/zero", "is a device"), (fifo, "is a named pipe (FIFO)"),
+                           (loop, "is a loop of symbolic links"), (tmp_path / "sock", "is a socket"),
+                           (broken, f"is a broken symbolic link to {tmp_path / 'gone.pt'}")):
+            result = invoke(["induce", "-", "-m", str(path)], input="the cat\n")
+            assert result.exit_code == 1 and result.output == f"error: {path} {what}, not a model file\n"
+    finally:
+        server.close()
+    result = invoke(["induce", "-", "-m", str(tmp_path / "none.pt")], input="the cat\n")
+    assert result.output == f"error: checkpoint not found: {tmp_path / 'none.pt'}\n"
+
+
+# -- odd model files --------------------------------------------------------------------------
+def _bundle(model_path, tmp_path, change):
+    import onparse
+
+    path = tmp_path / "bundle.pt"
+    onparse.load(model_path, "cpu").save_bundle(str(path), weights="int8")
+    blob = torch.load(path, weights_only=True)
+    change(blob)
+    torch.save(blob, path)
+    return str(path)
+
+
+def test_a_precision_tag_that_its_tensors_belie_is_refused(model_path, tmp_path):
+    import onparse
+
+    good = _bundle(model_path, tmp_path, lambda blob: None)
+    assert "int8 weights" in invoke(["info", "-m", good]).output
+    bad = _bundle(model_path, tmp_path, lambda blob: blob["models"][0]["metadata"].update(weights="float16"))
+    result = invoke(["info", "-m", bad])            # it said "float16 weights" of int8 tensors
+    assert result.exit_code == 1
+    assert result.output == (f"error: {bad} (model 1): its metadata says 'float16' weights but its tensors are stored as int8: "
+                             "the file was altered or damaged\n")
+    with pytest.raises(onparse.OnparseError, match="its tensors are stored as int8"):
+        onparse.load(bad)
+
+
+def test_a_member_whose_model_is_true_is_refused(model_path, tmp_path):
+    import onparse
+
+    bad = _bundle(model_path, tmp_path, lambda blob: blob["members"][0].update(model=True))
+    with pytest.raises(onparse.OnparseError, match="bad member"):     # it was read as model 1
+        onparse.load(bad)
+    result = invoke(["induce", "-", "-m", bad], input="the cat\n")
+    assert result.exit_code == 1 and "bad member" in result.output and len(result.output.splitlines()) == 1

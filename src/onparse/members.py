@@ -76,7 +76,7 @@ class Member:
             raise ValueError(f"bad member: {d!r}")
         model, layer, decoder = d["model"], d["layer"], d["decoder"]
         if not (isinstance(model, int) and isinstance(layer, int) and isinstance(decoder, str)
-                and model >= 0 and layer >= 1):
+                and not isinstance(model, bool) and not isinstance(layer, bool) and model >= 0 and layer >= 1):
             raise ValueError(f"bad member: {d!r}")
         return cls(model, layer, decoder)
 

@@ -27,8 +27,8 @@ import zipfile
 from typing import Any, Dict, Optional
 
 from ..errors import OnparseError
-from .safeio import atomic_output, write_failure
-from .weights import SCALE_SUFFIX, weights_digest
+from .safeio import atomic_output, not_a_file, write_failure
+from .weights import SCALE_SUFFIX, WEIGHT_KINDS, stored_as, weights_digest
 
 FORMAT = "onparse-checkpoint"
 VERSION = 1
@@ -97,8 +97,12 @@ def read_file(path, map_location="cpu") -> Any:
     unreadable file is a one-line OnparseError."""
     import torch
 
-    if not os.path.isfile(path):
+    what = not_a_file(path)
+    if what == "not found":
         raise OnparseError(f"checkpoint not found: {path}")
+    if what is not None:
+        raise OnparseError(f"{path} is {what}, not a model file" if what.startswith("a ") else
+                           f"cannot read {path}: {what}")
     try:
         return torch.load(path, map_location=map_location, weights_only=True)
     except Exception as err:  # torch raises many types for a bad file
@@ -168,6 +172,12 @@ def check_parts(blob: Dict[str, Any], vocab_size: int, shapes, path, *, verify: 
         raise OnparseError(f"{path}: metadata is a {type(meta).__name__}, not a dict")
     weights = _checked_tensors(blob["state_dict"], path)
     _check_shapes(shapes(), weights, path)
+    tag = meta.get("weights")
+    if tag in WEIGHT_KINDS and tag != stored_as(weights):
+        # info reads the tag: a file saying float16 over int8 tensors misleads whoever reads it
+        # (a tag that names no precision is odd metadata, which info leaves out).
+        raise OnparseError(f"{path}: its metadata says {tag!r} weights but its tensors are stored as "
+                           f"{stored_as(weights)}: the file was altered or damaged")
     recorded = meta.get(DIGEST_KEY)
     if recorded is not None and verify and recorded != weights_digest(weights):
         raise OnparseError(f"{path}: the weights do not match their checksum (the file is damaged or was "

@@ -13,10 +13,12 @@
 No torch here: the command line imports this module at start-up.
 """
 import contextlib
+import errno
 import json
 import math
 import os
 import re
+import stat
 import tempfile
 import textwrap
 from typing import IO, Any, Callable, Iterator, List, Optional
@@ -104,6 +106,35 @@ def new_file_mode() -> int:
         mask = os.umask(0o022)
         os.umask(mask)
     return 0o666 & ~mask
+
+
+def not_a_file(path) -> Optional[str]:
+    """What ``path`` is, in words, when it names no regular file that can be read (None when it
+    does): ``not found``, ``a folder``, ``a device``, ``a named pipe (FIFO)``, ``a socket``, ``a
+    loop of symbolic links``, ``a broken symbolic link to X``; so that an error says what the
+    path is instead of "not found".  Cost: one ``stat``; nothing is opened."""
+    try:
+        mode = os.stat(path).st_mode
+    except OSError as err:
+        if err.errno == errno.ELOOP:
+            return "a loop of symbolic links"
+        if os.path.islink(path):
+            try:
+                return f"a broken symbolic link to {os.readlink(path)}"
+            except OSError:
+                return "a broken symbolic link"
+        return "not found" if err.errno == errno.ENOENT else (err.strerror or str(err)).lower()
+    if stat.S_ISREG(mode):
+        return None
+    if stat.S_ISDIR(mode):
+        return "a folder"
+    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
+        return "a device"
+    if stat.S_ISFIFO(mode):
+        return "a named pipe (FIFO)"
+    if stat.S_ISSOCK(mode):
+        return "a socket"
+    return "not a regular file"
 
 
 def special_file(path) -> bool:

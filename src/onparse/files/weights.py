@@ -63,6 +63,16 @@ def convert_weights(state_dict: Dict[str, Any], kind: str) -> Dict[str, Any]:
     raise ValueError(f"unknown weight kind {kind!r}; choose from {', '.join(WEIGHT_KINDS)}")
 
 
+def stored_as(state_dict: Dict[str, Any]) -> str:
+    """How ``state_dict``'s weights are stored, read off its tensors: ``int8`` (with the scales
+    of :func:`quantize_int8`), ``float16`` or ``float32`` (every floating tensor so), else
+    ``mixed``; what a file's ``weights`` tag must say (:func:`onparse.files.checkpoint.check_parts`)."""
+    if any(name.endswith(SCALE_SUFFIX) for name in state_dict):
+        return "int8"
+    kinds = {str(t.dtype).replace("torch.", "") for t in state_dict.values() if t.is_floating_point()}
+    return kinds.pop() if len(kinds) == 1 and kinds <= {"float16", "float32"} else "mixed"
+
+
 def weights_digest(state_dict) -> str:
     """SHA-256 (hex) of a state dict: every tensor's name, dtype, shape and bytes, in name order.
 
