@@ -10,7 +10,8 @@ decoders, or from a bundle file, which stores its models and its members togethe
      "ties": "right",                          # optional: the tie rule of the average
      "readings": {"fast": {...}, ...},         # optional: named readings (members, voters, ties)
      "default_reading": "fast",                # with readings: the one used unless another is asked for
-     "metadata": {...}}                        # recipe, selection rule, scores
+     "metadata": {...}}                        # recipe, selection rule, scores; readings_metrics:
+                                               # each reading's speed and F1 (files/readings.py)
 
 Each model entry has the layout of its kind's own file (:func:`onparse.registry.kinds`): a language model's
 entry is an ordinary checkpoint's (no ``kind`` key), other kinds add their ``kind``
