@@ -310,6 +310,24 @@ def test_reading_goes_to_load_only_when_given(monkeypatch, tiny_lm):
     assert given == [{"batch_size": 64}, {"batch_size": 8, "reading": "accurate"}]
 
 
+def test_a_bundles_reading_by_name(tmp_path):
+    """config reading: that reading's trees (each reading's parser built by hand), the file's
+    default without one, and a reading the file lacks refused when the pipe is added."""
+    from test_readings import LINES, write_bundles
+
+    files = write_bundles(tmp_path)
+    for name, by_hand in [(None, files["by_hand"]["fast"]), *files["by_hand"].items()]:
+        nlp = pipeline(model=files["bundle"], reading=name)
+        assert nlp.get_pipe("onparse").parser.reading == (name or "fast")
+        tokens = [line.split() for line in LINES]
+        trees = by_hand.trees(tokens)
+        labels = tree_labels(by_hand, tokens, trees) or [None] * len(trees)
+        expected = [to_ptb(tree, labels=names) for tree, names in zip(trees, labels)]
+        assert [next(nlp(line).sents)._.parse_string for line in LINES] == expected
+    with pytest.raises(onparse.ReadingError, match="no-such"):
+        pipeline(model=files["bundle"], reading="no-such")
+
+
 def test_the_component_pickles_and_the_pipeline_reloads_from_disk(nlp, tmp_path):
     component = nlp.get_pipe("onparse")
     again = pickle.loads(pickle.dumps(component))
