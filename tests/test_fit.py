@@ -901,6 +901,7 @@ def test_a_killed_fit_has_saved_most_of_its_stage_time(tmp_path, monkeypatch):
     # Issue 66.14: after kill -9 the stage's time was not counted, so a resumed fit got that
     # budget back.  The running stage's time is saved as it goes (every STAGE_SAVE_EVERY seconds).
     import onparse.fitting.pipeline as pipeline
+    import onparse.fitting.waves as waves
     from onparse.errors import OnparseError
     from onparse.fitting.pipeline import FitSettings, _Fit
 
@@ -923,7 +924,7 @@ def test_a_killed_fit_has_saved_most_of_its_stage_time(tmp_path, monkeypatch):
 
         def wait(self, timeout=None):
             return 0
-    monkeypatch.setattr(pipeline.subprocess, "Popen", lambda command, **kw: Running())
+    monkeypatch.setattr(waves.subprocess, "Popen", lambda command, **kw: Running())
     with pytest.raises(OnparseError, match="no run completed an epoch"):
         fit.do("train")
     assert on_disk[-1] >= 1.0 and on_disk == sorted(on_disk)       # what a kill -9 would have left

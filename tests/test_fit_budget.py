@@ -8,7 +8,7 @@ import sys
 import pytest
 
 from conftest import write_corpus
-from onparse.fitting import budget, pipeline
+from onparse.fitting import budget, pipeline, waves
 from onparse.fitting.pipeline import FitSettings, _Fit
 
 
@@ -42,7 +42,7 @@ def test_the_plan_and_the_runs_max_time_fit_within_the_budget(tmp_path, monkeypa
     assert plan["train_max_time"] == pytest.approx(
         plan["seconds_per_run"] - plan["start_up_seconds"] - budget.STOP_SECONDS)
     commands = []
-    monkeypatch.setattr(pipeline.subprocess, "Popen", lambda command, **kw: commands.append(command) or _Finished())
+    monkeypatch.setattr(waves.subprocess, "Popen", lambda command, **kw: commands.append(command) or _Finished())
     fit._run_wave(plan["runs"][:2], plan, {})
     assert len(commands) == 2
     for command in commands:
@@ -53,7 +53,7 @@ def test_the_plan_and_the_runs_max_time_fit_within_the_budget(tmp_path, monkeypa
         assert given == int(plan["train_max_time"])
     # A run resumed with part of its share used gets the rest, less another start-up.
     resumed = []
-    monkeypatch.setattr(pipeline.subprocess, "Popen", lambda command, **kw: resumed.append(command) or _Finished())
+    monkeypatch.setattr(waves.subprocess, "Popen", lambda command, **kw: resumed.append(command) or _Finished())
     fit._run_wave(["lm-1"], plan, {"lm-1": 100.0})
     assert _max_time(resumed[0]) == int(plan["train_max_time"] - 100.0)
 
@@ -175,11 +175,11 @@ def test_a_run_that_finished_its_share_is_a_success_whatever_signal_follows(tmp_
         def poll(self):
             return -2
 
-    monkeypatch.setattr(pipeline.subprocess, "Popen", lambda command, **kw: Killed(True))
+    monkeypatch.setattr(waves.subprocess, "Popen", lambda command, **kw: Killed(True))
     used = {}
     fit._run_wave(["lm-1"], plan, used)
     assert "lm-1" in used
     # A run killed before it logged its stop (this launch's: an earlier one does not count) failed.
-    monkeypatch.setattr(pipeline.subprocess, "Popen", lambda command, **kw: Killed(False))
+    monkeypatch.setattr(waves.subprocess, "Popen", lambda command, **kw: Killed(False))
     with pytest.raises(OnparseError, match=r"training lm-1 failed \(exit -2"):
         fit._run_wave(["lm-1"], plan, {})

@@ -27,8 +27,6 @@ import hashlib
 import json
 import math
 import os
-import signal
-import subprocess
 import time
 from dataclasses import asdict, dataclass, field
 from typing import Any, Callable, Dict, List, Optional
@@ -37,22 +35,17 @@ from ..api import load
 from ..api_tools import distill
 from ..devices import torch_threads, usable_cores
 from ..errors import OnparseError
-from ..files.run_folder import (LAST, FolderLock, epoch_path, epoch_seconds, has_last, kept_epochs, logged_events,
-                                make_folder, run_files, run_finished, stopped_since,
-                                valid_perplexities)
+from ..files.run_folder import FolderLock, epoch_path, has_last, make_folder, valid_perplexities
 from ..files.safeio import atomic_output, dumps, format_duration
 from ..members import Member
-from ..progress import PLAIN_EVERY
 from ..selection.candidates import TreeTable, candidates_of, every_reading, run_alarms
 from ..selection.rules import Choice, choose
-from ..selection.runs import RunPlan, run_command
-from ..selection.worker import CANNOT_RESUME
+from ..selection.runs import RunPlan
 from ..text.corpora import TREEBANK_NAMES, TooFewSentences, load_corpus, make_spec
-from ..training.options import RunOptions
-from ..training.stops import stopped_with_parent
 from . import budget
 from .settings import (CHOICE, STAGES, STATE, STUDENT_DIR, STUDENT_TEXT, TREES, FitSettings, default_run_dir,
                        read_state, same_file)
+from .waves import TrainStage
 
 #: The fewest sentences fit accepts: its held-out 5% must give choosing sentences.
 MIN_SENTENCES = 200
@@ -60,9 +53,6 @@ MIN_SENTENCES = 200
 #: grammar's cubic in the length: on paragraph-like text (lines of up to 1,108 words) a 4-minute
 #: fit spent 427 s choosing.  A sentence is rarely longer; a paragraph is not a sentence.
 CHOOSE_MAX_WORDS = 60
-#: How often a training run saves its state mid-epoch (seconds): a fit stopped any way loses at
-#: most this much of a run's training.
-CHECKPOINT_EVERY = 300.0
 #: How often fit adds the running stage's time to ``fit.json`` (seconds): a fit killed outright
 #: (``kill -9``) has counted all but at most this much of it against ``--max-time``.
 STAGE_SAVE_EVERY = 30.0
@@ -131,8 +121,9 @@ def fit(text: str, out: str, settings: FitSettings = FitSettings(), *, run_dir: 
         lock.release()
 
 
-class _Fit:
-    """The state of one fit (``RUN/fit.json``) and its stages."""
+class _Fit(TrainStage):
+    """The state of one fit (``RUN/fit.json``) and its stages (the train stage:
+    :class:`onparse.fitting.waves.TrainStage`)."""
 
     def __init__(self, text, out, settings, run_dir, student, say):
         self.text, self.out, self.settings, self.run_dir, self.student, self.say = \
@@ -180,17 +171,17 @@ class _Fit:
                 record = getattr(self, f"_{stage}")()
         finally:
             # Time spent counts against --max-time whether the stage ends or is stopped.
-            self.count_time()
+            self.count_time(final=True)
             self.stage_began = None
         self.state[stage] = record
         self.save()
 
-    def count_time(self, every: float = 0.0) -> None:
-        """Add the stage's time not yet counted to its ``seconds`` in ``fit.json`` (when at least
-        ``every`` seconds have passed since last counted): called as a stage goes
-        (:data:`STAGE_SAVE_EVERY`), so that a fit killed outright (``kill -9``) has counted
-        nearly all of its time against ``--max-time``, and once when the stage ends."""
-        if self.stage_began is None or self._uncounted() < every:
+    def count_time(self, final: bool = False) -> None:
+        """Add the stage's time not yet counted to its ``seconds`` in ``fit.json``: as a stage
+        goes, once :data:`STAGE_SAVE_EVERY` seconds have passed since last counted, so that a fit
+        killed outright (``kill -9``) has counted nearly all of its time against ``--max-time``;
+        and, ``final``, when it ends."""
+        if self.stage_began is None or self._uncounted() < (0.0 if final else STAGE_SAVE_EVERY):
             return
         seconds = self.state.setdefault("seconds", {})
         now = time.monotonic()
@@ -272,7 +263,7 @@ class _Fit:
         bought = budget.what_it_buys(train_time, epochs, {k: v for k, v in most.items() if v})
         if bought:
             self.say(f"fit: {bought}")
-        warning = budget.warning(epochs, {k: v for k, v in most.items() if v})
+        warning = budget.warning(epochs, {k: v for k, v in most.items() if v}, {f: p.preset for f, p in kinds.items()})
         if warning:
             self.say(warning)
         return plan
@@ -305,141 +296,6 @@ class _Fit:
         plan = self.state["plan"]
         return make_spec(plan["corpus"], plan.get("corpus_format", "auto"))
 
-    # -- 2. train --------------------------------------------------------------------------------
-    def _train(self) -> Dict[str, Any]:
-        plan = {**self.state["plan"], **self._layout(self.state["plan"])}      # today's --cores
-        runs = plan["runs"]
-        used = self.state.setdefault("train_seconds", {})
-        for first in range(0, len(runs), plan["parallel"]):
-            self._run_wave(runs[first:first + plan["parallel"]], plan, used)
-        epochs = {run: kept_epochs(self._folder(run)) for run in runs}
-        empty = [run for run, e in epochs.items() if not e]
-        if len(empty) == len(runs):
-            logs = [os.path.join(self._folder(run), "train.log") for run in empty]
-            logs = [log for log in logs if os.path.exists(log)]
-            # A budget under a second a run starts none: there is no log to point to.
-            why = f"log: {logs[0]}" if logs else ("each run's share of it left under a second of training after "
-                                                   "its start-up: none started")
-            raise OnparseError(f"no run completed an epoch ({', '.join(empty)}); give more --max-time ({why})")
-        if empty:
-            # A grammar on a large text can need more than its share for one epoch: the runs
-            # that have epochs still make a parser, and the report says what was left out.
-            self.say(f"fit: {', '.join(empty)} completed no epoch within its share of the budget: left out "
-                     "of the choice (more --max-time would keep it)")
-        return {"epochs": {run: e for run, e in epochs.items() if e}, "left_out": empty}
-
-    def _folder(self, run: str) -> str:
-        return os.path.join(self.run_dir, run)
-
-    def _command(self, run: str, plan: Dict[str, Any], seconds: Optional[float]) -> List[str]:
-        """The command that trains ``run`` (:func:`onparse.selection.run_command`) for at most
-        ``seconds`` (its training time: :meth:`_train_time`), resumed where it stopped."""
-        folder = self._folder(run)
-        # Killed (or out of disk) before its first last.pt: nothing to resume, and a new run
-        # refuses a folder that holds its metrics.jsonl (issue 55.1).
-        options = RunOptions(out=folder, max_time=None if seconds is None else float(max(1, int(seconds))),
-                             resume=has_last(folder), overwrite=not has_last(folder) and bool(run_files(folder)),
-                             threads=plan["threads_per_run"], checkpoint_every=CHECKPOINT_EVERY, keep_epochs=True)
-        return run_command(self.plans(plan)[run], options)
-
-    def _train_time(self, run: str, left: float, plan: Dict[str, Any]) -> float:
-        """The ``--max-time`` of ``run`` with ``left`` seconds of its share: what its start-up (the
-        longest measured so far, else the plan's estimate) and its stop leave."""
-        measured = max(self.state.get("start_up", {}).values(), default=None)
-        return budget.train_time(left, budget.start_up(plan.get("read_seconds", 0.0), measured))
-
-    def _run_wave(self, wave: List[str], plan: Dict[str, Any], used: Dict[str, float]) -> None:
-        share = self._seconds_per_run(plan["waves"])
-        running = {}
-        for run in wave:
-            left = None if share is None else share - used.get(run, 0.0)
-            seconds = None if left is None else self._train_time(run, left, plan)
-            if seconds is not None and seconds < 1 or run_finished(self._folder(run)):
-                continue
-            os.makedirs(self._folder(run), exist_ok=True)
-            # A run of a fit stopped a moment ago may still be saving (issue 55.9).
-            FolderLock(self._folder(run)).acquire(wait=lambda holder, run=run: self.say(
-                f"fit: waiting for an earlier training of {run} to end ({holder})")).release()
-            log = open(os.path.join(self._folder(run), "train.log"), "a", encoding="utf-8")
-            # A session of its own: a terminal's Ctrl-C reaches fit alone, which passes it on once
-            # (a second SIGINT aborts a run without saving, issue 55.2); and the run is stopped,
-            # saving, when fit dies however it dies (issue 55.9).
-            launched = time.time()
-            proc = subprocess.Popen(self._command(run, plan, seconds), stdout=log, stderr=log,
-                                    stdin=subprocess.DEVNULL, start_new_session=True,
-                                    preexec_fn=stopped_with_parent())
-            # Past its share less its stop, fit stops it (it saves, as on Ctrl-C): a start-up longer
-            # than planned cannot make it overrun.
-            deadline = None if left is None else time.monotonic() + left - budget.STOP_SECONDS
-            running[run] = (proc, log, time.monotonic(), launched, deadline)
-        last_line = time.monotonic()
-        try:
-            while running:
-                time.sleep(0.5)
-                for run, (proc, log, began, launched, deadline) in list(running.items()):
-                    if proc.poll() is None:
-                        if deadline is not None and time.monotonic() >= deadline:
-                            proc.send_signal(signal.SIGINT)
-                            self.say(f"fit: {run} reached the end of its share of the budget: stopping it")
-                            running[run] = (proc, log, began, launched, None)
-                        continue
-                    log.close()
-                    used[run] = round(used.get(run, 0.0) + time.monotonic() - began, 1)
-                    start_up = budget.measured_start_up(logged_events(self._folder(run)), launched)
-                    if start_up is not None:
-                        self.state.setdefault("start_up", {})[run] = round(start_up, 1)
-                    self.save()
-                    del running[run]
-                    # A run that logged its stop has saved: a signal after it (fit's own end of its
-                    # share, crossing the run's own time limit) changes nothing.
-                    if proc.returncode not in (0, 130) and not stopped_since(self._folder(run), launched):
-                        raise self._failed(run, proc.returncode)
-                self.count_time(STAGE_SAVE_EVERY)
-                if time.monotonic() - last_line >= PLAIN_EVERY and running:
-                    last_line = time.monotonic()
-                    self.say("fit: train: " + ", ".join(
-                        f"{run} epoch {len(kept_epochs(self._folder(run)))}" for run in running)
-                        + (self._left() or self._training_eta(list(running), plan)))
-        except BaseException:
-            # Stopped (Ctrl-C, a signal): each run saves its state on SIGINT and resumes exactly.
-            for proc, *_ in running.values():
-                proc.send_signal(signal.SIGINT)
-            for run, (proc, log, began, *_) in running.items():
-                try:
-                    proc.wait(timeout=120)
-                except subprocess.TimeoutExpired:
-                    proc.kill()
-                log.close()
-                used[run] = round(used.get(run, 0.0) + time.monotonic() - began, 1)
-            self.save()
-            raise
-
-    def _failed(self, run: str, status: int) -> OnparseError:
-        """The one-line error of a run that failed: its own one-line error (the last line of its
-        log) and, when its saved state cannot be read, how to go on."""
-        log = os.path.join(self._folder(run), "train.log")
-        said = _last_error(log)
-        if status == CANNOT_RESUME:
-            last = os.path.join(self._folder(run), LAST)
-            return OnparseError(f"cannot resume {run}: {said or 'its saved state cannot be read'}; to go on, delete "
-                                f"{last} and resume the fit ({run} then trains again from its start), or start "
-                                "the fit anew in another --run-dir")
-        return OnparseError(f"training {run} failed (exit {status}{': ' + said if said else ''}); its log: {log}")
-
-    def _training_eta(self, running: List[str], plan: Dict[str, Any]) -> str:
-        """Without ``--max-time``: the training time left, from the epochs the runs have timed
-        (their ``metrics.jsonl``), the epochs planned and the waves still to come."""
-        times = [t for run in plan["runs"] for t in epoch_seconds(self._folder(run))]
-        plans = self.plans(plan)
-        planned = max((plans[run].epochs() or 0 for run in running), default=0)
-        if not times or not planned:
-            return ""
-        per_epoch = sum(times) / len(times)
-        now = max(planned - len(epoch_seconds(self._folder(run))) for run in running)
-        later = plan["runs"][plan["runs"].index(running[-1]) + 1:]
-        left = per_epoch * (now + planned * math.ceil(len(later) / plan["parallel"]))
-        return f"; training ends in about {format_duration(left)}"
-
     # -- 3. choose -------------------------------------------------------------------------------
     def _choose(self) -> Dict[str, Any]:
         table = TreeTable(self._held_out(), os.path.join(self.run_dir, TREES))
@@ -450,7 +306,7 @@ class _Fit:
                 candidates += [c for c, _ in found]
                 columns += [trees for _, trees in found]
                 self.say(f"fit: choose: {run} epoch {epoch} parsed ({len(found)} reading(s))")
-                self.count_time(STAGE_SAVE_EVERY)
+                self.count_time()
         runs = self.state["train"]["epochs"]
         perplexity = {run: valid_perplexities(self._folder(run)) for run in runs}
         alarms = self._alarms(list(runs))
@@ -537,17 +393,6 @@ def held_out_digest(held: List[List[str]]) -> str:
     """The SHA-256 of the held-out sentences, which ``RUN/fit.json`` records so that a resumed
     fit chooses by the same sentences."""
     return hashlib.sha256("\n".join(" ".join(s) for s in held).encode()).hexdigest()
-
-
-def _last_error(log: str) -> str:
-    """The one-line error a run's worker wrote last in its log (``onparse: ...``), if any."""
-    try:
-        with open(log, "rb") as handle:
-            handle.seek(max(0, os.path.getsize(log) - 4096))
-            lines = handle.read().decode("utf-8", "replace").splitlines()
-    except OSError:
-        return ""
-    return next((line[len("onparse: "):] for line in reversed(lines) if line.startswith("onparse: ")), "")
 
 
 def describe(choice: Choice) -> str:
