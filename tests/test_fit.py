@@ -798,6 +798,14 @@ def test_the_bundle_and_the_student_are_two_files(tmp_path, planned):
     settings = FitSettings(**json.loads((folder / "fit.json").read_text())["settings"])
     with pytest.raises(OnparseError, match="the same file as --out"):
         fit(str(text), str(bundle), settings, run_dir=str(folder), resume=True, student=str(tmp_path / "link.pt"))
+    # Nor may a resumed fit's student be the bundle it wrote (which it would no longer rebuild).
+    state = json.loads((folder / "fit.json").read_text())
+    choice = {"epochs": {"lm-1": 1}, "members": [], "voter": None, "ties": "first", "sentences": 20,
+              "member_scores": []}
+    state.update(train={"epochs": {"lm-1": [1]}}, choose={"choice": choice}, bundle={"out": str(bundle)})
+    (folder / "fit.json").write_text(json.dumps(state))
+    with pytest.raises(OnparseError, match=f"--student {bundle} is this fit's bundle"):
+        fit(str(text), str(tmp_path / "other.pt"), settings, run_dir=str(folder), resume=True, student=str(bundle))
     # Nor may either be the text the fit learns from.
     out = run("fit", text, "--out", text, *TINY, "--force")
     assert out.exit_code == 2 and f"--out {text} is the text the fit learns from" in out.output, out.output
