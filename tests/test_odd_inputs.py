@@ -126,3 +126,58 @@ def test_a_member_whose_model_is_true_is_refused(model_path, tmp_path):
         onparse.load(bad)
     result = invoke(["induce", "-", "-m", bad], input="the cat\n")
     assert result.exit_code == 1 and "bad member" in result.output and len(result.output.splitlines()) == 1
+
+
+# -- fit's messages -------------------------------------------------------------------------
+@pytest.mark.parametrize("command", ["fit", "train", "distill"])
+def test_max_time_0_is_refused_as_the_command_line_is_read(command, tmp_path):
+    # fit refused it only after torch had loaded (4.8 s); other bad values at parse time.
+    text = ["--corpus"] * (command == "train") + [str(tmp_path / "text.txt")]
+    args = [command, *text, "--out", str(tmp_path / "o.pt"), "--max-time", "0"]
+    code = ("import sys\nfrom onparse.cli import main\n"
+            f"try:\n    main({args!r})\n"
+            "except SystemExit as end:\n    print(end.code, 'torch' in sys.modules)\n")
+    (tmp_path / "text.txt").write_text("the cat sat\n")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=_env())
+    assert done.stdout.split() == ["2", "False"], done.stderr
+    assert "Invalid value for '--max-time': a duration must be more than 0 seconds, got '0'" in done.stderr
+
+
+def test_the_few_epochs_warning_suggests_the_tiny_preset_only_to_other_presets():
+    from onparse.fitting import budget
+
+    assert budget.warning({"lm": 1.2}, {"lm": 3}, {"lm": "small"}).endswith(
+        "give more --max-time, fewer --seeds/--grammars, or --preset tiny to try the workflow")
+    tiny = budget.warning({"lm": 1.2}, {"lm": 3}, {"lm": "tiny", "grammar": "small"})
+    assert "--preset tiny" not in tiny and tiny.endswith("give more --max-time or fewer --seeds/--grammars")
+    assert budget.warning({"lm": 3.5}, {"lm": 3}, {"lm": "tiny"}) is None
+
+
+def test_fit_plans_warn_without_suggesting_the_preset_they_have(tmp_path):
+    from onparse import FitSettings
+    from onparse.fitting.pipeline import _Fit
+    from conftest import write_corpus
+
+    text = write_corpus(tmp_path / "text.txt", n_sentences=3000, seed=2)
+    said = []
+    fit = _Fit(text, str(tmp_path / "p.pt"), FitSettings(seeds=1, preset="tiny", grammars=0, cores=1, max_time=12,
+                                                         limit=20), str(tmp_path / "run"), None, said.append)
+    (tmp_path / "run").mkdir()
+    fit.state["seconds"] = {"start": 1.0}
+    fit.do("plan")
+    warned = [line for line in said if "warning" in line]
+    assert len(warned) == 1 and "--preset tiny" not in warned[0], said
+
+
+def test_the_interrupt_hint_has_single_spaces(tmp_path, monkeypatch):
+    import onparse.fitting.pipeline as pipeline
+
+    def interrupted(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(pipeline, "fit", interrupted)
+    (tmp_path / "t.txt").write_text("the cat sat\n")
+    result = invoke(["fit", str(tmp_path / "t.txt"), "--out", str(tmp_path / "o.pt")])
+    assert result.exit_code == 130
+    assert f"interrupted: continue with onparse fit {tmp_path / 't.txt'} --out {tmp_path / 'o.pt'} --resume" \
+        in result.output and "  " not in result.output

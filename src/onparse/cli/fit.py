@@ -147,7 +147,7 @@ def fit_command(text, out, run_dir, resume, seeds, preset, grammars, grammar_pre
         raise click.exceptions.Exit(143)
     except KeyboardInterrupt:
         # Each training run saved its state on the way out (fit passed Ctrl-C on): say how to go on.
-        click.echo(f"interrupted: continue with  onparse fit {text} --out {out} --resume"
+        click.echo(f"interrupted: continue with onparse fit {text} --out {out} --resume"
                    + (f" --run-dir {run_dir}" if run_dir else ""), err=True)
         raise click.exceptions.Exit(130)
     if as_json:

@@ -31,6 +31,8 @@ def parse_duration(text: str) -> float:
         raise ValueError(f"not a duration: {text!r} (examples: 3600, 90s, 45m, 2h, 1h30m)")
     h, mins, secs = (float(g) if g else 0.0 for g in m.groups())
     seconds = h * 3600 + mins * 60 + secs
+    if seconds <= 0:                    # refused as the command line is read, before anything loads
+        raise ValueError(f"a duration must be more than 0 seconds, got {text.strip()!r}")
     # Hundreds of digits parse to inf, which no timer or plan can use: no run is meant to last
     # beyond a year (issue 55.6).
     if not seconds <= MAX_DURATION:

@@ -114,15 +114,23 @@ def what_it_buys(seconds: Optional[float], epochs: Dict[str, Optional[float]], m
     return f"each run trains about {format_duration(seconds)}{told}"
 
 
-def warning(epochs: Dict[str, Optional[float]], max_epochs: Dict[str, int]) -> Optional[str]:
+#: The language models' preset that trains fastest: what the warning below suggests to try the workflow.
+QUICK_PRESET = "tiny"
+
+
+def warning(epochs: Dict[str, Optional[float]], max_epochs: Dict[str, int],
+            presets: Optional[Dict[str, str]] = None) -> Optional[str]:
     """One line when the language models get fewer than :data:`MIN_EPOCHS` epochs (None: enough,
-    or not known)."""
+    or not known).  ``presets``: each family's preset; --preset tiny is suggested only to a fit
+    whose language models have another."""
     n = epochs.get("lm")
     if n is None or n >= min(MIN_EPOCHS, max_epochs.get("lm", MIN_EPOCHS)):
         return None
+    quick = (presets or {}).get("lm") != QUICK_PRESET
     return (f"fit: warning: about {_epochs(n)} epoch(s) per language model is too little to expect trees better "
-            f"than right-branching ones (at least {MIN_EPOCHS}): give more --max-time, fewer --seeds/--grammars, "
-            "or --preset tiny to try the workflow")
+            f"than right-branching ones (at least {MIN_EPOCHS}): give more --max-time"
+            + (", fewer --seeds/--grammars, " if quick else " or fewer --seeds/--grammars")
+            + (f"or --preset {QUICK_PRESET} to try the workflow" if quick else ""))
 
 
 def _epochs(n: float) -> str:
