@@ -22,13 +22,14 @@ from .files.checkpoint import read_file
 from .files.run_folder import LAST
 from .grammar.family import FAMILY as GRAMMAR_TRAINING
 from .lm.training.family import FAMILY as LM_TRAINING
+from .student.family import FAMILY as STUDENT_TRAINING
 from .training.family import Family
 
 if TYPE_CHECKING:
     from .kinds import ParsingModel
 
 #: ``onparse train --family NAME``: how each kind that trains itself is trained; the first is the default.
-FAMILIES: Dict[str, Family] = {f.name: f for f in (LM_TRAINING, GRAMMAR_TRAINING)}
+FAMILIES: Dict[str, Family] = {f.name: f for f in (LM_TRAINING, GRAMMAR_TRAINING, STUDENT_TRAINING)}
 
 
 @lru_cache(maxsize=None)

@@ -10,8 +10,8 @@ import click
 
 from .. import CORPORA, CORPUS_FORMATS, CORPUS_SPLITS, TRAIN_FAMILIES
 from ..files.safeio import dumps, format_ppl
-from .common import (INT_MAX, SEED_RANGE, device_option, model_option, no_verify_option, quiet_option, renamed,
-                     renamed_option, threads_option)
+from .common import (INT_MAX, SEED_RANGE, device_option, load_parser, model_option, no_verify_option, quiet_option,
+                     renamed, renamed_option, threads_option)
 
 # Kept free of torch imports (the homes of the names above import none): `onparse --help` must stay fast.
 _DURATION = re.compile(r"^(?:(\d+(?:\.\d*)?)h)?(?:(\d+(?:\.\d*)?)m)?(?:(\d+(?:\.\d*)?)s?)?$")
@@ -112,6 +112,8 @@ def _option_type(name: str):
         return click.Choice(sized.metadata["choices"]) if sized.metadata["check"] == "choice" \
             else click.IntRange(1, INT_MAX)
     f = family.setting_fields()[name]
+    if f.type in (str, "str", "Optional[str]"):          # a file (Family.models: a model file)
+        return click.Path(dir_okay=False)
     if f.type in (float, "float"):
         return float
     return SEED_RANGE if name == "seed" else click.IntRange(0, INT_MAX)
@@ -144,7 +146,9 @@ def _refusal(family, given):
 @click.option("--family", type=click.Choice(tuple(TRAIN_FAMILIES)), default=None,
               help="What to train: lm (an ON-LSTM language model) or grammar (a neural PCFG, a probabilistic "
                    "grammar whose rules a network gives; docs/pcfg.md's recipe: Adam, a length curriculum, exact "
-                   "perplexity; each epoch it says whether it learns better than counting words)  [default: lm; "
+                   "perplexity; each epoch it says whether it learns better than counting words); student (what "
+                   "onparse distill trains: a fast parser learning --teacher's trees of --corpus FILE, written to "
+                   "OUT/student.pt)  [default: lm; "
                    "with --resume, the run's own]")
 @click.option("--preset", type=click.Choice(tuple(dict.fromkeys(p for f in _FAMILIES for p in f.presets))),
               default="small", show_default=True, metavar="PRESET",
@@ -259,8 +263,11 @@ def train_command(ctx, family, preset, corpus, valid, test, fmt, fmt_old, out, d
                          keep_epochs=keep_epochs, verify=not no_verify)
     try:
         spec = corpus_spec(corpus, fmt, valid, test) if given("corpus", "valid", "test", "fmt") or not resume else None
-        run = family.start(preset if given("preset") or not resume else None, spec,
-                           {k: v for k, v in hyper.items() if v is not None}, options)
+        values = {k: v for k, v in hyper.items() if v is not None}
+        for name in family.models:           # a setting that names a model: loaded as -m loads it
+            if name in values:
+                values[name] = load_parser([values[name]], device, no_verify=no_verify)
+        run = family.start(preset if given("preset") or not resume else None, spec, values, options)
     except ValueError as err:
         raise click.UsageError(str(err))
     _report(ctx, run(), out, as_json)

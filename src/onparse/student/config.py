@@ -1,10 +1,11 @@
 """The sizes of a student parser (:mod:`onparse.student.model`) and how ``onparse distill`` trains it
-(:mod:`onparse.student.distill`): what a student file's ``config`` and ``metadata["distill"]`` hold.
+(:mod:`onparse.student.distill`): what a student file's ``config`` and ``metadata["distill"]`` hold,
+and :class:`StudentTraining`, both as ``onparse train --family student`` takes them.
 No torch here (the command line shows these defaults in its help).
 """
 import random
-from dataclasses import MISSING, asdict, dataclass
-from typing import List, Sequence, Tuple
+from dataclasses import MISSING, asdict, dataclass, field, fields
+from typing import List, Optional, Sequence, Tuple
 
 from ..settings import DictConfig, check_settings, setting
 
@@ -87,3 +88,37 @@ class DistillSettings:
         """Whether a run with ``other`` may resume one with these settings (only ``epochs`` and
         ``save_every`` may change)."""
         return {**asdict(self), "epochs": 0, "save_every": 0} == {**asdict(other), "epochs": 0, "save_every": 0}
+
+
+#: The student's sizes that a run may set (the vocabulary is its teacher's).
+SIZES = ("embedding_size", "hidden_size", "n_layers", "mlp_size", "dropout")
+_SIZE_FIELDS = {f.name: f for f in fields(StudentConfig)}
+
+
+def _size(name: str):
+    """The field of the size ``name`` as :class:`StudentConfig` declares it (one home for its
+    default, help and check)."""
+    declared = _SIZE_FIELDS[name]
+    return field(default=declared.default, metadata=declared.metadata)
+
+
+@dataclass(frozen=True)
+class StudentTraining(DistillSettings):
+    """A student's run: its teacher, how it learns (:class:`DistillSettings`) and its sizes
+    (:class:`StudentConfig`'s, but the vocabulary)."""
+
+    teacher: Optional[str] = field(default=None, metadata={
+        "help": "the model file or bundle whose trees of --corpus FILE the student learns (required)",
+        "check": None})
+    embedding_size: int = _size("embedding_size")
+    hidden_size: int = _size("hidden_size")
+    n_layers: int = _size("n_layers")
+    mlp_size: int = _size("mlp_size")
+    dropout: float = _size("dropout")
+
+    def split_values(self) -> tuple:
+        """``(DistillSettings, sizes)`` of this run."""
+        values = {f.name: getattr(self, f.name) for f in fields(self)}
+        sizes = {k: values.pop(k) for k in SIZES}
+        values.pop("teacher")
+        return DistillSettings(**values), sizes

@@ -24,6 +24,7 @@ class Student(ParsingModel):
     file_format = STUDENT_FORMAT
     entry_kind = STUDENT_KIND
     decoders = ("cyk",)
+    family = "student"
     config_class, module_class = StudentConfig, SpanStudent
 
     @classmethod

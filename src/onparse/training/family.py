@@ -46,6 +46,9 @@ class Family:
     folder: str = "runs/{preset}"
     #: Options of ``onparse train`` beyond the settings that it does not take (``init_from``, ``amp``).
     refuses: Tuple[str, ...] = ()
+    #: Settings that name a model file (a student's ``teacher``): the command line loads each as
+    #: ``-m`` does and hands ``start`` the loaded :class:`onparse.api.Parser` in its place.
+    models: Tuple[str, ...] = ()
 
     def setting_fields(self) -> Dict[str, Any]:
         """Its settings' dataclass fields, by name."""
