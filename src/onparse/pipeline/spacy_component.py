@@ -10,7 +10,8 @@ nothing needs importing first::
     sent = next(doc.sents)
     sent._.parse_string                     # '(X (X (X (W The) (W cat)) (W sat)) ... (P .))'
 
-Config: ``model``, a model file of any kind or a bundle (``null``: the bundled model);
+Config: ``model``, the path (a string: spaCy's config holds JSON values) of a model file of any
+kind or a bundle (``null``: the bundled model);
 ``batch_size``, the most sentences parsed together (the parser's batch too); ``reading``, the
 name of one of a bundle's readings (``null``: its default), passed to :func:`onparse.load`.
 
