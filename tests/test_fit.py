@@ -779,6 +779,12 @@ def test_fit_never_replaces_a_plain_file_without_force(tmp_path, planned):
     assert notes.read_text() == "my notes\n"
     forced = run("fit", text, "--out", notes, *TINY, "--stop-after", "plan", "--force")
     assert forced.exit_code == 0, forced.output
+    # A folder is no file to write, --force or not (the API found out only after all the training).
+    from onparse import FitSettings, fit
+    from onparse.errors import OnparseError
+
+    with pytest.raises(OnparseError, match="is a folder"):
+        fit(str(text), str(tmp_path), FitSettings(), run_dir=str(tmp_path / "S"), force=True)
 
 
 def test_the_bundle_and_the_student_are_two_files(tmp_path, planned):

@@ -199,6 +199,8 @@ def check_outputs(out: str, student: Optional[str], run_dir: Optional[str], *, t
                               or TEMP_PATTERN.fullmatch(first)):
             raise OnparseError(f"{option} {path} is one of fit's own files in its run folder {run_dir}; "
                                "choose another path")
+        if os.path.isdir(path):
+            raise OnparseError(f"{option} {path} is a folder; give a file's path")
         if text is not None and same_file(path, text):
             raise OnparseError(f"{option} {path} is the text the fit learns from; choose another path")
     if student is not None and same_file(out, student):
