@@ -985,3 +985,29 @@ def test_a_fit_resumes_with_its_text_however_spelled_and_with_other_cores(tmp_pa
     fit = _Fit(str(text), str(tmp_path / "p.pt"), FitSettings(**{**state["settings"], "cores": 2}), str(folder),
                None, print)
     assert fit._layout(state["plan"]) == {"parallel": 2, "waves": 1, "threads_per_run": 1}
+
+
+def test_a_fit_killed_while_distilling_has_saved_most_of_the_student_stage_time(tmp_path, monkeypatch):
+    # Issue 66.14: the student stage runs in fit's own process (one long call): its time, too, is
+    # saved as it goes, so that kill -9 leaves it counted.
+    import time
+
+    import onparse.fitting.pipeline as pipeline
+    from onparse.fitting.pipeline import FitSettings, _Fit
+    from onparse.fitting.settings import STUDENT_TEXT
+
+    monkeypatch.setattr(pipeline, "STAGE_SAVE_EVERY", 0.2, raising=False)
+    monkeypatch.setattr(pipeline, "load", lambda path, device: "the bundle")
+    on_disk = []
+
+    def distilling(*args, **options):
+        for _ in range(8):
+            time.sleep(0.2)
+            saved = json.loads((tmp_path / "fit.json").read_text()) if (tmp_path / "fit.json").exists() else {}
+            on_disk.append(saved.get("seconds", {}).get("student", 0.0))
+    monkeypatch.setattr(pipeline, "distill", distilling)
+    (tmp_path / STUDENT_TEXT).write_text("a b c\n")
+    fit = _Fit("text.txt", str(tmp_path / "p.pt"), FitSettings(), str(tmp_path), str(tmp_path / "s.pt"), print)
+    fit.do("student")
+    assert on_disk[-1] >= 0.8 and on_disk == sorted(on_disk), on_disk
+    assert fit.state["seconds"]["student"] >= 1.4 and fit.state["student"] == {"student": str(tmp_path / "s.pt")}

@@ -19,7 +19,8 @@ from .training import _Duration
 @click.option("--run-dir", type=click.Path(file_okay=False), default=None, metavar="RUN",
               help="The run folder of the whole pipeline  [default: BUNDLE's name with .fit, beside it].")
 @click.option("--resume", is_flag=True, help="Continue a stopped fit where it stopped (same TEXT; the options it "
-                                             "was started with are kept: give only --max-time or --cores to change its budget or cores).")
+                                             "was started with are kept: give only --max-time or --cores to change "
+                                             "its budget or the cores it uses).")
 @click.option("--seeds", type=click.IntRange(0, 64), default=3, show_default=True,
               help="ON-LSTM language models to train (seeds 1..N); runs train side by side, one per CPU core.")
 @click.option("--preset", type=click.Choice(tuple(PRESETS)), default="small", show_default=True,

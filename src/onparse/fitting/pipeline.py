@@ -27,7 +27,9 @@ import hashlib
 import json
 import math
 import os
+import threading
 import time
+from contextlib import contextmanager, nullcontext
 from dataclasses import asdict, dataclass, field
 from typing import Any, Callable, Dict, List, Optional
 
@@ -133,6 +135,7 @@ class _Fit(TrainStage):
         self.stage: Optional[str] = None           # the stage under way, since stage_began
         self.stage_began: Optional[float] = None
         self.counted: Optional[float] = None         # when its time was last added to its seconds
+        self.lock = threading.RLock()                # the record, between fit and its stage's clock
         recorded = read_state(run_dir)
         if recorded is not None:
             self.state: Dict[str, Any] = recorded
@@ -157,7 +160,7 @@ class _Fit(TrainStage):
             raise OnparseError(f"{self.run_dir} is a fit of {self.state['text']}, not {self.text}")
 
     def save(self) -> None:
-        with atomic_output(self.path) as tmp, open(tmp, "w", encoding="utf-8") as handle:
+        with self.lock, atomic_output(self.path) as tmp, open(tmp, "w", encoding="utf-8") as handle:
             handle.write(dumps(self.state, indent=1) + "\n")
 
     def do(self, stage: str) -> None:
@@ -167,7 +170,9 @@ class _Fit(TrainStage):
                  f"{self._left()}")
         self.stage, self.stage_began, self.counted = stage, time.monotonic(), None
         try:
-            with torch_threads(self.settings.cores):       # choosing and the student run here
+            # Choosing and the student run here; the runs' stage counts its time as it polls them.
+            clock = self._clock() if stage in ("choose", "student") else nullcontext()
+            with torch_threads(self.settings.cores), clock:
                 record = getattr(self, f"_{stage}")()
         finally:
             # Time spent counts against --max-time whether the stage ends or is stopped.
@@ -183,11 +188,34 @@ class _Fit(TrainStage):
         and, ``final``, when it ends."""
         if self.stage_began is None or self._uncounted() < (0.0 if final else STAGE_SAVE_EVERY):
             return
-        seconds = self.state.setdefault("seconds", {})
-        now = time.monotonic()
-        seconds[self.stage] = round(seconds.get(self.stage, 0.0) + self._uncounted(now), 1)
-        self.counted = now
-        self.save()
+        with self.lock:
+            seconds = self.state.setdefault("seconds", {})
+            now = time.monotonic()
+            seconds[self.stage] = round(seconds.get(self.stage, 0.0) + self._uncounted(now), 1)
+            self.counted = now
+            self.save()
+
+    @contextmanager
+    def _clock(self):
+        """While a stage works in long calls of its own (parsing, distilling) that leave the
+        record alone, a thread counts its time every :data:`STAGE_SAVE_EVERY` seconds
+        (:meth:`count_time`; the record's changes and saves hold :attr:`lock`); it has stopped when
+        the block ends."""
+        done = threading.Event()
+
+        def tick() -> None:
+            while not done.wait(max(STAGE_SAVE_EVERY, 0.05)):
+                try:
+                    self.count_time()
+                except Exception:         # a full disk: the stage's own final count says so
+                    return
+        thread = threading.Thread(target=tick, name="fit-clock", daemon=True)
+        thread.start()
+        try:
+            yield
+        finally:
+            done.set()
+            thread.join()
 
     def _uncounted(self, now: Optional[float] = None) -> float:
         """Seconds of the stage under way not yet in its ``seconds``."""
@@ -213,10 +241,11 @@ class _Fit(TrainStage):
         """Record ``path`` as an output of this fit before writing it (the check of outputs let
         it be written): a fit stopped while writing it writes it again when resumed, with no
         --force (:func:`onparse.fitting.settings.check_outputs`)."""
-        written = self.state.setdefault("written", [])
-        if not any(same_file(path, mine) for mine in written):
-            written.append(os.path.abspath(path))
-            self.save()
+        with self.lock:                   # the stage's clock may be saving the record
+            written = self.state.setdefault("written", [])
+            if not any(same_file(path, mine) for mine in written):
+                written.append(os.path.abspath(path))
+                self.save()
 
     # -- 1. plan ---------------------------------------------------------------------------------
     def _plan(self) -> Dict[str, Any]:
@@ -306,7 +335,6 @@ class _Fit(TrainStage):
                 candidates += [c for c, _ in found]
                 columns += [trees for _, trees in found]
                 self.say(f"fit: choose: {run} epoch {epoch} parsed ({len(found)} reading(s))")
-                self.count_time()
         runs = self.state["train"]["epochs"]
         perplexity = {run: valid_perplexities(self._folder(run)) for run in runs}
         alarms = self._alarms(list(runs))

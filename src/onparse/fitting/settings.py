@@ -67,13 +67,13 @@ def state_shape() -> Obj:
                         "collapsed": ListOf(Obj({**member, "alarm": str}))}),
                    lambda c: all(m["run"] in c["epochs"] for m in c["members"]),
                    "members of the chosen epochs' runs")
-    plan = Obj({"corpus": str, "held_out_sha256": str, "runs": ListOf(run), "parallel": Where(int, _positive, "at least 1"),
-                "waves": Where(int, _positive, "at least 1"),
-                "threads_per_run": Where(int, _positive, "at least 1")},
+    positive = Where(int, _positive, "at least 1")
+    plan = Obj({"corpus": str, "held_out_sha256": str, "runs": ListOf(run), "parallel": positive,
+                "waves": positive, "threads_per_run": positive},
                {"corpus_format": str, "held_out_max_words": Opt(int), "read_seconds": NUMBER})
     return Obj({"text": str, "settings": Obj({}, {f.name: _shape_of(t) for f, t in _setting_types()})},
-               {"format": str, "text_path": str, "seconds": MapOf(NUMBER), "train_seconds": MapOf(NUMBER), "start_up": MapOf(NUMBER),
-                "written": ListOf(str), "plan": plan,
+               {"format": str, "text_path": str, "seconds": MapOf(NUMBER), "train_seconds": MapOf(NUMBER),
+                "start_up": MapOf(NUMBER), "written": ListOf(str), "plan": plan,
                 "train": Obj({"epochs": MapOf(ListOf(int), run)}, {"left_out": ListOf(str)}),
                 "choose": Obj({"choice": choice}), "bundle": Obj({"out": str}, {"models": ListOf(str)}),
                 "student": Obj({"student": str})})
