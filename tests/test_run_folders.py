@@ -39,3 +39,18 @@ def test_a_folder_without_a_model_is_a_one_line_error(tmp_path):
     assert got.exit_code == 1
     assert got.output == (f"error: {tmp_path} is a folder without best.pt or last.pt: pass a checkpoint file or "
                           "the folder of an `onparse train` run\n")
+
+
+def test_a_runs_metrics_log_is_read_defensively(tmp_path):
+    # Issue 66.4, beside it: fit reads each run's metrics.jsonl (epochs, perplexities, alarms,
+    # stops); a line that is not UTF-8 raised UnicodeDecodeError, a line of another shape is skipped.
+    import json
+
+    from onparse.files.run_folder import logged_events, valid_perplexities
+
+    lines = [json.dumps({"event": "epoch", "epoch": 1, "valid_ppl": 90.0}).encode(), b'{"event": "\xff\xfe"}',
+             b"[1, 2]", json.dumps({"event": "epoch", "epoch": "2", "valid_ppl": 80.0}).encode(),
+             json.dumps({"event": "epoch", "epoch": 3, "valid_ppl": 70.0}).encode()]
+    (tmp_path / "metrics.jsonl").write_bytes(b"\n".join(lines) + b"\n")
+    assert [e.get("epoch") for e in logged_events(str(tmp_path))] == [1, "2", 3]
+    assert valid_perplexities(str(tmp_path)) == {1: 90.0, 3: 70.0}

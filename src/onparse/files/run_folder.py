@@ -265,16 +265,17 @@ def kept_epochs(folder: str) -> List[int]:
 
 
 def logged_events(folder: str) -> List[Dict[str, Any]]:
-    """The events a run has logged in its ``metrics.jsonl`` (a line cut short by a kill is skipped)."""
+    """The events a run has logged in its ``metrics.jsonl``: each line that is a JSON object (a
+    line cut short by a kill, or not text at all, is skipped; its readers check each field)."""
     log = os.path.join(folder, METRICS)
     if not os.path.exists(log):
         return []
     out = []
-    with open(log, encoding="utf-8") as handle:
+    with open(log, "rb") as handle:
         for line in handle:
             try:
-                event = json.loads(line)
-            except ValueError:
+                event = json.loads(line.decode("utf-8"))
+            except ValueError:            # UnicodeDecodeError is one
                 continue
             if isinstance(event, dict):
                 out.append(event)
