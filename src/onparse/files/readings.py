@@ -52,6 +52,13 @@ class ReadingError(OnparseError):
         self.names = tuple(names)
 
 
+def check_name(name: Any) -> str:
+    """``name`` when it may name a reading (:data:`NAME`); ValueError otherwise."""
+    if not (isinstance(name, str) and NAME.fullmatch(name)):
+        raise ValueError(f"bad reading name {name!r}: letters, digits, '_', '-' or '.'")
+    return name
+
+
 def voting(layout: Dict[str, Any]) -> Tuple[Tuple[str, ...], str]:
     """``(voters, ties)`` of a bundle or of one of its readings (none and the default rule when it
     names neither); ValueError when they are malformed."""
@@ -85,8 +92,8 @@ def check_readings(blob: Dict[str, Any], n_models: int) -> None:
         raise ValueError("bad readings: expected a mapping of names to members, voters and ties")
     for name, layout in layouts(blob).items():
         where = "" if readings is None else f"reading {name!r}: "
-        if readings is not None and not (isinstance(name, str) and NAME.fullmatch(name)):
-            raise ValueError(f"bad reading name {name!r}: letters, digits, '_', '-' or '.'")
+        if readings is not None:
+            check_name(name)
         if not isinstance(layout, dict) or "members" not in layout or set(layout) - {"members", "voters", "ties"}:
             raise ValueError(f"{where}expected members, and voters and ties if any")
         members = layout["members"] or []
@@ -116,9 +123,10 @@ def check_readings(blob: Dict[str, Any], n_models: int) -> None:
 def choose(blob: Dict[str, Any], asked: Optional[str], name: str) -> str:
     """The name of the reading of a checked bundle (or model file) ``asked`` for: None is its
     default.  :class:`ReadingError` naming the file (``name``) and its readings otherwise."""
-    known = list(layouts(blob)) if blob.get("models") is not None else [DEFAULT_READING]
+    bundle = blob.get("models") is not None                   # else a file of one model
+    known = list(layouts(blob)) if bundle else [DEFAULT_READING]
     if asked is None:
-        return default_name(blob) if blob.get("models") is not None else DEFAULT_READING
+        return default_name(blob) if bundle else DEFAULT_READING
     if asked in known:
         return asked
     if "readings" not in blob:
@@ -134,8 +142,7 @@ def readings_layout(readings: Mapping[str, Tuple[Sequence[Member], Sequence[str]
     if not readings:
         raise ValueError("no readings to write")
     for name in readings:
-        if not (isinstance(name, str) and NAME.fullmatch(name)):
-            raise ValueError(f"bad reading name {name!r}: letters, digits, '_', '-' or '.'")
+        check_name(name)
     default = next(iter(readings)) if default is None else default
     if default not in readings:
         raise ValueError(f"the default reading {default!r} is not one of {', '.join(readings)}")
