@@ -241,3 +241,24 @@ def test_info_leaves_out_figures_of_unexpected_types(files, tmp_path):
     blob["metadata"]["readings_metrics"] = ["fast"]
     write_atomically(str(odd), blob)
     assert "note: 1 part(s) of the metadata" in CliRunner().invoke(main, ["info", "-m", str(odd)]).stdout
+
+
+def test_a_real_pipe_parses_with_the_reading_asked_for(files):
+    """``onparse induce - --reading accurate`` in a process of its own, text piped in: the accurate
+    reading's trees, one line per input line; an unknown reading exits 2 with one line."""
+    import os
+    import subprocess
+    import sys
+
+    from onparse import to_brackets
+
+    command = [sys.executable, "-m", "onparse", "induce", "-", "-q", "--pretokenized", "-m", files["bundle"]]
+    env = {**os.environ, "OMP_NUM_THREADS": "1"}
+    done = subprocess.run(command + ["--reading", "accurate"], input="\n".join(LINES) + "\n", capture_output=True,
+                          text=True, env=env, timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines() == [to_brackets(t) for t in files["by_hand"]["accurate"].trees(TOKENS)]
+    bad = subprocess.run(command + ["--reading", "slow"], input="a cat\n", capture_output=True, text=True, env=env,
+                         timeout=300)
+    assert bad.returncode == 2 and bad.stdout == "" and "has no reading 'slow'" in bad.stderr
+    assert "Traceback" not in bad.stderr
