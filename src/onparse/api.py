@@ -32,8 +32,8 @@ from . import arguments
 from .devices import MAX_TOKENS, batch_size_for, resolve_device
 from .errors import OnparseError
 from .induce import WINDOW
-from .files.bundle import bundle_reading, is_bundle, load_model_file, models_of, save_models
-from .files.readings import ReadingError, choose
+from .files.bundle import file_reading, is_bundle, load_model_file, save_models
+from .files.readings import ReadingError
 from .files.pretrained import DEFAULT_NAME, resolve
 from .kinds import ParsingModel
 from .lm.kind import LanguageModel
@@ -105,17 +105,10 @@ def load(model: Union[None, str, os.PathLike, Sequence[Union[str, os.PathLike]]]
         name = DEFAULT_NAME if path is None else os.fspath(path)
         blob = load_model_file(file, verify=verify)
         offset = len(models)
-        if is_bundle(blob):
-            chosen, members, *own_voting = bundle_reading(blob, file, reading, name)
-            loaded = models_of(blob, file, dev, {m.model for m in members})     # the others on first use
-            names += [f"{name} [{i + 1}]" for i in range(len(loaded))]
-            own_members += [m.moved(m.model + offset) for m in members]
-            voting = voting or tuple(own_voting)
-        else:
-            chosen = choose(blob, reading, name)
-            loaded = models_of(blob, file, dev)
-            names.append(name)
-            own_members += loaded[0].default_members(offset)
+        chosen, loaded, members, own_voting = file_reading(blob, file, dev, reading, name)
+        names += [f"{name} [{i + 1}]" for i in range(len(loaded))] if is_bundle(blob) else [name]
+        own_members += [m.moved(m.model + offset) for m in members]
+        voting = voting or own_voting
         models += loaded
         if metadata is None:
             metadata = dict(blob.get("metadata") or {})

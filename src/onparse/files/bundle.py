@@ -92,6 +92,19 @@ def bundle_reading(blob: Dict[str, Any], path, asked: Optional[str] = None,
     return (chosen, bundle_members(blob, path, layout["members"]), *voting(layout))
 
 
+def file_reading(blob: Dict[str, Any], path, device="cpu", asked: Optional[str] = None, name: str = ""):
+    """What :func:`onparse.load` takes of a checked file (one model, or a bundle): ``(reading,
+    models, members, voting)``: the name of the reading ``asked`` for (None: the default;
+    :class:`onparse.files.readings.ReadingError` for one the file lacks), the file's models (those
+    the reading's members read built now, the others on first use), its members (by the file's
+    model indices) and its ``(voters, ties)`` (None for a file of one model: it names neither)."""
+    if not is_bundle(blob):
+        models = models_of(blob, path, device)
+        return choose(blob, asked, name or str(path)), models, models[0].default_members(0), None
+    chosen, members, voters, ties = bundle_reading(blob, path, asked, name)
+    return chosen, models_of(blob, path, device, {m.model for m in members}), members, (voters, ties)
+
+
 def bundle_readings(blob: Dict[str, Any], path) -> List[Tuple[str, List[Member], Tuple[str, ...], str]]:
     """Every reading of a checked bundle as :func:`bundle_reading` gives it, the default first."""
     names = list(layouts(blob))
