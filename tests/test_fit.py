@@ -343,7 +343,7 @@ def test_an_interrupted_fit_says_how_to_go_on(tmp_path, monkeypatch):
     text = write_corpus(tmp_path / "text.txt", n_sentences=400, seed=1)
     out = run("fit", text, "--out", tmp_path / "p.pt", *TINY)
     assert out.exit_code == 130
-    assert f"interrupted: continue with  onparse fit {text} --out {tmp_path / 'p.pt'} --resume" in out.output
+    assert f"interrupted: continue with onparse fit {text} --out {tmp_path / 'p.pt'} --resume" in out.output
 
 
 def test_the_budget_left_counts_the_stage_under_way(tmp_path):
@@ -423,7 +423,8 @@ def test_bad_grammar_options_are_usage_errors(tmp_path, option, value, expect):
     assert not (tmp_path / "p.fit").exists()
 
 
-@pytest.mark.parametrize("value, expect", [("9" * 400, "longer than a year"), ("0", "must be positive")])
+@pytest.mark.parametrize("value, expect", [("9" * 400, "longer than a year"),
+                                           ("0", "a duration must be more than 0 seconds")])
 def test_a_duration_of_nothing_or_forever_is_a_usage_error(tmp_path, value, expect):
     # Issue 55.6: 400 nines parsed to inf and fit crashed after planning; 0 was a data error.
     text = write_corpus(tmp_path / "text.txt", n_sentences=400, seed=1)
