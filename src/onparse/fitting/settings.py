@@ -1,7 +1,8 @@
 """What a fit is before it runs: :class:`FitSettings` (what it trains, how it chooses; recorded in
-``RUN/fit.json``), the names of its files in the run folder, and the check that its outputs are
-not among them (:func:`check_outputs`).  No torch: ``onparse fit``'s options are checked here
-before anything heavy is imported.
+``RUN/fit.json``), the names of its files in the run folder, the one checked reader of that
+record (:func:`read_state`) and the one check of whether fit may write its bundle and student
+(:func:`check_outputs`).  No torch: ``onparse fit``'s options are checked here before anything
+heavy is imported.
 """
 from __future__ import annotations
 
