@@ -9,6 +9,9 @@ to the slowest (``fast / accurate`` when the bundle names those two), and each r
 F1 against the gold trees of those sentences (the same trees, scored as ``onparse eval`` does).
 
 Sentences: the sample's dev half (``wsj-sample-dev``, all lengths), its gold words as given.
+``--labels`` times each reading's trees with their labels, as ``induce --format ptb`` and the spaCy
+component write them: a bundle that carries a grammar names every reading's spans with it, which
+costs about one more parse by that grammar, whichever reading made the trees.
 
 A file that names no readings (the bundled model before readings, or any bundle) has one; the
 benchmark then measures a stand-in of the two it would have, from its own members: ``fast``, its
@@ -17,6 +20,7 @@ parses (every member, voter and tie rule).
 
     python benchmarks/bench_readings.py                          # the bundled model, one thread, 3 rounds
     python benchmarks/bench_readings.py --model bundle.pt --rounds 5 --limit 500
+    python benchmarks/bench_readings.py --labels              # trees and their labels (--format ptb)
 """
 import argparse
 import statistics
@@ -47,9 +51,14 @@ def readings(model, device):
     return what, {"fast": fast, "accurate": parser}
 
 
-def timed(parser, tokens):
+def timed(parser, tokens, labels=False):
+    """Seconds of ``parser.trees(tokens)`` (and, with ``labels``, of their labels too), and the trees."""
+    from onparse.induce import tree_labels
+
     started = time.perf_counter()
     trees = parser.trees(tokens)
+    if labels:
+        tree_labels(parser, tokens, trees)
     return time.perf_counter() - started, trees
 
 
@@ -60,6 +69,7 @@ def main(argv=None):
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--threads", type=int, default=1, help="torch threads [default: 1]")
     ap.add_argument("--device", default="cpu")
+    ap.add_argument("--labels", action="store_true", help="time the trees with their labels (--format ptb)")
     args = ap.parse_args(argv)
     torch.set_num_threads(args.threads)
     from onparse import evaluate, load_gold
@@ -68,15 +78,16 @@ def main(argv=None):
     tokens = [list(s.words) for s in gold]
     what, parsers = readings(args.model, args.device)
     print(f"{len(tokens):,} sentences of wsj-sample-dev, {sum(map(len, tokens)):,} words; "
-          f"{torch.get_num_threads()} thread(s) on {args.device}; {args.model or 'the bundled model'}: {what}",
+          f"{torch.get_num_threads()} thread(s) on {args.device}; {args.model or 'the bundled model'}: {what}"
+          + ("; trees and their labels" if args.labels else ""),
           file=sys.stderr)
     for parser in parsers.values():                   # warm-up
-        timed(parser, tokens[:64])
+        timed(parser, tokens[:64], args.labels)
     times = {name: [] for name in parsers}
     f1 = {}
     for r in range(args.rounds):
         for name, parser in parsers.items():
-            seconds, trees = timed(parser, tokens)
+            seconds, trees = timed(parser, tokens, args.labels)
             times[name].append(seconds)
             f1[name] = evaluate(trees, gold).sentence_f1.f1
             print(f"round {r + 1} {name}: {seconds:.2f} s ({len(tokens) / seconds:,.0f} sent/s)", file=sys.stderr)

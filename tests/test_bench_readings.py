@@ -32,7 +32,7 @@ def test_each_reading_of_a_bundle_is_timed_and_scored_side_by_side(tmp_path):
     assert re.fullmatch(r"fast / accurate: [\d.]+x", lines[3]) and len(lines) == 4
 
 
-def test_a_file_without_readings_gets_a_stand_in_of_its_own_members(tmp_path, capsys):
+def test_a_file_without_readings_gets_a_stand_in_of_its_own_members(tmp_path, capsys, monkeypatch):
     files = write_bundles(tmp_path)
     spec = importlib.util.spec_from_file_location("bench_readings", BENCH)
     bench = importlib.util.module_from_spec(spec)
@@ -41,7 +41,12 @@ def test_a_file_without_readings_gets_a_stand_in_of_its_own_members(tmp_path, ca
     assert what.startswith("a stand-in") and list(parsers) == ["fast", "accurate"]
     assert parsers["fast"].describe_average() == "student" and parsers["fast"].models is parsers["accurate"].models
     assert parsers["accurate"].describe_average() == "average of 2 members + right voter"
-    bench.main(["--model", files["old"], "--limit", "5", "--rounds", "1"])
+    import onparse.induce
+
+    labelled, real = [], onparse.induce.tree_labels
+    monkeypatch.setattr(onparse.induce, "tree_labels", lambda p, t, trees: labelled.append(len(t)) or real(p, t, trees))
+    bench.main(["--model", files["old"], "--limit", "5", "--rounds", "1", "--labels"])
+    assert labelled == [5, 5, 5, 5]                      # a warm-up and a round per reading, all labelled
     out = capsys.readouterr()
-    assert "fast = its model 2 student alone" in out.err
+    assert "fast = its model 2 student alone" in out.err and "; trees and their labels" in out.err
     assert re.search(r"^fast / accurate: [\d.]+x$", out.out, re.M)
