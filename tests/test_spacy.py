@@ -374,3 +374,19 @@ def test_the_example_runs(tmp_path):
                           text=True, timeout=300, cwd=tmp_path, env={**os.environ, "OMP_NUM_THREADS": "1"})
     assert done.returncode == 0, done.stderr[-2000:]
     assert "(P .))" in done.stdout and "DocBin" in done.stdout
+
+
+def test_the_benchmark_compares_the_component_with_its_parser(tiny_lm, nltk_treebank):
+    """benchmarks/bench_spacy.py: the same brackets both ways, each one's speed, their ratio, and
+    the long sentence's clock."""
+    done = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "bench_spacy.py"), "--model", tiny_lm,
+                           "--limit", "12", "--rounds", "1", "--long", "150"], capture_output=True, text=True,
+                          timeout=600, env={**os.environ, "OMP_NUM_THREADS": "1"})
+    assert done.returncode == 0, done.stderr[-2000:]
+    number = r"[\d,.]+"
+    lines = done.stdout.splitlines()
+    assert re.fullmatch(r"medians of 1 round\(s\), \d+ sentences, the same brackets", lines[0]), lines
+    assert re.fullmatch(rf"parser \| +{number} sent/s", lines[1]) and re.fullmatch(rf"spacy  \| +{number} sent/s", lines[2])
+    assert re.fullmatch(rf"spacy / parser: {number}x", lines[3])
+    assert re.fullmatch(rf"one sentence of 150 tokens: parser {number} s \({number} s CPU\), spacy {number} s "
+                        rf"\({number} s CPU\)", lines[4]) and len(lines) == 5

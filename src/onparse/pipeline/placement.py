@@ -30,6 +30,7 @@ has no unary node).  Each token is a leaf with a tag: :data:`WORD_TAG` (read by 
 >>> write(("(", "The", ",", "cat", "sat", "."), ["P", "W", "P", "W", "W", "P"], [(0, 6, "X"), (1, 4, "X")])
 '(X (P -LRB-) (X (W The) (P ,) (W cat)) (W sat) (P .))'
 """
+import re
 from typing import Callable, Dict, List, Mapping, Optional, Sequence, Tuple
 
 #: The label of a constituent no grammar names.
@@ -45,6 +46,7 @@ Span = Tuple[int, int]
 _SPACE_ESCAPES = {" ": "\\s", "\n": "\\n", "\t": "\\t", "\r": "\\r"}
 #: How brackets inside a token are written (as onparse writes them everywhere: -LRB-, -RRB-).
 _BRACKET_ESCAPES = {"(": "-LRB-", ")": "-RRB-"}
+_NEEDS_ESCAPE = re.compile(r"[\s()]")
 
 
 def place(tokens: Sequence[str], read: Sequence[bool], tree, labels: Optional[Mapping[Span, str]] = None) -> List[Node]:
@@ -179,7 +181,7 @@ def leaf_text(token: str) -> str:
     >>> [leaf_text(t) for t in ("cat", "(", "\\n\\n", "New York", "\\u3000")]
     ['cat', '-LRB-', '\\\\n\\\\n', 'New\\\\sYork', '\\\\u3000']
     """
-    if not any(ch.isspace() or ch in _BRACKET_ESCAPES for ch in token):
+    if not _NEEDS_ESCAPE.search(token):
         return token
     return "".join(_BRACKET_ESCAPES.get(ch) or _SPACE_ESCAPES.get(ch)
                    or (f"\\u{ord(ch):04x}" if ch.isspace() else ch) for ch in token)
