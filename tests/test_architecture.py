@@ -200,7 +200,7 @@ def test_member_checks_have_one_home():
 
 
 #: Packages that hold one kind of model each: only they may know what their kind is.
-KIND_PACKAGES = ("onparse.lm", "onparse.student", "onparse.grammar")
+KIND_PACKAGES = ("onparse.lm", "onparse.student", "onparse.grammar", "onparse.baselines_lm")
 #: What asking "which kind is this?" looks like: marker values and format tests (issue 38.1),
 #: family tests (``family == "lm"``), decoder-name tests (``decoder == "mbr"``, ``decoder ==
 #: GRAMMAR_DECODER``) and run names split into family and seed (``run.split("-")``) (issue 57.2).
@@ -245,12 +245,13 @@ KNOW_THE_KINDS = {"onparse", "onparse.registry", "onparse.api", "onparse.api_too
 
 def test_a_new_kind_touches_its_package_and_the_registry(tmp_path):
     """Adding a kind of model (issue 57.2) touches its own package and :mod:`onparse.registry` (a
-    line in ``kinds()``, and one in ``FAMILIES`` when ``onparse train`` trains it), and, for a
-    file format of its own, the format's name in :mod:`onparse.files.checkpoint` (which
-    ``holds_model`` reads without importing any kind).  Shown two ways: no module but those of
-    :data:`KNOW_THE_KINDS` imports a kind's package, and a toy kind registered at run time is
-    matched to its files, trained by ``onparse train --family toy`` with its own options and
-    refused for another family, with nothing else changed."""
+    line in ``kinds()``, and one in ``FAMILIES`` when ``onparse train`` trains it); a file format
+    of its own is named ``onparse-KIND`` (:data:`onparse.files.checkpoint.FORMAT_PREFIX`, by which
+    ``holds_model`` knows every model file without a list), and its training is hooks of the one
+    run loop (issue 64.1).  Shown two ways: no module but those of :data:`KNOW_THE_KINDS` imports
+    a kind's package, and a toy kind registered at run time is matched to its files, trained by
+    ``onparse train --family toy`` with its own options through the run loop (which decides when
+    its files are written) and refused for another family, with nothing else changed."""
     import subprocess
 
     modules = scan()
@@ -268,6 +269,7 @@ def test_a_new_kind_touches_its_package_and_the_registry(tmp_path):
 #: registry lines, then what the library and the command line make of them.
 TOY_KIND = '''
 import json
+import os
 from dataclasses import dataclass
 
 from click.testing import CliRunner
@@ -275,7 +277,10 @@ from click.testing import CliRunner
 import onparse.registry as registry
 from onparse.kinds import ParsingModel
 from onparse.settings import DictConfig, check_settings, setting
+from onparse.files.run_folder import MetricsLog
 from onparse.training.family import Family
+from onparse.training.hooks import EpochEnd, Hooks
+from onparse.training.loop import RunLoop, holding, new_or_resumed
 from onparse.training.options import TrainResult
 
 
@@ -293,13 +298,62 @@ class ToySettings(DictConfig):
         check_settings(self)
 
 
-started = []
+started, saved = [], []
+
+
+class ToyHooks(Hooks):
+    """All a kind supplies to the one run loop: its batches, a step, a validation, its files."""
+
+    def __init__(self, settings):
+        self.settings, self.epoch, self.step, self.done = settings, 0, 0, 0
+
+    def finished(self):
+        return self.epoch >= self.settings.epochs
+
+    def where(self):
+        return {"epoch": self.epoch, "step": self.step}
+
+    def epoch_shown(self):
+        return self.epoch + 1
+
+    def batches(self):
+        while self.done < self.settings.leaves:
+            yield self.done
+
+    def train_step(self, batch):
+        self.done, self.step = self.done + 1, self.step + 1
+
+    def epoch_complete(self):
+        return self.done >= self.settings.leaves
+
+    def validate(self, stop):
+        self.epoch, self.done = self.epoch + 1, 0
+        return EpochEnd({"epoch": self.epoch, "step": self.step}, f"toy epoch {self.epoch}", self.epoch == 1)
+
+    def weights(self):
+        return []
+
+    def save_last(self):
+        saved.append("last")
+
+    def save(self, path, end):
+        saved.append(os.path.basename(path))
+
+    def kept(self):
+        return "nothing"
 
 
 def start(preset, spec, values, options):
     settings = ToySettings(**values)
     started.append((preset, settings.leaves, settings.epochs, options.out))
-    return lambda: TrainResult(options.out, "epochs", settings.epochs, 0, None, None, None, None)
+
+    def train():
+        log = MetricsLog(os.path.join(options.out, "metrics.jsonl"), True)
+        with holding(options.out, log):
+            hooks = ToyHooks(settings)
+            reason = RunLoop(hooks, new_or_resumed(options, options.resume), log).run()
+        return TrainResult(options.out, reason, hooks.epoch, hooks.step, None, None, None, None)
+    return train
 
 
 known = registry.kinds() + (Toy,)                      # the registry's two lines
@@ -317,7 +371,10 @@ def run(corpus):
                                      "--corpus", corpus, "--json"])
     assert done.exit_code == 0, done.output
     assert started == [("one", 5, 2, "runs/toy-one")], started
-    assert json.loads(done.stdout)["epochs"] == 2
+    assert json.loads(done.stdout)["epochs"] == 2 and json.loads(done.stdout)["steps"] == 10
+    assert saved == ["best.pt", "last", "last"], saved           # the loop decides when, the kind how
+    with open("runs/toy-one/metrics.jsonl") as handle:
+        assert [json.loads(line)["event"] for line in handle] == ["epoch", "epoch", "stop"]
     help_text = " ".join(CliRunner().invoke(main, ["train", "--help"], terminal_width=200).output.split())
     assert "Toy: leaves of the toy's trees [3]" in help_text, help_text
     refused = CliRunner().invoke(main, ["train", "--family", "lm", "--leaves", "5"])
@@ -347,6 +404,11 @@ def test_no_kind_trains_with_another_kinds_pieces():
     borrowed = {m: sorted(t for t in i["top"] | set(i["inner"]) if t.startswith("onparse.lm.training"))
                 for m, i in modules.items() if m.startswith(("onparse.grammar", "onparse.student"))}
     assert {m: t for m, t in borrowed.items() if t} == {}
+    # The recurrent baselines are the exception by design (issue 64.4): the language model's
+    # recipe with another cell, so they reuse its run through its Architecture, and nothing else.
+    recipe = {m for m, i in modules.items() if m.startswith("onparse.baselines_lm")
+              and any(t.startswith("onparse.lm.training") for t in i["top"] | set(i["inner"]))}
+    assert recipe <= {"onparse.baselines_lm.config", "onparse.baselines_lm.training"}, recipe
     shared = {t for m, i in modules.items() if m.startswith("onparse.training") for t in i["top"] | set(i["inner"])}
     assert sorted(t for t in shared if t.startswith(KIND_PACKAGES)) == []
 

@@ -17,6 +17,7 @@ import os
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any, Dict, Optional, Sequence, Type
 
+from .baselines_lm.family import GRU_FAMILY, LSTM_FAMILY
 from .errors import OnparseError
 from .files.checkpoint import read_file
 from .files.run_folder import LAST
@@ -29,17 +30,19 @@ if TYPE_CHECKING:
     from .kinds import ParsingModel
 
 #: ``onparse train --family NAME``: how each kind that trains itself is trained; the first is the default.
-FAMILIES: Dict[str, Family] = {f.name: f for f in (LM_TRAINING, GRAMMAR_TRAINING, STUDENT_TRAINING)}
+FAMILIES: Dict[str, Family] = {f.name: f for f in (LM_TRAINING, GRAMMAR_TRAINING, STUDENT_TRAINING, LSTM_FAMILY,
+                                                   GRU_FAMILY)}
 
 
 @lru_cache(maxsize=None)
 def kinds() -> Sequence[Type["ParsingModel"]]:
     """Every kind of model, in the order a file's ``format`` or an entry's ``kind`` is matched."""
+    from .baselines_lm import kind as baselines
     from .grammar.kind import Grammar
     from .lm.kind import LanguageModel
     from .student.kind import Student
 
-    return (LanguageModel, Student, Grammar)
+    return (LanguageModel, Student, Grammar, baselines.LSTMLanguageModel, baselines.GRULanguageModel)
 
 
 def kind_of(blob: Dict[str, Any], path, *, entry: bool = False) -> Type["ParsingModel"]:

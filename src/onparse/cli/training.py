@@ -5,6 +5,7 @@ settings, and which of them a family refuses is read off its declaration: no fam
 but in the help's prose."""
 import re
 from dataclasses import fields
+from typing import Optional
 
 import click
 
@@ -98,7 +99,8 @@ def _option_help(name: str) -> str:
     also = ""
     for other in _FAMILIES[1:]:
         shared = other.setting_fields().get(name)
-        if shared is not None:
+        same = shared is not None and shared.default == f.default and shared.metadata["help"] == f.metadata["help"]
+        if shared is not None and not same:      # a family that only shares this one (lstm, gru) says nothing
             also += f"; {other.name}: {shared.default}"
             if shared.metadata["help"].lower() != f.metadata["help"].lower():
                 also += f", {shared.metadata['help']}"         # its own meaning there, said once
@@ -112,7 +114,7 @@ def _option_type(name: str):
         return click.Choice(sized.metadata["choices"]) if sized.metadata["check"] == "choice" \
             else click.IntRange(1, INT_MAX)
     f = family.setting_fields()[name]
-    if f.type in (str, "str", "Optional[str]"):          # a file (Family.models: a model file)
+    if f.type in (str, "str", "Optional[str]", Optional[str]):      # a file (Family.models: a model file)
         return click.Path(dir_okay=False)
     if f.type in (float, "float"):
         return float
@@ -148,7 +150,8 @@ def _refusal(family, given):
                    "grammar whose rules a network gives; docs/pcfg.md's recipe: Adam, a length curriculum, exact "
                    "perplexity; each epoch it says whether it learns better than counting words); student (what "
                    "onparse distill trains: a fast parser learning --teacher's trees of --corpus FILE, written to "
-                   "OUT/student.pt)  [default: lm; "
+                   "OUT/student.pt); lstm or gru (a plain LSTM or GRU language model, the perplexity baselines: "
+                   "the language model's options and presets but --chunk-size; they give no trees)  [default: lm; "
                    "with --resume, the run's own]")
 @click.option("--preset", type=click.Choice(tuple(dict.fromkeys(p for f in _FAMILIES for p in f.presets))),
               default="small", show_default=True, metavar="PRESET",

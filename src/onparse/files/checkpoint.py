@@ -39,6 +39,9 @@ BUNDLE_FORMAT = "onparse-bundle"
 STUDENT_FORMAT = "onparse-student"
 #: A neural PCFG (:mod:`onparse.grammar.file`), likewise.
 GRAMMAR_FORMAT = "onparse-grammar"
+#: How every format's name begins (a kind with a file of its own names it ``onparse-KIND``):
+#: :func:`holds_model` knows a model file by it, so that a new kind's format need not be listed here.
+FORMAT_PREFIX = "onparse-"
 #: Metadata key of the weights' checksum (:func:`weights_digest`).
 DIGEST_KEY = "weights_sha256"
 
@@ -62,8 +65,8 @@ def save_checkpoint(path, *, config: Dict[str, Any], vocab, state_dict, metadata
 
 
 def holds_model(path) -> bool:
-    """True when the file at ``path`` is an onparse checkpoint, bundle, student or grammar, whichever run wrote it
-    (the format name at the head of its pickle; reads a few hundred bytes, not the weights)."""
+    """True when the file at ``path`` is an onparse model file of any kind, or a bundle, whichever run wrote it
+    (a format name, :data:`FORMAT_PREFIX`, at the head of its pickle; reads a few hundred bytes, not the weights)."""
     try:
         if not os.path.isfile(path) or not zipfile.is_zipfile(path):
             return False
@@ -75,7 +78,7 @@ def holds_model(path) -> bool:
                 head = handle.read(256)
     except (OSError, zipfile.BadZipFile):
         return False
-    return any(name.encode() in head for name in (FORMAT, BUNDLE_FORMAT, STUDENT_FORMAT, GRAMMAR_FORMAT))
+    return FORMAT_PREFIX.encode() in head
 
 
 def write_atomically(path, blob: Dict[str, Any]) -> None:

@@ -18,14 +18,14 @@ from .settings import GrammarTraining
 def start(preset: Optional[str], spec, values: Dict[str, Any], options):
     """:attr:`onparse.training.family.Family.start` of the grammar: its sizes and settings
     (:func:`onparse.grammar.train.run_settings`; ValueError for a bad one), then its training."""
-    from .train import run_settings, train     # torch, once a run starts
+    from . import train as run                 # torch, once a run starts
 
     sizes = {k: v for k, v in values.items() if k in SIZE_OPTIONS}
     overrides = {k: v for k, v in values.items() if k not in SIZE_OPTIONS}
-    sizes, settings, spec, preset = run_settings(preset, spec, sizes, overrides,
-                                                 resume_from=options.out if options.resume else None,
-                                                 verify=options.verify)
-    return lambda: train(sizes, settings, spec, options, preset)
+    sizes, settings, spec, preset = run.run_settings(preset, spec, sizes, overrides,
+                                                     resume_from=options.out if options.resume else None,
+                                                     verify=options.verify)
+    return lambda: run.train(sizes, settings, spec, options, preset)
 
 
 #: ``onparse train --family grammar``: its presets are sizes; its loop neither starts from a

@@ -14,11 +14,11 @@ from .config import PRESETS, TrainConfig
 def start(preset: Optional[str], spec, values: Dict[str, Any], options):
     """:attr:`onparse.training.family.Family.start` of the language model: the run's settings
     (:func:`onparse.lm.training.train.settings`; ValueError for a bad one), then its training."""
-    from .train import settings, train     # torch, once a run starts
+    from . import train as run             # torch, once a run starts
 
-    config, spec, name = settings(preset, spec, values, resume_from=options.out if options.resume else None,
-                                  verify=options.verify)
-    return lambda: train(config, spec, options, name)
+    config, spec, name = run.settings(preset, spec, values, resume_from=options.out if options.resume else None,
+                                      verify=options.verify)
+    return lambda: run.train(config, spec, options, name)
 
 
 #: ``onparse train --family lm``: its presets are whole settings.

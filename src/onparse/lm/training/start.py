@@ -1,10 +1,12 @@
-"""What a run starts from: the corpus as ids of its vocabulary, split over the processes, and
-the model, from the seed or the weights of ``--init-from``."""
+"""What a run starts from: the corpus as ids of its vocabulary, split over the processes, the
+model, from the seed or the weights of ``--init-from``, and what model it is
+(:class:`Architecture`: the ON-LSTM, or a recurrent baseline trained by the same recipe)."""
 from __future__ import annotations
 
 import os
 import random
-from typing import Any, NamedTuple, Optional, Tuple
+from dataclasses import dataclass
+from typing import Any, Callable, Mapping, NamedTuple, Optional, Tuple
 
 import numpy as np
 import torch
@@ -19,6 +21,23 @@ from ...text.vocab import Vocabulary
 from .config import TrainConfig
 from .distributed import Dist
 from ...training.fingerprint import fingerprint
+
+
+@dataclass(frozen=True)
+class Architecture:
+    """What a language model's run trains, by the AWD-LSTM recipe of this package: its presets
+    and settings class (:class:`~onparse.lm.training.config.TrainConfig`, or one with the same
+    fields but the ON-LSTM's chunk size, and a ``model_config(vocab_size)``), how its model is
+    built from that config, and how its files are written, checked and read back.  The
+    ON-LSTM's is :data:`onparse.lm.training.train.ONLSTM`; a recurrent baseline
+    (:mod:`onparse.baselines_lm`) gives its own."""
+
+    presets: Mapping[str, Any]
+    train_config: type
+    build: Callable[[Any], Any]                 # model config -> torch module
+    save: Callable[..., None]                   # (path, *, config, vocab, state_dict, metadata, training)
+    check: Callable[..., Any]                   # (blob, path, *, verify) -> blob; OnparseError otherwise
+    load: Callable[..., Any]                    # (path, device) -> the module of a saved file
 
 
 class Data(NamedTuple):
@@ -75,14 +94,15 @@ def load_init(model, init: dict, path: str) -> None:
                            f"({str(err).splitlines()[0][:120]})") from None
 
 
-def build_model(cfg: TrainConfig, vocab_size: int, ctx: Dist, device, init: Optional[dict], init_path: Optional[str]):
+def build_model(cfg: TrainConfig, vocab_size: int, ctx: Dist, device, init: Optional[dict], init_path: Optional[str],
+                build: Callable[[Any], Any] = ONLSTMLanguageModel):
     """The model, from the seed (every RNG is seeded here) or ``init``'s weights, and what the
     loop calls forward: the model itself, or under DDP its wrapper.  The same initial weights on
     every rank; from here on, each rank its own dropout masks."""
     torch.manual_seed(cfg.seed)
     random.seed(cfg.seed)
     np.random.seed(cfg.seed % 2**32)
-    model = ONLSTMLanguageModel(cfg.model_config(vocab_size)).to(device)
+    model = build(cfg.model_config(vocab_size)).to(device)
     if init is not None:
         load_init(model, init, init_path)
     if ctx.rank:

@@ -145,14 +145,15 @@ class TrainingState:
         }
 
     @classmethod
-    def from_dict(cls, d: Dict[str, Any]) -> "TrainingState":
-        """Inverse of :meth:`to_dict`; a damaged dict raises one of :data:`DAMAGE`."""
+    def from_dict(cls, d: Dict[str, Any], config_class: type = TrainConfig) -> "TrainingState":
+        """Inverse of :meth:`to_dict` (``config_class``: the run's settings class); a damaged dict
+        raises one of :data:`DAMAGE`."""
         sched, rng = d["schedule"], d["rng"]
         schedule = Schedule(epoch=sched["epoch"], position=sched["position"], step=sched["step"],
                             val_history=list(sched["val_history"]), best_loss=sched["best_loss"],
                             best_epoch=sched["best_epoch"], averaging_since=sched["averaging_since"],
                             epoch_time=sched.get("epoch_time", 0.0))
-        return cls(config=TrainConfig.from_dict(d["config"]), corpus=CorpusSpec.from_dict(d["corpus"]),
+        return cls(config=config_class.from_dict(d["config"]), corpus=CorpusSpec.from_dict(d["corpus"]),
                    preset=d.get("preset"), init_from=d.get("init_from"), fingerprint=d.get("fingerprint"),
                    optimizer=d["optimizer"], raw_state_dict=d.get("raw_state_dict"), schedule=schedule,
                    averaged_steps=sched["averaged_steps"], jitter=_random_state_from_list(rng["jitter"]),
@@ -160,20 +161,22 @@ class TrainingState:
                    ranks=[RankState.from_dict(r) for r in rng["ranks"]], world_size=d.get("world_size", 1))
 
 
-def read_state(out: str, verify: bool = True) -> Tuple[Dict[str, Any], TrainingState]:
+def read_state(out: str, verify: bool = True, check=check_checkpoint,
+               config_class: type = TrainConfig) -> Tuple[Dict[str, Any], TrainingState]:
     """The checkpoint ``out/last.pt`` and its training state, for ``--resume``; one-line
-    OnparseErrors when there is none or it is damaged."""
+    OnparseErrors when there is none or it is damaged.  ``check`` and ``config_class``: the
+    file check and settings of the run's architecture (:class:`~onparse.lm.training.start.Architecture`)."""
     path = os.path.join(out, LAST)
     if not os.path.isfile(path):
         raise OnparseError(f"nothing to resume in {out}: {LAST} not found")
     blob = read_file(path)
     if isinstance(blob, dict) and blob.get("format") == GRAMMAR_FORMAT:
         raise OnparseError(f"{path} is a grammar run's {LAST}: resume it with --family grammar, or without --family")
-    blob = check_checkpoint(blob, path, verify=verify)
+    blob = check(blob, path, verify=verify)
     if not isinstance(blob.get("training"), dict):
         raise OnparseError(f"{path} holds no training state; it cannot be resumed")
     try:
-        return blob, TrainingState.from_dict(blob["training"])
+        return blob, TrainingState.from_dict(blob["training"], config_class)
     except DAMAGE as err:
         raise unreadable(path, err) from None
 
@@ -186,7 +189,7 @@ def check_resume(state: TrainingState, config: TrainConfig, spec: CorpusSpec, pr
         raise OnparseError(f"cannot change the preset when resuming (the run used '{state.preset}')")
     if spec != state.corpus:
         raise OnparseError(f"cannot change the corpus when resuming (the run used {state.corpus.source})")
-    differs = [f.name for f in fields(TrainConfig)
+    differs = [f.name for f in fields(type(config))
                if f.name != "epochs" and getattr(state.config, f.name) != getattr(config, f.name)]
     if differs:
         raise OnparseError(f"cannot change {', '.join(differs)} when resuming (only --epochs, "

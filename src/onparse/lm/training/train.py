@@ -69,9 +69,11 @@ from ...files.run_folder import BEST, LAST, METRICS, MetricsLog, remove_run_file
 from ...files.safeio import format_duration, format_ppl, perplexity_of
 from .config import PRESETS, TrainConfig
 from ...training.options import RunOptions, TrainResult
-from .start import build_model, init_source, load_data
+from .start import Architecture, build_model, init_source, load_data
 from .state import (DAMAGE, LoopState, TrainingState, capture, check_resume, check_text, rank_state, read_state,
                     restore, to_cpu, unreadable)
+from ..file import check_checkpoint
+from ..model import ONLSTMLanguageModel
 
 #: In DDP, how often (steps) the ranks agree on stopping (Ctrl-C, --max-time).
 SYNC_EVERY = 10
@@ -79,45 +81,52 @@ SYNC_EVERY = 10
 LOG_EVERY = 10
 
 
+#: The ON-LSTM, as a run of this recipe trains it (:class:`~onparse.lm.training.start.Architecture`).
+ONLSTM = Architecture(PRESETS, TrainConfig, ONLSTMLanguageModel, save_checkpoint, check_checkpoint,
+                      lambda path, device: kind.load_model(path, device).model)
+
+
 # -- entry points ----------------------------------------------------------------------------
-def train(config: TrainConfig, spec: CorpusSpec, options: RunOptions, preset_name: Optional[str] = None) -> TrainResult:
-    """Train (or, with ``options.resume``, continue training) a language model; see the module
-    docstring for the schedule and the files written.  Returns a :class:`TrainResult`."""
+def train(config: TrainConfig, spec: CorpusSpec, options: RunOptions, preset_name: Optional[str] = None,
+          arch: Architecture = ONLSTM) -> TrainResult:
+    """Train (or, with ``options.resume``, continue training) a language model of ``arch``; see
+    the module docstring for the schedule and the files written.  Returns a :class:`TrainResult`."""
     with torch_threads(options.threads):
         ctx, device = setup(options.device)
         try:
             log = MetricsLog(os.path.join(options.out, METRICS), ctx.is_main)
             with holding(options.out, log, writes=ctx.is_main):   # the lock is held for the whole run
-                return _train(config, spec, options, preset_name, ctx, device, log)
+                return _train(config, spec, options, preset_name, ctx, device, log, arch)
         finally:
             teardown(ctx)
 
 
-def _train(config, spec, options, preset_name, ctx, device, log) -> TrainResult:
+def _train(config, spec, options, preset_name, ctx, device, log, arch) -> TrainResult:
     out = options.out
     resumed = None
     if options.resume:
-        resumed = read_state(out, options.verify)
+        resumed = read_state(out, options.verify, arch.check, arch.train_config)
         check_resume(resumed[1], config, spec, preset_name)
     options = new_or_resumed(options, resumed is not None)
     if ctx.is_main:
         tidy(out, log, resumed[1].schedule.step if resumed else None)
-    hooks = LMHooks(config, spec, options, preset_name, ctx, device, log, resumed)
+    hooks = LMHooks(config, spec, options, preset_name, ctx, device, log, resumed, arch)
     if ctx.is_main and resumed is None:        # --overwrite: nothing of the old run survives
         remove_run_files(out)
     return hooks.run()
 
 
 def settings(preset: Optional[str], spec: Optional[CorpusSpec], overrides: Dict[str, Any], *,
-             resume_from: Optional[str] = None, verify: bool = True) -> Tuple[TrainConfig, CorpusSpec, Optional[str]]:
+             resume_from: Optional[str] = None, verify: bool = True,
+             arch: Architecture = ONLSTM) -> Tuple[TrainConfig, CorpusSpec, Optional[str]]:
     """Config, corpus and preset name of a run: a new one of preset ``preset`` with
     ``overrides`` on ``spec``; or, with ``resume_from`` (a run folder), the saved run's config
     with ``overrides``, and ``preset`` / ``spec`` where given, else the run's own (whether they
     may differ is :func:`onparse.lm.training.state.check_resume`'s to say, when the run resumes).
     ValueError for a bad override."""
     if resume_from is None:
-        return PRESETS[preset].with_overrides(overrides), spec, preset
-    _, state = read_state(resume_from, verify)
+        return arch.presets[preset].with_overrides(overrides), spec, preset
+    _, state = read_state(resume_from, verify, arch.check, arch.train_config)
     return (state.config.with_overrides(overrides), state.corpus if spec is None else spec,
             state.preset if preset is None else preset)
 
@@ -130,7 +139,8 @@ class LMHooks(Hooks):
     methods read in the order the loop calls them, then evaluation, checkpoints and progress lines."""
 
     def __init__(self, config: TrainConfig, spec: CorpusSpec, options: RunOptions, preset_name: Optional[str],
-                 ctx: Dist, device, log: MetricsLog, resumed: Optional[Tuple[dict, TrainingState]]):
+                 ctx: Dist, device, log: MetricsLog, resumed: Optional[Tuple[dict, TrainingState]],
+                 arch: Architecture = ONLSTM):
         if config.batch_size % ctx.world_size:
             raise OnparseError(f"batch size {config.batch_size} is not divisible by the number of "
                                f"processes {ctx.world_size}")
@@ -150,7 +160,9 @@ class LMHooks(Hooks):
         self.corpus, self.vocab, self.train_data, self.valid_data, self.fingerprint, self.tokens_per_epoch = data
         if resumed:
             check_text(resumed[1], self.fingerprint, spec.source)
-        self.model, self.forward = build_model(config, len(self.vocab), ctx, device, init, options.init_from)
+        self.arch = arch
+        self.model, self.forward = build_model(config, len(self.vocab), ctx, device, init, options.init_from,
+                                               arch.build)
         self.optimizer = torch.optim.SGD(self.model.parameters(), lr=config.lr, weight_decay=config.weight_decay)
         self.n_params = sum(p.numel() for p in self.model.parameters())
         if resumed:
@@ -389,7 +401,7 @@ class LMHooks(Hooks):
         its files on a multi-machine run)."""
         if not self.ctx.is_main or not self.corpus.test or not os.path.isfile(self.best_path):
             return None
-        best = kind.load_model(self.best_path, self.device).model
+        best = self.arch.load(self.best_path, self.device)
         ids = encode_stream(self.corpus.test, self.vocab)
         if ids.numel() < 2:
             return None
@@ -409,8 +421,8 @@ class LMHooks(Hooks):
                     "corpus": self.spec.to_dict(), "parameters": self.n_params, "vocab_size": len(self.vocab),
                     "epoch": s.epoch, "step": s.step, "averaged": bool(averager and averager.count),
                     **({"init_from": self.init_from} if self.init_from else {}), **metadata}
-        save_checkpoint(path, config=self.model.config.to_dict(), vocab=self.vocab, state_dict=to_cpu(weights),
-                        metadata=metadata, training=training)
+        self.arch.save(path, config=self.model.config.to_dict(), vocab=self.vocab, state_dict=to_cpu(weights),
+                       metadata=metadata, training=training)
 
     def save(self, path: str, end: EpochEnd) -> None:
         """``best.pt`` or an epoch's snapshot, with the epoch's validation figures."""
