@@ -43,6 +43,7 @@ from .scores.agreement import MIN_WORDS, measure as measure_agreement
 from .scores.metrics import evaluate
 from .text.tokens import DEFAULT_PUNCT, PUNCT_POLICIES, Preprocessor
 from .gold.treebank import Gold, load_gold
+from .trees import average as averaging
 from .trees.average import DEFAULT_TIES, average_trees_batch, check_ties
 from .trees.baselines import check_voters, voter_tree
 from .trees.tree import guess_labelled, is_labelled, iter_sexprs, sexpr_to_tree
@@ -298,20 +299,26 @@ class Parser(ParserI):
                        if layers and model.layered else None)
         return out
 
-    def member_trees(self, token_lists: Sequence[Sequence[str]], dists=None, progress=None) -> List[List[Any]]:
+    def member_trees(self, token_lists: Sequence[Sequence[str]], dists=None, progress=None,
+                     first_only_over: Optional[int] = None) -> List[List[Any]]:
         """Per sentence, each member's tree (nested tuples; None for an empty sentence), each
         model giving its members' trees (:meth:`onparse.kinds.ParsingModel.member_trees`).
         ``dists``: what :meth:`model_distances` gave for these token lists (reused); ``progress``
         as for :meth:`model_distances`.  Sentences a model built in pieces because they were too
         long for it (a grammar's or a student's ``too_long``) are counted in :attr:`in_pieces`,
-        once per sentence and kind of model."""
+        once per sentence and kind of model.  ``first_only_over``: sentences of more words are
+        read by the first member's model only (the others' trees are None): :meth:`trees` does
+        not average them, so the other models step aside instead of parsing them in vain."""
         per_member: List[Any] = [None] * len(self.members)
         for index, model in enumerate(self.models):
             mine = [k for k, m in enumerate(self.members) if m.model == index]
             if not mine:
                 continue
             reuse = {} if dists is None or dists[index] is None else {"distances": dists[index]}
-            trees = model.member_trees(token_lists, [self.members[k] for k in mine], batch_size=self.batch_size,
+            read = token_lists
+            if first_only_over is not None and index != self.members[0].model and not reuse:
+                read = [t if len(t) <= first_only_over else [] for t in token_lists]
+            trees = model.member_trees(read, [self.members[k] for k in mine], batch_size=self.batch_size,
                                        max_tokens=self.max_tokens, progress=progress, **reuse)
             pieced = set()
             for k, member_trees in zip(mine, trees):
@@ -325,14 +332,24 @@ class Parser(ParserI):
         """One tree per token list (nested tuples; None for an empty one): the member's tree,
         or the average of the members' and voters' trees; ``progress`` as for
         :meth:`member_trees`.  Cost: each model's (O(n) per language-model member tree after
-        its distances, O(n^3) for a student's or a grammar's), then O(n^3) per average."""
-        per_sentence = self.member_trees(token_lists, dists, progress)
+        its distances, O(n^3) for a student's or a grammar's), then O(n^3) per average.
+
+        A sentence of more than :data:`onparse.trees.average.MAX_WORDS` words is not averaged: its
+        tree is the first member's, the other members step aside (their models do not read it)
+        and it is counted in :attr:`too_long`.  So its cost is the first member's alone: linear
+        in its length for a language model or a student (which parses it in pieces,
+        :meth:`onparse.student.model.SpanStudent.parse_in_pieces`)."""
         if not self.averages:
-            return [trees[0] for trees in per_sentence]
-        full = [i for i, t in enumerate(token_lists) if len(t)]
+            return [trees[0] for trees in self.member_trees(token_lists, dists, progress)]
+        per_sentence = self.member_trees(token_lists, dists, progress, first_only_over=averaging.MAX_WORDS)
         out: List[Any] = [None] * len(token_lists)
+        full = [i for i, t in enumerate(token_lists) if 0 < len(t) <= averaging.MAX_WORDS]
         for i, tree in zip(full, self.average([per_sentence[i] for i in full], [token_lists[i] for i in full])):
             out[i] = tree
+        long = [i for i, t in enumerate(token_lists) if len(t) > averaging.MAX_WORDS]
+        for i in long:
+            out[i] = per_sentence[i][0]
+        self.too_long += len(long)
         return out
 
     def average(self, per_sentence: Sequence[Sequence[Any]], token_lists: Sequence[Sequence[str]]) -> List[Any]:

@@ -4,7 +4,9 @@ Sentences are batched by length (shortest first) under a budget on the rank-spac
 autograd through the inside (which the marginals need) keeps about ``B n^3 r / 2`` floats, so a
 batch holds at most :data:`CHART_CELLS` of ``n^3 r`` and a sentence longer than
 :func:`exact_words` (about 160 words at the small size, 80 at the large) is parsed in pieces
-(:func:`piece_spans`) and reported in ``too_long``.
+(:func:`piece_spans`) and reported in ``too_long``; one of more than
+:data:`onparse.trees.average.MAX_WORDS` words in pieces of :data:`LONG_PIECE_WORDS`, so that its
+time stays linear in its length (:meth:`Reader.piece_words`).
 
 Scores follow the same budget: :func:`log_likelihood` is exact over the sentences of 2 to
 :func:`exact_words` words and leaves longer ones out, counted (``too_long``): a piece's ``log Z``
@@ -34,6 +36,9 @@ from .model import GrammarRules, NeuralPCFG
 #: Rank-space chart cells (sentences x words^3 x rank) one batch may hold: about 0.5 GB of
 #: autograd memory for the marginals at its top.
 CHART_CELLS = 1 << 28
+#: The words of each piece of a sentence of more than :data:`onparse.trees.average.MAX_WORDS` words
+#: (:meth:`Reader.piece_words`): about 0.7 ms a word on one thread at the small size, batched.
+LONG_PIECE_WORDS = 40
 #: The largest full rule tensor ``m (m+p)^2`` Viterbi builds (1 MB of floats; the small preset's is 243,000).
 VITERBI_RULES = 1 << 20
 
@@ -217,16 +222,28 @@ class Reader:
                 out[whole[k]] = spans_to_tree(tokens, spans)
             if progress is not None:
                 progress(len(group))
+        # The pieces of every long sentence, decoded in batches as whole sentences are.
+        bounds = {i: piece_bounds(len(token_lists[i]), self.piece_words(len(token_lists[i]))) for i in out.too_long}
+        work = [(i, a, b) for i in out.too_long for a, b in zip(bounds[i], bounds[i][1:])]
+        decoded: Dict[Tuple[int, int], List[Span]] = {}
+        for group in cubic_batches([b - a for _, a, b in work], self.batch_size, self.model.config.chart_rank):
+            chosen = [work[k] for k in group]
+            for (i, a, _), spans in zip(chosen, decode([list(token_lists[i][a:b]) for i, a, b in chosen])):
+                decoded[i, a] = spans
         for i in out.too_long:
             tokens = list(token_lists[i])
-            bounds = piece_bounds(len(tokens), self.cap)
-            pieces = [decode([tokens[a:b]])[0] for a, b in zip(bounds, bounds[1:])]
-            out[i] = spans_to_tree(tokens, piece_spans(bounds, pieces))
+            out[i] = spans_to_tree(tokens, piece_spans(bounds[i], [decoded[i, a] for a in bounds[i][:-1]]))
             if progress is not None:
                 progress(1)
         if progress is not None:
             progress(sum(1 for t in token_lists if len(t) < 2))
         return out
+
+    def piece_words(self, n: int) -> int:
+        """The words of each piece of a sentence of ``n`` words too long to parse whole: ``cap``,
+        or :data:`LONG_PIECE_WORDS` above :data:`onparse.trees.average.MAX_WORDS` (time linear in
+        ``n`` at under 1 ms a word, where pieces of ``cap`` words cost over 10 ms a word)."""
+        return self.cap if n <= average.MAX_WORDS else min(self.cap, LONG_PIECE_WORDS)
 
     def labelled(self, token_lists: Sequence[Sequence[str]]) -> List[Optional[Tuple[object, Dict[Span, str]]]]:
         """Per token list its MBR tree and ``{span: "NT-k"}``, each MBR span's most probable
@@ -245,7 +262,7 @@ class Reader:
         for i, tokens in enumerate(token_lists):
             if len(tokens) > self.cap:
                 tokens = list(tokens)
-                bounds = piece_bounds(len(tokens), self.cap)
+                bounds = piece_bounds(len(tokens), self.piece_words(len(tokens)))
                 pieces, labels = [], {}
                 for a, b in zip(bounds, bounds[1:]):
                     spans, names = self._labelled_spans([tokens[a:b]])[0]
@@ -267,7 +284,8 @@ class Reader:
             if tree is None or len(tokens) < 2:
                 continue
             spans = tree_spans(tree)
-            bounds = [0, len(tokens)] if len(tokens) <= self.cap else piece_bounds(len(tokens), self.cap)
+            bounds = [0, len(tokens)] if len(tokens) <= self.cap else \
+                piece_bounds(len(tokens), self.piece_words(len(tokens)))
             for a, b in zip(bounds, bounds[1:]):
                 inner = [(s - a, e - a) for s, e in spans if a <= s and e <= b]
                 if inner:

@@ -122,6 +122,10 @@ class SpanStudent(nn.Module):
             self.train(was)
 
 
+#: The words of each piece of a sentence too long to parse whole (more than
+#: :data:`onparse.trees.average.MAX_WORDS`): its time is then linear in its length, about 0.5 ms a word
+#: on one thread (2,000-word pieces cost 3 ms a word: 5 minutes for a 100,000-word line).
+PIECE_WORDS = 500
 #: Span cells (sentences x (words + 1)^2) scored at once when parsing: bounds the memory of the
 #: ``[B, rows, T + 1, M]`` MLP layer (about 100 MB at the default M = 200; :meth:`SpanStudent.span_scores`).
 MAX_CELLS = 1 << 17
@@ -166,8 +170,9 @@ def student_trees(model: SpanStudent, vocab, token_lists: Sequence[Sequence[str]
     ``batch_size`` sentences at a time (the caller's: :data:`onparse.devices.BATCH_SIZE` by device).
     ``progress(k)`` is called with the sentences of each batch done.  Cost: O(n^2) span scores
     and O(n^3) CYK per sentence, batched by length; a sentence longer than
-    :data:`onparse.trees.average.MAX_WORDS` is parsed in pieces of at most that many words and listed
-    in ``too_long`` (memory O(n + MAX_WORDS^2), time O(n MAX_WORDS^2))."""
+    :data:`onparse.trees.average.MAX_WORDS` is parsed in pieces of at most :data:`PIECE_WORDS` words
+    and listed in ``too_long`` (memory O(n + PIECE_WORDS^2 + (n / PIECE_WORDS)^2), time
+    O(n PIECE_WORDS^2 + (n / PIECE_WORDS)^3))."""
     out = StudentTrees([None] * len(token_lists))
     cap = average.MAX_WORDS                     # one length cap for averaging and the student
     out.too_long = [i for i, t in enumerate(token_lists) if len(t) > cap]
@@ -183,7 +188,7 @@ def student_trees(model: SpanStudent, vocab, token_lists: Sequence[Sequence[str]
     for i in out.too_long:
         tokens = list(token_lists[i])
         ids, _ = encode([tokens], vocab)
-        out[i] = spans_to_tree(tokens, model.parse_in_pieces(ids.to(device), cap))
+        out[i] = spans_to_tree(tokens, model.parse_in_pieces(ids.to(device), min(cap, PIECE_WORDS)))
         if progress is not None:
             progress(1)
     for i, tokens in enumerate(token_lists):
