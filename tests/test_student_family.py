@@ -82,3 +82,37 @@ def test_what_a_student_run_refuses_is_a_usage_error(material, tmp_path, args, m
     done = run("train", "--family", "student", "--out", tmp_path / "r", *args)
     assert done.exit_code == 2 and message in done.output, done.output
     assert not (tmp_path / "r").exists()
+
+
+def test_a_stop_request_saves_a_distillation_where_it_stands_and_resume_is_exact(material, tmp_path, monkeypatch):
+    """Ctrl-C inside an epoch: the run loop's stop request serves distillation too (issue 64.1).
+    ``last.pt`` is saved at the batch in hand, not at the last periodic save, the call ends with
+    KeyboardInterrupt (as before), and --resume ends with the weights of a run never stopped."""
+    import signal
+
+    import onparse.student.distill as distill_module
+    from onparse import DistillSettings, distill, load
+
+    teacher = load(material["teacher"])
+    settings = DistillSettings(epochs=2, batch_size=16, save_every=1000, valid_every=10)    # 7 batches an epoch
+    sizes = dict(embedding_size=8, hidden_size=12, mlp_size=12)
+    whole = distill(teacher, material["text"], tmp_path / "whole.pt", sizes=sizes, settings=settings, quiet=True)
+    calls, real = {"n": 0}, torch.nn.utils.clip_grad_norm_
+
+    def interrupt_at_step_10(*args, **kwargs):
+        calls["n"] += 1
+        if calls["n"] == 10:                 # epoch 2, batch 3: long after epoch 1's save
+            os.kill(os.getpid(), signal.SIGINT)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(distill_module.torch.nn.utils, "clip_grad_norm_", interrupt_at_step_10)
+    with pytest.raises(KeyboardInterrupt):
+        distill(teacher, material["text"], tmp_path / "cut.pt", sizes=sizes, settings=settings, quiet=True)
+    monkeypatch.setattr(distill_module.torch.nn.utils, "clip_grad_norm_", real)
+    saved = torch.load(tmp_path / "cut.run" / "last.pt", weights_only=True)["training"]
+    assert (saved["step"], saved["epoch"], saved["done"]) == (10, 2, 3)
+    assert not (tmp_path / "cut.pt").exists()
+    resumed = distill(teacher, material["text"], tmp_path / "cut.pt", sizes=sizes, settings=settings, resume=True,
+                      quiet=True)
+    assert [e["step"] for e in resumed.epochs] == [e["step"] for e in whole.epochs] == [7, 14]
+    assert same(weights(tmp_path / "whole.pt"), weights(tmp_path / "cut.pt"))
