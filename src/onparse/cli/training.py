@@ -32,8 +32,6 @@ def parse_duration(text: str) -> float:
         raise ValueError(f"not a duration: {text!r} (examples: 3600, 90s, 45m, 2h, 1h30m)")
     h, mins, secs = (float(g) if g else 0.0 for g in m.groups())
     seconds = h * 3600 + mins * 60 + secs
-    if seconds <= 0:                    # refused as the command line is read, before anything loads
-        raise ValueError(f"a duration must be more than 0 seconds, got {text.strip()!r}")
     # Hundreds of digits parse to inf, which no timer or plan can use: no run is meant to last
     # beyond a year (issue 55.6).
     if not seconds <= MAX_DURATION:
@@ -43,15 +41,24 @@ def parse_duration(text: str) -> float:
 
 
 class _Duration(click.ParamType):
+    """A duration (:func:`parse_duration`), more than 0 seconds unless ``zero_ok``: refused as the
+    command line is read, before anything loads (``--max-time 0``)."""
+
     name = "DURATION"
+
+    def __init__(self, zero_ok: bool = False):
+        self.zero_ok = zero_ok
 
     def convert(self, value, param, ctx):
         if isinstance(value, (int, float)):
             return float(value)
         try:
-            return parse_duration(value)
+            seconds = parse_duration(value)
         except ValueError as err:
             self.fail(str(err), param, ctx)
+        if seconds <= 0 and not self.zero_ok:
+            self.fail(f"a duration must be more than 0 seconds, got {value.strip()!r}", param, ctx)
+        return seconds
 
 
 #: The families in their order (the first is the default), and every option any of them takes
@@ -190,7 +197,7 @@ def _refusal(family, given):
               help="Stop (and save) after this much training time in this invocation: 3600, 45m, 2h30m")
 @click.option("--max-steps", type=click.IntRange(0, INT_MAX), default=None,
               help="Stop (and save) after this many optimiser steps in total")
-@click.option("--checkpoint-every", type=_Duration(), default="10m", show_default=True,
+@click.option("--checkpoint-every", type=_Duration(zero_ok=True), default="10m", show_default=True,
               help="Also save last.pt this often inside an epoch, so a killed run loses at most this much "
                    "(0: only at epoch ends)")
 @click.option("--keep-epochs", is_flag=True,
