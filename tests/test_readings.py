@@ -4,6 +4,7 @@ models a reading does not read are built on first use only."""
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 from click.testing import CliRunner
@@ -213,14 +214,16 @@ def test_info_lists_each_reading_with_its_figures(files):
     assert lines[1].endswith("a bundle of 3 models read in 2 ways (readings): fast, the default, and accurate "
                              "(model 1 gives distances only)"), lines[1]
     at = lines.index("readings (choose one with --reading NAME):")
-    assert lines[at + 1:at + 5] == [
+    assert lines[at + 1:at + 7] == [
         "  fast (the default): the student (model 2)",
         "    812 sentences a second on one CPU thread; sentence F1 59.3 on the WSJ sample's dev half, - on its "
         "test half",
+        "    span labels: none, every constituent X (no grammar among its members)",
         "  accurate: average of 2 members (in tie-breaking order: model 2 student; model 3 grammar) + a "
         "right-branching voter; ties first (the first member decides)",
         "    201 sentences a second on one CPU thread; sentence F1 59.6 on the WSJ sample's dev half, 59.6 on its "
-        "test half"]
+        "test half",
+        "    span labels: a grammar's symbols (NT-12), model 3's"]
     assert not any(line.startswith(("members", "voters:", "ties:")) for line in lines)
     as_json = json.loads(CliRunner().invoke(main, ["info", "-m", files["bundle"], "--json"]).stdout)
     assert as_json["default_reading"] == "fast" and list(as_json["readings"]) == ["fast", "accurate"]
@@ -237,7 +240,7 @@ def test_info_leaves_out_figures_of_unexpected_types(files, tmp_path):
     write_atomically(str(odd), blob)
     lines = CliRunner().invoke(main, ["info", "-m", str(odd)]).stdout.splitlines()
     at = lines.index("readings (choose one with --reading NAME):")
-    assert lines[at + 1] == "  fast (the default): the student (model 2)" and lines[at + 2].startswith("  accurate: ")
+    assert lines[at + 1] == "  fast (the default): the student (model 2)" and lines[at + 3].startswith("  accurate: ")
     blob["metadata"]["readings_metrics"] = ["fast"]
     write_atomically(str(odd), blob)
     assert "note: 1 part(s) of the metadata" in CliRunner().invoke(main, ["info", "-m", str(odd)]).stdout
@@ -262,3 +265,75 @@ def test_a_real_pipe_parses_with_the_reading_asked_for(files):
                          timeout=300)
     assert bad.returncode == 2 and bad.stdout == "" and "has no reading 'slow'" in bad.stderr
     assert "Traceback" not in bad.stderr
+
+
+# -- labels: a tree's span labels come from the models its reading reads, and from no other -------
+
+def _counting_grammar_labels(monkeypatch):
+    """A list that grows by the number of sentences each time a grammar labels trees."""
+    from onparse.grammar.kind import Grammar
+
+    calls, real = [], Grammar.labels
+
+    def counting(self, token_lists, trees, **options):
+        calls.append(len(token_lists))
+        return real(self, token_lists, trees, **options)
+
+    monkeypatch.setattr(Grammar, "labels", counting)
+    return calls
+
+
+def _grammar_labels(files, trees):
+    """What the bundle's grammar, alone in its own file, names the spans of ``trees``."""
+    from onparse.induce import tree_labels
+
+    return tree_labels(load(files["grammar"], "cpu"), TOKENS, trees)
+
+
+def test_only_a_grammar_among_the_readings_members_labels_its_trees(files, monkeypatch):
+    """The accurate reading (student and grammar) names every span of its trees as the grammar
+    does; the fast reading (the student alone) has no labels (PTB output all X) and neither asks
+    the grammar the bundle carries nor builds it."""
+    from onparse import to_ptb
+    from onparse.induce import tree_labels
+
+    calls = _counting_grammar_labels(monkeypatch)
+    fast = load(files["bundle"], "cpu", reading="fast")
+    trees = fast.trees(TOKENS)
+    assert tree_labels(fast, TOKENS, trees) is None
+    assert calls == [] and not fast.models[2].built
+    assert tree_labels(files["by_hand"]["fast"], TOKENS, trees) is None and calls == []
+    assert all(set(re.findall(r"\((\S+) ", to_ptb(t))) == {"X", "W"} for t in trees)
+
+    accurate = load(files["bundle"], "cpu", reading="accurate")
+    trees = accurate.trees(TOKENS)
+    labels = tree_labels(accurate, TOKENS, trees)
+    assert calls == [len(TOKENS)]
+    assert labels == _grammar_labels(files, trees)
+    for tree, names in zip(trees, labels):
+        written = to_ptb(tree, labels=names)
+        assert "(X " not in written and set(re.findall(r"\((\S+) ", written)) - {"W"} <= set(names.values())
+        assert all(re.fullmatch(r"NT-\d+", name) for name in names.values())
+
+
+def test_induce_format_ptb_labels_follow_the_reading(files, monkeypatch):
+    """``onparse induce --format ptb --reading NAME``: the fast reading's trees with X, the grammar
+    never asked; the accurate reading's with the grammar's symbols.  jsonl records carry labels
+    only for the accurate reading."""
+    from onparse import to_ptb
+
+    calls = _counting_grammar_labels(monkeypatch)
+    fast = _induce("-m", files["bundle"], "--reading", "fast", "--format", "ptb")
+    assert fast.exit_code == 0, fast.output
+    assert fast.stdout.splitlines() == [to_ptb(t) for t in files["by_hand"]["fast"].trees(TOKENS)]
+    records = _induce("-m", files["bundle"], "--format", "jsonl")         # the default reading: fast
+    assert records.exit_code == 0 and all("labels" not in json.loads(r) for r in records.stdout.splitlines())
+    assert calls == []
+
+    accurate = _induce("-m", files["bundle"], "--reading", "accurate", "--format", "ptb")
+    assert accurate.exit_code == 0, accurate.output
+    trees = files["by_hand"]["accurate"].trees(TOKENS)
+    expected = [to_ptb(t, labels=names) for t, names in zip(trees, _grammar_labels(files, trees))]
+    assert accurate.stdout.splitlines() == expected and all(line.startswith("(NT-") for line in expected)
+    records = _induce("-m", files["bundle"], "--reading", "accurate", "--format", "jsonl").stdout.splitlines()
+    assert all(json.loads(r)["labels"] for r in records) and calls

@@ -310,12 +310,21 @@ def test_reading_goes_to_load_only_when_given(monkeypatch, tiny_lm):
     assert given == [{"batch_size": 64}, {"batch_size": 8, "reading": "accurate"}]
 
 
-def test_a_bundles_reading_by_name(tmp_path):
+@pytest.fixture(scope="module")
+def bundles(tmp_path_factory):
+    """test_readings' bundle: a fast reading (a student alone) and an accurate one (the student and
+    a grammar, with a right-branching voter)."""
+    from test_readings import write_bundles
+
+    return write_bundles(tmp_path_factory.mktemp("readings"))
+
+
+def test_a_bundles_reading_by_name(bundles):
     """config reading: that reading's trees (each reading's parser built by hand), the file's
     default without one, and a reading the file lacks refused when the pipe is added."""
-    from test_readings import LINES, write_bundles
+    from test_readings import LINES
 
-    files = write_bundles(tmp_path)
+    files = bundles
     for name, by_hand in [(None, files["by_hand"]["fast"]), *files["by_hand"].items()]:
         nlp = pipeline(model=files["bundle"], reading=name)
         assert nlp.get_pipe("onparse").parser.reading == (name or "fast")
@@ -326,6 +335,24 @@ def test_a_bundles_reading_by_name(tmp_path):
         assert [next(nlp(line).sents)._.parse_string for line in LINES] == expected
     with pytest.raises(onparse.ReadingError, match="no-such"):
         pipeline(model=files["bundle"], reading="no-such")
+
+
+def test_labels_follow_the_reading(bundles, monkeypatch):
+    """span._.labels and parse_string: the accurate reading's constituents are named by the
+    grammar among its members; the fast reading's are all X, the bundle's grammar never asked."""
+    from onparse.grammar.kind import Grammar
+
+    calls, real = [], Grammar.labels
+    monkeypatch.setattr(Grammar, "labels", lambda self, *a, **k: calls.append(1) or real(self, *a, **k))
+    text = "the cat sat on a mat"
+    sent = next(pipeline(model=bundles["bundle"], reading="fast")(text).sents)
+    spans = [span for span in sent._.constituents if len(span) > 1]
+    assert spans and all(span._.labels == ("X",) for span in spans)
+    assert "(NT-" not in sent._.parse_string and calls == []
+    sent = next(pipeline(model=bundles["bundle"], reading="accurate")(text).sents)
+    spans = [span for span in sent._.constituents if len(span) > 1]
+    assert spans and all(re.fullmatch(r"NT-\d+", span._.labels[0]) for span in spans)
+    assert sent._.parse_string.startswith("(NT-") and calls
 
 
 def test_the_component_pickles_and_the_pipeline_reloads_from_disk(nlp, tmp_path):

@@ -35,7 +35,7 @@ import sys
 from typing import IO, Callable, Dict, Iterable, Iterator, List, NamedTuple, Optional, Sequence, Tuple
 
 from .errors import OnparseError
-from .members import DEFAULT_DECODER, DEFAULT_LAYER, GATES, Member, first_of
+from .members import DEFAULT_DECODER, DEFAULT_LAYER, GATES, Member, first_of, labelling
 from .files.safeio import MAX_LINE_BYTES, bounded_lines
 from .progress import Portion
 from .pictures.show import GoldTree, SentenceView, make_view
@@ -290,21 +290,15 @@ def script_of(token: str) -> Optional[str]:
 
 
 def tree_labels(parser, token_lists: Sequence[Sequence[str]], trees: Sequence[object]) -> Optional[List[Optional[Dict]]]:
-    """Span -> label for each of ``parser``'s ``trees`` of ``token_lists``, from the first of its
-    models whose kind names spans (:meth:`onparse.kinds.ParsingModel.labels`: a grammar names
-    each span of ANY tree over the words by its most probable nonterminal, ``NT-12``), the one
-    member's model first.  So a bundle that carries a grammar beside its members (the bundled
-    model) labels its trees, averaged ones too.  None when no model names spans: the trees are
-    written with ``X``.  Cost: the labelling kind's (a grammar: its labelled marginals, about one
-    more parse); nothing for the kinds without labels."""
-    first = parser.members[0].model
-    for index in [first] + [k for k in range(len(parser.models)) if k != first]:
-        model = parser.models[index]
-        member = parser.members[0] if index == first else model.member(index, 1, model.decoders[0])
-        labels = model.labels(token_lists, trees, member=member, batch_size=parser.batch_size)
-        if labels is not None:
-            return labels
-    return None
+    """Span -> label for each of ``parser``'s ``trees`` of ``token_lists`` (averaged ones too), from
+    the model of its members that labels them (:func:`onparse.members.labelling`: the first
+    grammar among them, which names each span of ANY tree over the words by its most probable
+    nonterminal, ``NT-12``); None when no member's model names spans (a student alone, the bundled
+    model's fast reading), whatever else its file carries: the trees are written with ``X``.
+    Cost: the labelling kind's (a grammar: its labelled marginals, about one more parse)."""
+    member = labelling(parser.members, parser.models)
+    return None if member is None else parser.models[member.model].labels(
+        token_lists, trees, member=member, batch_size=parser.batch_size)
 
 
 def induce_lines(lines: Iterable[str], parser, *, fmt: str = "brackets", tokenize: bool = True,
@@ -316,8 +310,8 @@ def induce_lines(lines: Iterable[str], parser, *, fmt: str = "brackets", tokeniz
     several); ``fmt``: one of :data:`FORMATS`; ``tokenize`` / ``punct``: see
     :class:`onparse.text.tokens.Preprocessor`.  ``json`` records hold the tokens, the tree, the first
     member's distances and ``oov``: per token, whether the (first) model's vocabulary lacks it.
-    When the tree is one member's and its kind names spans (:func:`tree_labels`), ``ptb`` writes
-    those labels instead of ``X`` and ``json`` records add ``labels``: ``[start, end, label]`` per
+    When a grammar is among the members (:func:`tree_labels`), ``ptb`` writes its symbols
+    instead of ``X`` and ``json`` records add ``labels``: ``[start, end, label]`` per
     span, outermost first.
     ``check``: a :class:`VocabularyCheck` that counts every sentence's tokens.  ``split``: a
     :class:`onparse.text.sentences.SentenceSplitter`: each sentence of a line gets its tree
@@ -481,7 +475,7 @@ def views_from_lines(lines: Iterable[str], parser, *, golds: Optional[Sequence[G
     terminal user sees each answer at once).  ``golds``: one gold tree per non-empty line, in
     order (checked against the words).  The bars show the distances of the model the first
     member reads, at every layer; the tree is the parser's (an average with several members),
-    its spans labelled when its one member's kind names them (:func:`tree_labels`).
+    its spans labelled when a grammar is among the members (:func:`tree_labels`).
     """
     # The bars: those of the first member that reads a layer (every layer's d_f of a language
     # model), else of the first member (a student's or a grammar's split sizes).

@@ -212,6 +212,11 @@ class ParsingModel:
         write ``X``).  Cost: the kind's; nothing for a kind without labels."""
         return None
 
+    @classmethod
+    def names_spans(cls) -> bool:
+        """Whether the kind labels the spans of trees (it overrides :meth:`labels`: a grammar)."""
+        return cls.labels is not ParsingModel.labels
+
     def bars(self, tokens: Sequence[str], member: Member, tree: Any) -> Bars:
         """What ``show`` draws under the tree of ``tokens``: by default the tree's split sizes
         (:func:`onparse.trees.tree.split_sizes`, which the ``split`` decoder turns back into it)."""

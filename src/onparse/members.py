@@ -148,3 +148,11 @@ def first_of(members: Sequence[Member], models: Sequence[Any], *, layered: bool)
     """The first member whose model has (``layered``) or lacks layers; None when there is none."""
     return next((m for m in members if models[m.model].layered == layered), None)
 
+
+def labelling(members: Sequence[Member], models: Sequence[Any]) -> Optional[Member]:
+    """The member whose model labels the spans of a reading's trees, the one rule of labels: the
+    first, in the members' order, whose model's kind names spans
+    (:meth:`onparse.kinds.ParsingModel.names_spans`: a grammar), whichever members made the trees;
+    None when none does: the reading's trees are unlabelled (every constituent ``X``), whatever
+    other models its file carries.  ``models``: the models, or their kinds, by index."""
+    return next((m for m in members if models[m.model].names_spans()), None)

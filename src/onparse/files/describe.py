@@ -9,6 +9,7 @@ from __future__ import annotations
 import os
 from typing import Any, Dict, Optional, Union
 
+from ..members import labelling
 from ..trees.average import TIE_MEANINGS
 from ..registry import kind_of
 from .bundle import bundle_members, bundle_readings, bundle_voting, is_bundle, load_model_file, models_of
@@ -151,7 +152,16 @@ def _reading_lines(name, members, voters, ties, models, *, default: bool, figure
         parts.append(f"{speed:,.0f} sentences a second on one CPU thread")
     if any(isinstance(f, (int, float)) and not isinstance(f, bool) for f in (dev, test)):
         parts.append(f"sentence F1 {percent(dev)} on the WSJ sample's dev half, {percent(test)} on its test half")
-    return lines + (["    " + "; ".join(parts)] if parts else [])
+    return lines + (["    " + "; ".join(parts)] if parts else []) + ["    " + _labels_line(members, models, "its")]
+
+
+def _labels_line(members, models, whose: str) -> str:
+    """Where the span labels of trees made by ``members`` come from (the one rule,
+    :func:`onparse.members.labelling`: a grammar among them), in words; ``whose``: ``its``/``the``."""
+    member = labelling(members, [kind_of(entry, "", entry=True) for entry in models])
+    if member is None:
+        return f"span labels: none, every constituent X (no grammar among {whose} members)"
+    return f"span labels: a grammar's symbols (NT-12), model {member.model + 1}'s"
 
 
 def describe_bundle(blob: dict, name: str, path: str, counts) -> str:
@@ -185,7 +195,7 @@ def describe_bundle(blob: dict, name: str, path: str, counts) -> str:
         lines += ["", lone[1] if lone else
                   "members (in tie-breaking order): " + "; ".join(m.label(len(models)) for m in members)]
         lines.append("voters: " + (", ".join(f"{v}-branching tree" for v in voters) if voters else "none"))
-        lines += [f"ties: {ties} ({TIE_MEANINGS[ties]})", ""]
+        lines += [f"ties: {ties} ({TIE_MEANINGS[ties]})", _labels_line(members, models, "the"), ""]
     else:
         figures = meta.get(METRICS_KEY, {})
         if not isinstance(figures, dict):

@@ -40,8 +40,9 @@ class Grammar(ParsingModel):
     """A neural PCFG (:class:`onparse.grammar.model.NeuralPCFG`, any rule form) and its vocabulary."""
 
     kind = "grammar"
-    # Its labels name the members' spans (induce --format ptb, eval --labels); onparse grammar shows it.
-    kept_for = ("names spans (labels, onparse grammar)", "name spans (labels, onparse grammar)")
+    # Kept with no member reading it, it labels no trees (a reading's labels are its own members'
+    # models', onparse.members.labelling): onparse grammar shows it.
+    kept_for = ("shows its rules (onparse grammar)", "show their rules (onparse grammar)")
     file_format = GRAMMAR_FORMAT
     entry_kind = GRAMMAR_KIND
     family = "grammar"
