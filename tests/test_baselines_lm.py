@@ -98,9 +98,14 @@ def test_what_needs_trees_refuses_a_baseline_in_one_line(corpus, tmp_path, cell)
         done = run(*command, input="the dog saw a cat\n")
         assert done.exit_code == 1 and "Traceback" not in done.output, (command, done.output)
         lines = done.stderr.strip().splitlines()
-        assert lines[-1] == (f"error: an {cell.upper()} language model has no master gates, so no distances and no "
-                             "trees: give an ON-LSTM language model, a student or a grammar (onparse train --family "
-                             "lm, student or grammar)"), (command, done.output)
+        article = {"lstm": "an", "gru": "a"}[cell]
+        assert lines[-1] == (f"error: {article} {cell.upper()} language model has no master gates, so no distances "
+                             "and no trees: give an ON-LSTM language model, a student or a grammar (onparse train "
+                             "--family lm, student or grammar)"), (command, done.output)
         assert done.stdout == ""
+    distances = run("distances", "-m", model, input="the dog saw a cat\n")
+    assert distances.exit_code == 1 and distances.stderr.strip().splitlines()[-1] == (
+        f"error: {model} is {article} {cell.upper()} language model: it has no distances (no master gates); give an "
+        "ON-LSTM language model (onparse train --family lm)"), distances.output
     refused = run("train", "--family", cell, "--init-from", model, "--out", tmp_path / "x")
     assert refused.exit_code == 2 and "--init-from applies to --family lm" in refused.output

@@ -35,17 +35,25 @@ class RecurrentLanguageModel(ParsingModel):
     def describe_sections(cls):
         return (_architecture_lines, _origin_lines, _perplexity_lines)
 
+    #: The article of :attr:`kind` in messages ("an LSTM", "a GRU").
+    article = "a"
+
     def member_trees(self, token_lists, members, *, batch_size: int, max_tokens: int, progress: Progress = None,
                      **_) -> list:
-        raise OnparseError(f"an {self.kind} has no master gates, so no distances and no trees: give an ON-LSTM "
-                           "language model, a student or a grammar (onparse train --family lm, student or grammar)")
+        raise OnparseError(f"{self.article} {self.kind} has no master gates, so no distances and no trees: give an "
+                           "ON-LSTM language model, a student or a grammar (onparse train --family lm, student or "
+                           "grammar)")
+
+    def lacks(self, what: str, name: str) -> OnparseError:
+        return OnparseError(f"{name} is {self.article} {self.kind}: it has no {what} (no master gates); give an "
+                            "ON-LSTM language model (onparse train --family lm)")
 
     def perplexity(self, corpus, split, fmt, batch_size, bptt, *, name: str, quiet: bool):
         return measure_model(self, corpus, split, fmt, batch_size, bptt, name=name, quiet=quiet)
 
 
 class LSTMLanguageModel(RecurrentLanguageModel):
-    kind, cell, family = "LSTM language model", "lstm", "lstm"
+    kind, cell, family, article = "LSTM language model", "lstm", "lstm", "an"
     file_format = entry_kind = FORMATS["lstm"]
 
 
