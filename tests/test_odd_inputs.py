@@ -181,3 +181,25 @@ def test_the_interrupt_hint_has_single_spaces(tmp_path, monkeypatch):
     assert result.exit_code == 130
     assert f"interrupted: continue with onparse fit {tmp_path / 't.txt'} --out {tmp_path / 'o.pt'} --resume" \
         in result.output and "  " not in result.output
+
+
+def test_each_command_is_imported_from_the_module_that_registers_it():
+    # The command line imports a command's module when the command runs (a quicker start-up):
+    # its table of homes must name every command each module registers, and no other.
+    import importlib
+
+    import click
+
+    from onparse.cli import HOMES
+
+    registered = {}
+    for module in set(HOMES.values()):
+        group = click.Group()
+        importlib.import_module(f"onparse.cli.{module}").register(group)
+        registered.update({name: module for name in group.commands})
+    assert registered == HOMES
+    done = subprocess.run([sys.executable, "-c", "import sys\nfrom onparse.cli import main\n"
+                           "try:\n    main(['induce', '--help'])\nexcept SystemExit:\n"
+                           "    print(sorted(m for m in sys.modules if m.startswith('onparse.cli.')))"],
+                          capture_output=True, text=True, env=_env())
+    assert done.stdout.split("\n")[-2] == "['onparse.cli.common', 'onparse.cli.parsing']", done.stderr

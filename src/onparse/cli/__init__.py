@@ -164,13 +164,42 @@ def main():
     new_job()                       # a command is one job: its progress lines keep one clock
 
 
-def _register():
-    # Each command module adds its commands to `main` (imported here, after `main` exists).
-    from . import distill, figures, fit, grammar, info, members, parsing, scoring, training
+#: Each command's module (``cli/<module>.py``, whose ``register`` adds its commands to ``main``):
+#: imported when the command runs or help lists it, so that a command imports only its own module
+#: and what that needs (``induce`` no training code: a quicker start-up).
+HOMES = {"eval": "scoring", "baseline": "scoring", "gold-text": "scoring", "train": "training",
+         "perplexity": "training", "distill": "distill", "fit": "fit", "induce": "parsing",
+         "distances": "parsing", "punkt": "parsing", "agreement": "members", "show": "figures",
+         "plot-log": "figures", "info": "info", "grammar": "grammar"}
 
-    for module in (scoring, training, distill, fit, parsing, members, figures, info, grammar):
-        module.register(main)
+
+class _Commands(dict):
+    """``main.commands``: every name of :data:`HOMES` from the start, each command imported from
+    its module on first use (``main.commands["train"]``, ``.get``, ``.items()`` all work)."""
+
+    def _load(self, name):
+        if dict.get(self, name) is None and name in HOMES:
+            import importlib
+
+            importlib.import_module(f"{__name__}.{HOMES[name]}").register(main)
+        return dict.get(self, name)
+
+    def __getitem__(self, name):
+        command = self._load(name)
+        if command is None:
+            raise KeyError(name)
+        return command
+
+    def get(self, name, default=None):
+        command = self._load(name) if name in self else None
+        return default if command is None else command
+
+    def items(self):
+        return [(name, self[name]) for name in list(self)]
+
+    def values(self):
+        return [self[name] for name in list(self)]
 
 
-_register()
+main.commands = _Commands.fromkeys(HOMES)
 _end_start_up()
