@@ -241,7 +241,7 @@ class Parser(ParserI):
                     readings: Optional[Dict[str, "Parser"]] = None, default_reading: Optional[str] = None) -> None:
         """Write the parser as a bundle file (:mod:`onparse.bundle`): the models its members read
         and those of ``carry`` (indices of :attr:`models` no member reads, kept for their other
-        uses: a grammar names spans, a language model gives distances), the members, voters and
+        uses: a grammar shows its rules, a language model gives distances), the members, voters and
         tie rule; ``weights``: :data:`onparse.weights.WEIGHT_KINDS`, and ``weights_of``: another
         for some models, by index of :attr:`models` (``{0: "int8"}``: a language model kept for
         distances, smaller).  ``readings``: named readings instead (:mod:`onparse.files.readings`),

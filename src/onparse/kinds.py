@@ -64,7 +64,7 @@ class ParsingModel:
     #: The ``onparse train --family`` that trains it (None: ``onparse train`` does not).
     family: ClassVar[Optional[str]] = None
     #: What a bundle keeps it for when no member reads it, as ``onparse info`` says it (one model,
-    #: several): a language model gives distances, a grammar names spans.
+    #: several): a language model gives distances, a grammar shows its rules (labels are members').
     kept_for: ClassVar[Tuple[str, str]] = ("makes no trees here", "make no trees here")
 
     #: ``(blob, path, device)`` of a model whose torch module is not built yet (:meth:`deferred`).

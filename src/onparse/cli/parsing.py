@@ -126,7 +126,8 @@ def _window(file) -> int:
 @click.option("--format", "fmt", type=click.Choice(["brackets", "ptb", "jsonl", "json"]), default="brackets",
               show_default=True,
               help="brackets: ((the cat) (sat down)); ptb: labelled brackets for EVALB and nltk, nodes "
-                   "labelled X, or by a grammar member alone with its symbols (NT-12); jsonl: one JSON object "
+                   "labelled X, or with a grammar's symbols (NT-12) when a grammar is one of the members (an "
+                   "accurate reading's average; a fast reading's student alone gives X); jsonl: one JSON object "
                    "per line with tokens, tree, distances (the first language-model member's numbers per word; "
                    "null when no member is a language model, as in the bundled model (a student and grammars): "
                    "`onparse distances` gives its language models' numbers) and out-of-vocabulary flags, and a "

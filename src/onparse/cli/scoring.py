@@ -157,9 +157,9 @@ def emit_report(result, as_json: bool, per_sentence: Optional[str], about: Optio
 
 def no_symbols(why: str) -> None:
     """The stderr note of ``--labels`` when there is no symbol to report, saying ``why``."""
-    click.echo(f"note: --labels: {why}; only a grammar member alone, an average beside a grammar that "
-               "names its spans, or trees they wrote with --format ptb, have symbols (NT-12) to line up "
-               "with gold labels", err=True)
+    click.echo(f"note: --labels: {why}; only trees made with a grammar among the members (a grammar alone, "
+               "an average such as an accurate reading's), or trees they wrote with --format ptb, have "
+               "symbols (NT-12) to line up with gold labels", err=True)
 
 
 def check_per_sentence(per_sentence: Optional[str], inputs, force: bool = False) -> None:
@@ -199,8 +199,9 @@ def read_input(path: str, max_line_bytes: int):
 @click.option("--beside", "beside_old", type=click.Choice(BASELINE_KINDS), multiple=True, hidden=True,
               help="Deprecated spelling of --baseline (same values).")
 @click.option("--labels", "show_symbols", is_flag=True,
-              help="For labelled trees (a grammar member alone, an average beside a grammar that names its spans "
-                   "such as the bundled model's, or --format ptb trees with NT-12 labels): "
+              help="For labelled trees (made with a grammar among the members: a grammar alone, an average "
+                   "such as the bundled model's or an accurate reading's, not a fast reading's student alone; "
+                   "or --format ptb trees with NT-12 labels): "
                    "end the report with how each induced symbol lines up with the gold labels (its most "
                    "frequent gold label, purity: the share of its spans with that label, counts).  --json always "
                    "has them as \"symbols\".")
@@ -294,8 +295,8 @@ def report_to(out: Optional[str]):
 
 
 def _with_symbols(parser, gold_set, result):
-    """``result`` (a member alone's) scored again with the labels its kind gives its trees'
-    spans (:func:`onparse.induce.tree_labels`); ``result`` itself when the kind has none.
+    """``result`` scored again with the labels a grammar among the members gives its trees'
+    spans (:func:`onparse.induce.tree_labels`); ``result`` itself when no member's kind has them.
     Cost: the labels (a grammar: about one more parse), then the scoring, O(words)."""
     from .. import evaluate
     from ..induce import tree_labels
@@ -335,7 +336,7 @@ def _eval_model(gold_set, parser, name, as_json, per_sentence, plots, beside=(),
         write_eval_plots(plots, scores.result, gold_set, f"{name} ({parser.describe_average()})")
         return
     # An average's trees are named as induce --format ptb names them (a grammar among the
-    # models names each span), so the bundled model's average has symbols too.
+    # members names each span), so the bundled model's average has symbols too.
     labelled = _with_symbols(parser, gold_set, scores.average) \
         if scores.average is not None and (show_symbols or as_json) else None
     # No symbols to show: an average no grammar names, or a member alone beside baselines (a

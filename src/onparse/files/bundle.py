@@ -195,7 +195,7 @@ def save_models(path, models: Sequence[ParsingModel], members: Sequence[Member],
     """Write a bundle of loaded models of any kind read by ``members``: only the models some
     member reads are stored (a member of ``members`` or of a reading of ``options["readings"]``),
     and those of ``carry`` (indices of models no member reads, kept for what else they do: a
-    grammar names spans and shows its rules, a language model gives distances), renumbered in
+    grammar shows its rules, a language model gives distances), renumbered in
     order; ``options`` as for :func:`save_bundle` (``weights_of`` and the readings' members by
     the indices of ``models``)."""
     readings = options.get("readings")
