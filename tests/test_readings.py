@@ -337,3 +337,21 @@ def test_induce_format_ptb_labels_follow_the_reading(files, monkeypatch):
     assert accurate.stdout.splitlines() == expected and all(line.startswith("(NT-") for line in expected)
     records = _induce("-m", files["bundle"], "--reading", "accurate", "--format", "jsonl").stdout.splitlines()
     assert all(json.loads(r)["labels"] for r in records) and calls
+
+
+def test_eval_labels_follow_the_reading(files, tmp_path, monkeypatch):
+    """``onparse eval --labels --reading NAME``: the accurate reading's trees line up their
+    symbols with the gold labels; the fast reading's have none to line up (a note on stderr), and
+    the grammar is never asked."""
+    calls = _counting_grammar_labels(monkeypatch)
+    gold = tmp_path / "gold.txt"
+    gold.write_text("(S (NP the cat) (VP sat (PP on (NP a mat))))\n(S (NP a dog) (VP barked))\n")
+    fast = CliRunner().invoke(main, ["eval", "--gold", str(gold), "-m", files["bundle"], "--reading", "fast",
+                                     "--labels"])
+    assert fast.exit_code == 0, fast.output
+    assert "induced symbols" not in fast.stdout and "carry no induced symbols" in fast.stderr and calls == []
+    accurate = CliRunner().invoke(main, ["eval", "--gold", str(gold), "-m", files["bundle"], "--reading",
+                                         "accurate", "--labels"])
+    assert accurate.exit_code == 0, accurate.output
+    assert "induced symbols against gold labels" in accurate.stdout and "no symbols" not in accurate.stderr
+    assert calls
