@@ -5,14 +5,15 @@ nothing needs importing first::
 
     nlp = spacy.blank("en")
     nlp.add_pipe("sentencizer")
-    nlp.add_pipe("onparse")                 # config: {"model": None, "batch_size": 64, "reading": None}
+    nlp.add_pipe("onparse")                 # config: {"model": None, "batch_size": 1000, "reading": None}
     doc = nlp("The cat sat on the mat.")
     sent = next(doc.sents)
     sent._.parse_string                     # '(X (X (X (W The) (W cat)) (W sat)) ... (P .))'
 
 Config: ``model``, the path (a string: spaCy's config holds JSON values) of a model file of any
 kind or a bundle (``null``: the bundled model);
-``batch_size``, the most sentences parsed together (the parser's batch too); ``reading``, the
+``batch_size``, the most sentences handed to the parser at once, across docs (it sorts them by
+length into batches of its own: the more it is given, the less padding); ``reading``, the
 name of one of a bundle's readings (``null``: its default), passed to :func:`onparse.load`.
 
 Input: each sentence of ``doc.sents`` (a sentencizer or a parser must set them first; a doc
@@ -28,18 +29,21 @@ Output: the trees are stored on the doc as plain lists (:mod:`onparse.pipeline.s
 ``doc.user_data["onparse"]``), so they survive ``DocBin(store_user_data=True)`` and worker
 processes, and read through ``Span._.parse_string``, ``constituents``, ``parent``, ``children``
 and ``labels``.  ``nlp.pipe`` parses the sentences of many docs together, ``batch_size`` at a
-time; the trees are those of ``nlp(text)``, one doc at a time.
+time; the trees are those of ``nlp(text)``, one doc at a time.  With ``n_process``, each worker
+process parses on one thread.
 
 Importing this module loads no model (spaCy imports every registered factory whenever it builds
 a pipeline): the parser is loaded when the component is made, and again, lazily, in a process
 that unpickles it.
 """
+import os
 from typing import Iterable, Iterator, List, Optional
 
 from spacy.language import Language
 from spacy.tokens import Doc
 
 import onparse
+from ..arguments import whole
 from ..induce import tree_labels
 from .placement import PUNCT_TAG, SPACE_TAG, WORD_TAG, place
 from .spacy_extensions import register, store
@@ -47,26 +51,29 @@ from .spacy_extensions import register, store
 #: The factory's name: ``nlp.add_pipe(NAME)``.
 NAME = "onparse"
 #: The component's config and its defaults.
-DEFAULT_CONFIG = {"model": None, "batch_size": 64, "reading": None}
+#: 1000 sentences: the dev half's first 256, parsed in chunks of 64 in the order of the text, cost
+#: the bundled model 2.3x the CPU time of one chunk of 256 (benchmarks/bench_spacy.py compares).
+DEFAULT_CONFIG = {"model": None, "batch_size": 1000, "reading": None}
 
 
 class OnparseComponent:
     """The pipeline component: parses each sentence of a doc (module docstring).
 
-    ``model``: a path, or None for the bundled model; ``batch_size``: the most sentences parsed
-    together; ``reading``: a bundle's reading by name (None: the file's default).  The model is
-    loaded here, so a bad path, reading or batch size fails when the pipe is added
-    (:func:`onparse.load` checks them).  Cost: loading the model
-    (a second or two for the bundled one)."""
+    ``model``: a path, or None for the bundled model; ``batch_size``: the most sentences handed
+    to the parser at once; ``reading``: a bundle's reading by name (None: the file's default).
+    The model is loaded here, so a bad path, reading or batch size fails when the pipe is added.
+    Cost: loading the model (a second or two for the bundled one)."""
 
-    def __init__(self, name: str = NAME, *, model: Optional[str] = None, batch_size: int = 64,
+    def __init__(self, name: str = NAME, *, model: Optional[str] = None, batch_size: int = DEFAULT_CONFIG["batch_size"],
                  reading: Optional[str] = None):
-        self.name, self.model, self.batch_size, self.reading = name, model, batch_size, reading
+        self.name, self.model, self.reading = name, model, reading
+        self.batch_size = whole(batch_size, "batch_size", 1)
         register()
         self._parser = self._load()
+        self._pid = os.getpid()
 
     def _load(self):
-        options = {"batch_size": self.batch_size}
+        options = {}
         if self.reading is not None:             # only then: an onparse without readings still loads
             options["reading"] = self.reading
         return onparse.load(self.model, **options)
@@ -74,17 +81,30 @@ class OnparseComponent:
     @property
     def parser(self):
         """The :class:`onparse.Parser` (loaded again after unpickling)."""
+        if self._pid != os.getpid():
+            self._forked()
         if self._parser is None:
             self._parser = self._load()
         return self._parser
 
+    def _forked(self) -> None:
+        # A worker that nlp.pipe(n_process=N) forked from a process whose torch had run on several
+        # threads: OpenMP's threads do not survive a fork, and the worker's first parallel region
+        # waits for them forever.  Each worker parses on one thread (N workers: N threads), as
+        # torch's own DataLoader workers do.
+        import torch
+
+        torch.set_num_threads(1)
+        self._pid = os.getpid()
+
     # spaCy's worker processes may receive the component pickled: the model is loaded there again
     # from the config rather than sent across (torch modules, megabytes).
     def __getstate__(self):
-        return {**self.__dict__, "_parser": None}
+        return {**self.__dict__, "_parser": None, "_pid": None}
 
     def __setstate__(self, state):
         self.__dict__.update(state)
+        self._pid = os.getpid()                 # loads its own model here: no fork to mind
         register()
 
     def __call__(self, doc: Doc) -> Doc:
