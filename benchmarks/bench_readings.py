@@ -10,8 +10,9 @@ F1 against the gold trees of those sentences (the same trees, scored as ``onpars
 
 Sentences: the sample's dev half (``wsj-sample-dev``, all lengths), its gold words as given.
 ``--labels`` times each reading's trees with their labels, as ``induce --format ptb`` and the spaCy
-component write them: a bundle that carries a grammar names every reading's spans with it, which
-costs about one more parse by that grammar, whichever reading made the trees.
+component write them: a reading with a grammar among its members has it name the spans (about one
+more parse by that grammar); a reading without one (a student alone) has no labels and pays nothing
+more, whatever else the file carries.
 
 A file that names no readings (the bundled model before readings, or any bundle) has one; the
 benchmark then measures a stand-in of the two it would have, from its own members: ``fast``, its
