@@ -11,10 +11,10 @@ nothing needs importing first::
     sent._.parse_string                     # '(X (X (X (W The) (W cat)) (W sat)) ... (P .))'
 
 Config: ``model``, the path (a string: spaCy's config holds JSON values) of a model file of any
-kind or a bundle (``null``: the bundled model);
-``batch_size``, the most sentences handed to the parser at once, across docs (it sorts them by
-length into batches of its own: the more it is given, the less padding); ``reading``, the
-name of one of a bundle's readings (``null``: its default), passed to :func:`onparse.load`.
+kind or a bundle (``null``: the bundled model); ``batch_size``, the most sentences handed to the
+parser at once, across docs (it sorts them by length into batches of its own: the more it is
+given, the less padding); ``reading``, the name of one of a bundle's readings (``null``: its
+default), passed to :func:`onparse.load` only when given.
 
 Input: each sentence of ``doc.sents`` (a sentencizer or a parser must set them first; a doc
 without sentence boundaries is refused in one line), over spaCy's own tokens as they are.  The
@@ -29,8 +29,8 @@ Output: the trees are stored on the doc as plain lists (:mod:`onparse.pipeline.s
 ``doc.user_data["onparse"]``), so they survive ``DocBin(store_user_data=True)`` and worker
 processes, and read through ``Span._.parse_string``, ``constituents``, ``parent``, ``children``
 and ``labels``.  ``nlp.pipe`` parses the sentences of many docs together, ``batch_size`` at a
-time; the trees are those of ``nlp(text)``, one doc at a time.  With ``n_process``, each worker
-process parses on one thread.
+time; the trees are those of ``nlp(text)``, one doc at a time.  A worker process that
+``nlp.pipe(n_process=N)`` forks parses on one thread (:meth:`OnparseComponent._forked`).
 
 Importing this module loads no model (spaCy imports every registered factory whenever it builds
 a pipeline): the parser is loaded when the component is made, and again, lazily, in a process
