@@ -165,7 +165,7 @@ def check_parts(blob: Dict[str, Any], vocab_size: int, shapes, path, *, verify: 
     ``vocab_size`` distinct words, the metadata a dict, the weights tensors of the ``shapes()`` the config
     gives (name -> shape), matching their recorded checksum (unless not ``verify``), finite."""
     vocab, meta = blob["vocab"], blob.get("metadata", {})
-    if not isinstance(vocab, (list, tuple)) or not all(isinstance(w, str) for w in vocab):
+    if not isinstance(vocab, (list, tuple)) or not set(map(type, vocab)) <= {str}:     # map: 40,000 words fast
         raise OnparseError(f"{path}: the vocabulary is not a list of words")
     if len(set(vocab)) != len(vocab):
         seen: set = set()

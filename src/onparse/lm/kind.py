@@ -23,7 +23,6 @@ from .config import ModelConfig
 from .file import check_checkpoint, check_contents
 from .distances import sentence_distances
 from .model import ONLSTMLanguageModel
-from .perplexity import measure_model
 
 
 #: The layers whose trees (by the paper's decoder) go into an average of several models: the
@@ -131,6 +130,9 @@ class LanguageModel(ParsingModel):
         return Bars(d[:, 0].tolist(), member.layer, DISTANCES)
 
     def perplexity(self, corpus, split, fmt, batch_size, bptt, *, name: str, quiet: bool):
+        # Imported here: it reads corpora and gold sets, which parsing never needs (start-up).
+        from .perplexity import measure_model
+
         return measure_model(self, corpus, split, fmt, batch_size, bptt, name=name, quiet=quiet)
 
 
