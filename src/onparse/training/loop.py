@@ -43,6 +43,7 @@ class RunLoop:
         self.stops: Optional[StopRequests] = None
 
     def run(self) -> str:
+        """Epochs until a stop (the loop in the module docstring); the ``stop`` record; its reason."""
         h = self.hooks
         try:
             h.begin()
