@@ -24,7 +24,7 @@ from onparse.api import Parser
 from onparse.members import Member
 from onparse.induce import induce_lines
 from onparse.gold.gold_trees import read_gold
-from onparse.induce import views_from_lines
+from onparse.pictures.show import views_from_lines
 from onparse.pictures.show import _bar_block, bar_levels, draw_bars, draw_tree, leaf_columns, make_view, render_view, to_nltk
 from onparse.trees.tree import leaves, spans_to_tree, to_brackets
 

@@ -25,8 +25,8 @@ Sharding: :class:`Shard` ``K/N`` reads the K-th of N contiguous line ranges of a
 line starts nearest to equal byte offsets, so that the N parts, concatenated in order, are
 exactly the single-process output (no part needs to read the others' lines).
 
-:func:`views_from_lines` gives ``onparse show`` its views (:mod:`onparse.pictures.show`) the same way,
-one line at a time.
+:func:`onparse.pictures.show.views_from_lines` gives ``onparse show`` its views the same way, one
+line at a time; :mod:`onparse.text.coverage` counts how well a text suits the model.
 """
 import json
 import os
@@ -38,7 +38,7 @@ from .errors import OnparseError
 from .members import DEFAULT_DECODER, DEFAULT_LAYER, GATES, Member, first_of, labelling
 from .files.safeio import MAX_LINE_BYTES, bounded_lines
 from .progress import Portion
-from .pictures.show import GoldTree, SentenceView, make_view
+from .text.coverage import VocabularyCheck  # noqa: F401 (read from here by the CLI)
 from .text.sentences import by_line
 from .text.tokens import BOM, DEFAULT_PUNCT, normalize_word, text_problem
 from .trees import average
@@ -209,55 +209,6 @@ def format_tree(tree, fmt: str, labels=None) -> str:
     return to_brackets((tree,) if isinstance(tree, str) else tree)
 
 
-class VocabularyCheck:
-    """Counts, over a whole input, the tokens outside a model's vocabulary and the scripts the
-    vocabulary has no word in, so that a command can say once, on stderr, that the text does not
-    suit the model (:meth:`note`).  Feed it each sentence's tokens with :meth:`add`."""
-
-    #: Above this share of unknown tokens the input is reported (French against an English
-    #: vocabulary: 75%; plain English with two rare nouns in six words: 33%).
-    OOV_SHARE = 0.50
-    #: A token of this many characters or more in a script written without spaces (Han, kana,
-    #: Thai ...) is probably a whole unsegmented sentence.
-    UNSEGMENTED = 8
-
-    def __init__(self, vocab):
-        self.known = vocab.stoi
-        self.scripts = {script_of(w) for w in vocab.itos} - {None}
-        self.tokens = self.unknown = 0
-        self.missing: Dict[str, int] = {}
-        self.unsegmented = 0
-
-    def add(self, tokens: Sequence[str]) -> None:
-        for token in tokens:
-            word = normalize_word(token)
-            self.tokens += 1
-            if word not in self.known:
-                self.unknown += 1
-                script = script_of(token)
-                if script is not None and script not in self.scripts:
-                    self.missing[script] = self.missing.get(script, 0) + 1
-                if script in UNSPACED_SCRIPTS and len(token) >= self.UNSEGMENTED:
-                    self.unsegmented += 1
-
-    def note(self) -> Optional[str]:
-        """One line for stderr when the input suits the model badly, else None."""
-        if not self.tokens:
-            return None
-        share = self.unknown / self.tokens
-        if share <= self.OOV_SHARE and not self.missing:
-            return None
-        parts = [f"{100 * share:.0f}% of the {self.tokens:,} tokens are outside the model's vocabulary"]
-        if self.missing:
-            parts.append("its vocabulary has no word in " + ", ".join(sorted(self.missing))
-                         + (" script" if len(self.missing) == 1 else " scripts"))
-        advice = "a model trained on text of this language (onparse train --corpus FILE) will parse it better"
-        if self.unsegmented:
-            advice = (f"{self.unsegmented:,} token(s) look like unsegmented text: split the words with spaces and "
-                      "use --pretokenized, and " + advice)
-        return "note: " + "; ".join(parts) + "; " + advice
-
-
 def too_long_note(parser) -> Optional[str]:
     """Lines for stderr when some of ``parser``'s sentences were too long for a model to parse
     whole (:attr:`onparse.api.Parser.in_pieces`) or too long to average
@@ -268,25 +219,6 @@ def too_long_note(parser) -> Optional[str]:
         notes.append(f"note: {parser.too_long:,} sentence(s) of more than {average.MAX_WORDS:,} words were too "
                      "long to average: each got its first member's tree")
     return "\n".join(notes) or None
-
-
-#: Scripts written without spaces between words.
-UNSPACED_SCRIPTS = frozenset({"CJK", "HIRAGANA", "KATAKANA", "THAI", "LAO", "KHMER", "MYANMAR", "TIBETAN"})
-
-
-def script_of(token: str) -> Optional[str]:
-    """The script of the first letter of ``token`` (``LATIN``, ``CYRILLIC``, ``CJK`` ...: the
-    first word of its Unicode name), or None when it has no letter.
-
-    >>> script_of("chat"), script_of("мир"), script_of("北京"), script_of("42")
-    ('LATIN', 'CYRILLIC', 'CJK', None)
-    """
-    import unicodedata
-
-    for ch in token:
-        if ch.isalpha():
-            return unicodedata.name(ch, "UNKNOWN").split()[0]
-    return None
 
 
 def tree_labels(parser, token_lists: Sequence[Sequence[str]], trees: Sequence[object]) -> Optional[List[Optional[Dict]]]:
@@ -466,40 +398,3 @@ def steady_memory() -> bool:
 def _check_choice(value, choices, what):
     if value not in choices:
         raise ValueError(f"unknown {what} {value!r}; choose from {', '.join(choices)}")
-
-
-def views_from_lines(lines: Iterable[str], parser, *, golds: Optional[Sequence[GoldTree]] = None,
-                     tokenize: bool = True, punct: str = DEFAULT_PUNCT) -> Iterator[Tuple[int, Optional[SentenceView]]]:
-    """Run the parser (:class:`onparse.api.Parser`) over each line and yield ``(line number,
-    view)``; the view is None for a line with no words.  Lines are read one at a time (a
-    terminal user sees each answer at once).  ``golds``: one gold tree per non-empty line, in
-    order (checked against the words).  The bars show the distances of the model the first
-    member reads, at every layer; the tree is the parser's (an average with several members),
-    its spans labelled when a grammar is among the members (:func:`tree_labels`).
-    """
-    # The bars: those of the first member that reads a layer (every layer's d_f of a language
-    # model), else of the first member (a student's or a grammar's split sizes).
-    bars = first_of(parser.members, parser.models, layered=True) or parser.members[0]
-    bars_model = parser.models[bars.model]
-    # The name of the tree's reading: a language model's decoder, else the member's or the average's.
-    decoder = bars.decoder if bars_model.layered and not parser.averages else parser.describe_average()
-    prep = parser.preprocessor(tokenize, punct)
-    used = 0
-    for number, line in enumerate(lines, 1):
-        tokens = prep(line).tokens
-        if not tokens:
-            yield number, None
-            continue
-        gold = None
-        if golds is not None:
-            if used >= len(golds):
-                raise OnparseError(f"line {number}: no gold tree left (--gold gave {len(golds)})")
-            gold = golds[used]
-            used += 1
-        tree = parser.trees([tokens])[0]
-        shown = bars_model.bars(tokens, bars, tree)
-        labels = tree_labels(parser, [tokens], [tree])
-        yield number, make_view(tokens, shown.rows, shown.marked, decoder, gold, tree=tree, measure=shown.measure,
-                                labels=labels[0] if labels else None)
-    if golds is not None and used < len(golds):
-        raise OnparseError(f"--gold gave {len(golds)} trees for {used} sentence(s)")

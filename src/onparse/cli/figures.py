@@ -110,7 +110,7 @@ def show_command(sentence, model_paths, no_verify, layer, decoder, voter, ties, 
     cat sentences.txt | onparse show - --model lm.pt -o figs/sentence.svg
     """
     from .. import read_gold
-    from ..induce import views_from_lines
+    from ..pictures.show import views_from_lines
     from ..pictures.show import render_view
 
     inputs = _inputs(model_paths, gold_spec)

@@ -23,22 +23,25 @@ A drawing wider than the terminal (``width``: 546 columns for a 40-word sentence
 to :func:`render_compact`: the trees as bracketed text wrapped at the terminal's width, and one
 line of horizontal bars per word.
 
-Nothing here touches a model: :func:`onparse.induce.views_from_lines` runs the parser and
-makes the views, and :mod:`onparse.gold.gold_trees` reads the gold trees ``--gold`` names.
+The drawing touches no model: :func:`views_from_lines` runs the parser line by line and makes
+the views, and :mod:`onparse.gold.gold_trees` reads the gold trees ``--gold`` names.  (It lives
+here, not in :mod:`onparse.induce`, so that parsing imports no drawing code.)
 """
 from __future__ import annotations
 
 import textwrap
 import warnings
 from dataclasses import dataclass
-from typing import List, Mapping, Optional, Sequence, Tuple
+from typing import Iterable, Iterator, List, Mapping, Optional, Sequence, Tuple
 
 from ..scores.conventions import sentence_prf
 from ..trees.decode import check_decoder, decode
 from ..errors import OnparseError
-from ..members import DEFAULT_DECODER, DEFAULT_LAYER, check_layer
+from ..induce import tree_labels
+from ..members import DEFAULT_DECODER, DEFAULT_LAYER, check_layer, first_of
 from ..scores.token_match import token_mismatch
 from ..kinds import SPLIT_SIZES
+from ..text.tokens import DEFAULT_PUNCT
 from ..trees.tree import Span, Tree, leaves, to_brackets, tree_spans
 
 #: What the bars measure: a language model's distances, or the split sizes of the tree
@@ -452,3 +455,40 @@ def _gold_f1(view: SentenceView) -> str:
 # --------------------------------------------------------------------------------------
 # Gold trees for free sentences
 # --------------------------------------------------------------------------------------
+
+
+def views_from_lines(lines: Iterable[str], parser, *, golds: Optional[Sequence[GoldTree]] = None,
+                     tokenize: bool = True, punct: str = DEFAULT_PUNCT) -> Iterator[Tuple[int, Optional[SentenceView]]]:
+    """Run the parser (:class:`onparse.api.Parser`) over each line and yield ``(line number,
+    view)``; the view is None for a line with no words.  Lines are read one at a time (a
+    terminal user sees each answer at once).  ``golds``: one gold tree per non-empty line, in
+    order (checked against the words).  The bars show the distances of the model the first
+    member reads, at every layer; the tree is the parser's (an average with several members),
+    its spans labelled when a grammar is among the members (:func:`tree_labels`).
+    """
+    # The bars: those of the first member that reads a layer (every layer's d_f of a language
+    # model), else of the first member (a student's or a grammar's split sizes).
+    bars = first_of(parser.members, parser.models, layered=True) or parser.members[0]
+    bars_model = parser.models[bars.model]
+    # The name of the tree's reading: a language model's decoder, else the member's or the average's.
+    decoder = bars.decoder if bars_model.layered and not parser.averages else parser.describe_average()
+    prep = parser.preprocessor(tokenize, punct)
+    used = 0
+    for number, line in enumerate(lines, 1):
+        tokens = prep(line).tokens
+        if not tokens:
+            yield number, None
+            continue
+        gold = None
+        if golds is not None:
+            if used >= len(golds):
+                raise OnparseError(f"line {number}: no gold tree left (--gold gave {len(golds)})")
+            gold = golds[used]
+            used += 1
+        tree = parser.trees([tokens])[0]
+        shown = bars_model.bars(tokens, bars, tree)
+        labels = tree_labels(parser, [tokens], [tree])
+        yield number, make_view(tokens, shown.rows, shown.marked, decoder, gold, tree=tree, measure=shown.measure,
+                                labels=labels[0] if labels else None)
+    if golds is not None and used < len(golds):
+        raise OnparseError(f"--gold gave {len(golds)} trees for {used} sentence(s)")
