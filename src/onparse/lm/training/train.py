@@ -46,14 +46,11 @@ import contextlib
 import math
 import os
 import random
-import sys
 import time
 from typing import Any, Dict, Optional, Tuple
 
 import torch
-from tqdm import tqdm
 
-from ... import progress
 from ...version import __version__
 from ...files.checkpoint import save_checkpoint
 from ...text.corpora import CorpusSpec, batchify, encode_stream, load_corpus
@@ -66,9 +63,10 @@ from .recipe import ParameterAverager, objective, should_start_averaging, window
 from ...training.hooks import Diverged, EpochEnd, Hooks
 from ...training.loop import RunLoop, holding, new_or_resumed
 from ...files.run_folder import BEST, LAST, METRICS, MetricsLog, remove_run_files, tidy
-from ...files.safeio import format_duration, format_ppl, perplexity_of
+from ...files.safeio import format_ppl, perplexity_of
 from .config import PRESETS, TrainConfig
 from ...training.options import RunOptions, TrainResult
+from .display import TokenDisplay
 from .start import Architecture, build_model, init_source, load_data
 from .state import (DAMAGE, LoopState, TrainingState, capture, check_resume, check_text, rank_state, read_state,
                     restore, to_cpu, unreadable)
@@ -175,12 +173,10 @@ class LMHooks(Hooks):
             self.loop = LoopState(random.Random(config.seed))
         self.run_tokens, self.run_time = 0, 0.0  # of this invocation, over all ranks
         self.is_main = ctx.is_main
-        self.bar = None                          # the tokens' progress bar (progress())
+        self.shown: Optional[TokenDisplay] = None     # progress on stderr (progress())
         self.window_loss, self.window_tokens = None, 0   # the steps' loss since the bar's last refresh
         self.tick = time.monotonic()             # when the epoch's time was last counted
         self.switched = False                    # the epoch just validated starts averaged SGD
-        self.plain_progress = False              # plain progress lines (run() decides), and when the last was
-        self.plain_at = (time.monotonic(), 0)
 
     # ---- the run ---------------------------------------------------------------------------
     def run(self) -> TrainResult:
@@ -202,8 +198,11 @@ class LMHooks(Hooks):
                      f"{self.ctx.world_size} process(es) on {self.device}")
 
     def progress(self):
-        self.bar = self._progress_bar()
-        return self.bar
+        s = self.loop.schedule
+        done = s.epoch * self.tokens_per_epoch + s.position * self.train_data.shape[1] * self.ctx.world_size
+        self.shown = TokenDisplay(self.log.say, self.opt.progress, self.ctx.is_main, self.cfg.epochs,
+                                  self.tokens_per_epoch, done, self.run_tokens)
+        return self.shown
 
     def finished(self) -> bool:
         return self.loop.schedule.epoch >= self.cfg.epochs
@@ -240,7 +239,7 @@ class LMHooks(Hooks):
     # ---- an epoch ----------------------------------------------------------------------------
     def begin_epoch(self) -> None:
         loop, s = self.loop, self.loop.schedule
-        self.bar.set_description(f"epoch {s.epoch + 1}/{self.cfg.epochs}")
+        self.shown.epoch(s.epoch + 1)
         if s.position == 0:
             loop.epoch_loss_sum, loop.epoch_tokens, s.epoch_time = 0.0, 0, 0.0
         if loop.hidden is None:              # a new epoch, or resumed by another number of processes
@@ -262,7 +261,7 @@ class LMHooks(Hooks):
         self.window_loss += ce.double() * n
         self.window_tokens += n
         self.run_tokens += n * self.ctx.world_size
-        self.bar.update(n * self.ctx.world_size)
+        self.shown.update(n * self.ctx.world_size)
         if s.step % LOG_EVERY == 0:
             self.end_steps()
         # Counted at each step, not at the end: a checkpoint inside the epoch
@@ -315,10 +314,9 @@ class LMHooks(Hooks):
             raise Diverged(f"the training loss became {loss_sum}")
         self.loop.epoch_loss_sum += loss_sum
         self.loop.epoch_tokens += tokens
-        self.bar.set_postfix(loss=f"{loss_sum / tokens:.3f}", ppl=format_ppl(perplexity_of(loss_sum / tokens)),
-                             refresh=False)
-        if self.plain_progress:
-            self._plain_progress(loss_sum / tokens)
+        s = self.loop.schedule
+        self.shown.window(loss_sum / tokens, s.epoch + 1, s.position / max(self.train_data.shape[0] - 1, 1),
+                          self.run_tokens)
 
     def epoch_complete(self) -> bool:
         return self.loop.schedule.position >= self.train_data.shape[0] - 2
@@ -450,36 +448,6 @@ class LMHooks(Hooks):
         if s.best_loss is not None:
             return f"{self.best_path} keeps epoch {s.best_epoch} (valid ppl {format_ppl(s.best_ppl)})"
         return "no model was saved"
-
-    # ---- progress on stderr ------------------------------------------------------------------
-    def _progress_bar(self):
-        """--progress: a bar; --no-progress: nothing; by default a bar on a terminal, else a plain
-        line every progress.PLAIN_EVERY seconds (a log file must show that the run is alive)."""
-        s = self.loop.schedule
-        tty = sys.stderr is not None and sys.stderr.isatty()
-        show_bar = self.ctx.is_main and (self.opt.progress if self.opt.progress is not None else tty)
-        self.plain_progress = self.ctx.is_main and self.opt.progress is None and not tty
-        self.plain_at = (time.monotonic(), self.run_tokens)
-        total = self.cfg.epochs * self.tokens_per_epoch
-        done = min(total, s.epoch * self.tokens_per_epoch + s.position * self.train_data.shape[1] * self.ctx.world_size)
-        return tqdm(total=total, initial=done, unit="tok", unit_scale=True, file=sys.stderr,
-                    disable=not show_bar, dynamic_ncols=True, leave=False)
-
-    def _plain_progress(self, loss: float) -> None:
-        """Every :data:`onparse.progress.PLAIN_EVERY` seconds (the interval of every command), one
-        line: the epoch's share done, the rate since the last line, the window's perplexity and
-        the epoch's time left."""
-        now = time.monotonic()
-        then, tokens_then = self.plain_at
-        if now - then < progress.PLAIN_EVERY:
-            return
-        self.plain_at = (now, self.run_tokens)
-        s, n_rows = self.loop.schedule, self.train_data.shape[0]
-        rate = (self.run_tokens - tokens_then) / (now - then)
-        share = s.position / max(n_rows - 1, 1)
-        left = (1 - share) * self.tokens_per_epoch / rate if rate > 0 else float("nan")
-        self.log.say(f"epoch {s.epoch + 1}/{self.cfg.epochs}: {100 * share:.0f}% | {rate:,.0f} tok/s | "
-                     f"ppl {format_ppl(perplexity_of(loss))} | epoch ends in about {format_duration(left)}")
 
 
 #: The name this loop's run had before the run loop was shared (tests and benchmarks spy on it).
