@@ -134,7 +134,7 @@ def test_a_bundle_describes_its_weights_by_its_own_figures(checkpoint, tmp_path)
     assert "four models in 40 MB" not in text and not any(line.startswith("weights:") for line in text.splitlines())
     assert "float16 weights): a bundle of 2 models" in text.splitlines()[1] and "recipe: two" in text
     shipped = describe_file(resolve(None), "the bundled model").splitlines()
-    assert "a bundle of 4 models" in shipped[1] and not any(line.startswith("weights:") for line in shipped)
+    assert "a bundle of 5 models" in shipped[1] and not any(line.startswith("weights:") for line in shipped)
     assert describe_file().splitlines() == shipped            # no path: the bundled model, as load() reads it
 
 
@@ -260,15 +260,18 @@ def test_info_describes_the_bundled_model_in_plain_words():
     for lab in ("rule v", "research/", "PROTOCOL", "(s1 e6)", "s2 e3"):
         assert lab not in text, lab
     lines = text.splitlines()
-    assert lines[1].endswith("a bundle of 4 models whose trees are averaged over 3 members and 1 voter "
+    assert lines[1].endswith("a bundle of 5 models read in 2 ways (readings): fast, the default, and accurate "
                              "(model 1 gives distances only)"), lines[1]
-    assert "members (in tie-breaking order): model 2 student; model 3 grammar; model 4 grammar" in lines
-    assert "voters: right-branching tree" in lines
+    assert "  fast (the default): the student (model 5)" in lines
+    assert ("  accurate: average of 3 members (in tie-breaking order: model 2 student; model 3 grammar; "
+            "model 4 grammar) + a right-branching voter; ties first (the first member decides)") in lines
     rows = [line.split() for line in lines if line.strip().startswith("wsj")]
-    # the average's row, then each member's, for all lengths and <= 10 words
-    assert [row[1:3] for row in rows] == [["average", "of"], ["model", "2"], ["model", "3"], ["model", "4"]] * 2
+    # the accurate reading's row, then each member's, then the fast reading's student, for all
+    # lengths and <= 10 words, each named by its model number
+    assert [row[1:3] for row in rows] == [["average", "of"], ["model", "2"], ["model", "3"], ["model", "4"],
+                                          ["model", "5"]] * 2
     # the figures themselves are untouched
-    assert [rows[0][-4], rows[4][-4]] == ["59.6", "72.3"]
+    assert [rows[0][-4], rows[5][-4], rows[4][-4], rows[9][-4]] == ["59.6", "72.3", "59.7", "73.2"]
 
 
 def test_plain_words_rephrases_lab_references_only():

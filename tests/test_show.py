@@ -409,11 +409,17 @@ def test_show_in_a_real_process(tiny):
 def test_show_names_the_bundled_models_trees_as_what_they_are(monkeypatch):
     """Issue 54.7: the bundled model's members read some of several models (a language model
     before them gives distances only); show called its one member "model 4 student".  Its trees
-    are now an average, named as info and eval name it, their spans by the grammar."""
+    are named as info and eval name them: the default reading's, a student's, unlabelled; the
+    accurate reading's, an average, its spans named by its grammar."""
     from onparse.cli import main
 
     monkeypatch.setenv("COLUMNS", "200")      # wide: a narrow terminal wraps the header line
     result = CliRunner().invoke(main, ["show", "the cat sat on the mat"])
+    assert result.exit_code == 0, result.output
+    first = result.stdout.splitlines()[0]
+    assert first.startswith("induced tree: the student's;") and "bars:" in first
+    assert "model 1" not in result.stdout and not re.search(r"\(NT-\d+ ", result.stdout)
+    result = CliRunner().invoke(main, ["show", "the cat sat on the mat", "--reading", "accurate"])
     assert result.exit_code == 0, result.output
     first = result.stdout.splitlines()[0]
     assert first.startswith("induced tree: the average of 3 members + right voter's;") and "bars:" in first

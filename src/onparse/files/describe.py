@@ -187,7 +187,9 @@ def describe_bundle(blob: dict, name: str, path: str, counts) -> str:
                        ("members_rule", "members chosen by")):
         if meta.get(key):
             lines.append(f"{title}: {plain_words(str(meta[key]))}")
-    lone = _lone_member(members, voters, models, path)
+    # A file of one reading whose trees are one member's names that member's score rows by what it
+    # is ("the student"); a file of several readings keeps each row's model number.
+    lone = _lone_member(members, voters, models, path) if readings is None else None
     # The metadata is free-form (the loader checks only that it is a dict): what has an
     # unexpected type is left out and counted, as describe() does for a model's.
     skipped = 0
