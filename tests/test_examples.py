@@ -65,7 +65,8 @@ def test_readme_is_a_users_page():
 
 def test_readme_describes_the_bundled_model_as_info_does():
     """Issue 54.1: the README's size and parts of default.pt are the file's (what `onparse info`
-    prints: its size in MB, its members in order, its voters, the language models it keeps)."""
+    prints: its size in MB, its readings, each one's members in order, voters, the language models
+    it keeps)."""
     from onparse.files.bundle import load_model_file
     from onparse.files.pretrained import default_model_path
 
@@ -73,14 +74,20 @@ def test_readme_describes_the_bundled_model_as_info_does():
     blob = load_model_file(path)
     section = " ".join(README.split("## The bundled model")[1].split("\n## ")[0].split())
     assert f"({os.path.getsize(path) / 1e6:.0f} MB)" in section
-    kinds = [m.get("kind") for m in blob["models"]]
-    members = [kinds[m["model"]] for m in blob["members"]]
     number = ("no", "one", "two", "three", "four")
+    kinds = [m.get("kind") for m in blob["models"]]
+    readings = blob["readings"]
+    assert f"reads its parsers in {number[len(readings)]} ways" in section
+    default = readings[blob["default_reading"]]
+    assert [kinds[m["model"]] for m in default["members"]] == ["student"] and not default.get("voters")
+    assert f"The default, `{blob['default_reading']}`, is one *student parser*" in section
+    accurate = readings["accurate"]
+    members = [kinds[m["model"]] for m in accurate["members"]]
     assert f"averages the trees of {number[len(members)]} parsers" in section
-    assert members[0] == "student" and "The first is a *student parser*" in section
-    assert f"The other {number[members.count('grammar')]} are *grammars*" in section
-    assert blob["voters"] == ["right"] and "with a right-branching tree as a fourth voter" in section
-    assert blob["ties"] == "first" and "where trees tie, the first parser's wins" in section
+    assert members[0] == "student" and "The accurate reading's first parser is an earlier student" in section
+    assert f"the other {number[members.count('grammar')]} are *grammars*" in section
+    assert accurate["voters"] == ["right"] and "with a right-branching tree as a fourth voter" in section
+    assert accurate["ties"] == "first" and "where trees tie, the first parser's wins" in section
     assert f"also holds {number[kinds.count(None)]} of those language models" in section
 
 
