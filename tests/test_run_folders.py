@@ -54,3 +54,27 @@ def test_a_runs_metrics_log_is_read_defensively(tmp_path):
     (tmp_path / "metrics.jsonl").write_bytes(b"\n".join(lines) + b"\n")
     assert [e.get("epoch") for e in logged_events(str(tmp_path))] == [1, "2", 3]
     assert valid_perplexities(str(tmp_path)) == {1: 90.0, 3: 70.0}
+
+
+def test_records_nested_too_deep_are_damaged_not_a_traceback(tmp_path):
+    import pytest
+
+    """A crafted record nested thousands of levels deep (real ones nest at most about 60) is a
+    damaged record like any other: decode raises ValueError, not RecursionError."""
+    from onparse.files.run_folder import logged_events
+    from onparse.files.schema import decode
+
+    deep = "[" * 5000 + "]" * 5000
+    with pytest.raises(ValueError, match="nested too deep"):
+        decode(deep)
+    assert decode('{"a": [1, 2]}') == {"a": [1, 2]}
+    run = tmp_path / "run"
+    run.mkdir()
+    (run / "metrics.jsonl").write_text('{"event": "start"}\n' + deep + "\n")
+    assert logged_events(str(run)) == [{"event": "start"}]
+    from onparse.errors import OnparseError
+    from onparse.fitting.settings import read_state
+
+    (run / "fit.json").write_text(deep)
+    with pytest.raises(OnparseError, match="fit.json is damaged \\(nested too deep"):
+        read_state(str(run))

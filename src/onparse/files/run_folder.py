@@ -7,7 +7,6 @@ run goes on the lock file ``.onparse.lock``.
 
 No torch here: :mod:`onparse.pictures.figures` reads run folders without it.
 """
-import json
 import os
 import re
 import sys
@@ -16,6 +15,7 @@ from typing import Any, Dict, List, Optional
 
 from ..errors import OnparseError
 from .safeio import TEMP_PATTERN, dumps, remove_stale_temp_files
+from .schema import decode
 
 BEST = "best.pt"
 LAST = "last.pt"
@@ -242,7 +242,7 @@ def _logged_by(line: bytes, step: int) -> bool:
     """Whether a metrics line is a whole record from at most ``step`` (records without a step,
     like ``test``, go with the records around them)."""
     try:
-        record = json.loads(line)
+        record = decode(line)
     except ValueError:
         return False
     if not isinstance(record, dict) or not line.endswith(b"\n"):
@@ -274,7 +274,7 @@ def logged_events(folder: str) -> List[Dict[str, Any]]:
     with open(log, "rb") as handle:
         for line in handle:
             try:
-                event = json.loads(line.decode("utf-8"))
+                event = decode(line.decode("utf-8"))
             except ValueError:            # UnicodeDecodeError is one
                 continue
             if isinstance(event, dict):

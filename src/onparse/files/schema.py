@@ -14,12 +14,27 @@ onparse.files.schema.ShapeError: runs: expected a list, got 'lm-1'
 """
 from __future__ import annotations
 
+import json
 from typing import Any, Callable, Mapping, Optional
 
 #: A number: an int or a float (not a bool).
 NUMBER = (int, float)
 _NAMES = {dict: "an object", list: "a list", str: "a string", bool: "true or false", int: "a whole number",
           float: "a number", type(None): "null"}
+
+
+def decode(text) -> Any:
+    """The JSON value of ``text`` (str or bytes); ValueError for anything that is not one, a crafted
+    value nested too deep for the decoder among them (it would raise RecursionError), so that
+    every reader of a record treats it as the damaged record it is.
+
+    >>> decode('{"a": [1]}')
+    {'a': [1]}
+    """
+    try:
+        return json.loads(text)
+    except RecursionError:
+        raise ValueError("nested too deep to be a record") from None
 
 
 class ShapeError(ValueError):

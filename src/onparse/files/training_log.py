@@ -4,7 +4,6 @@ examples and the research scripts.  No torch, no matplotlib.
 """
 from __future__ import annotations
 
-import json
 import os
 from dataclasses import dataclass, field
 from typing import Any, Dict, Optional, Tuple
@@ -12,6 +11,7 @@ from typing import Any, Dict, Optional, Tuple
 from ..errors import OnparseError
 from .run_folder import METRICS
 from .safeio import MAX_LINE_BYTES, NotUTF8Error, perplexity_of, read_text
+from .schema import decode
 
 
 @dataclass(frozen=True)
@@ -94,7 +94,7 @@ def read_log(path: str, max_line_bytes: int = MAX_LINE_BYTES) -> TrainingLog:
         if not line.strip():
             continue
         try:
-            record = json.loads(line)
+            record = decode(line)
         except ValueError:
             raise OnparseError(f"{path} line {number}: not a JSON object (is this a metrics.jsonl "
                                "written by `onparse train`?)") from None

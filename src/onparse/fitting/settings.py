@@ -6,7 +6,6 @@ heavy is imported.
 """
 from __future__ import annotations
 
-import json
 import os
 import re
 from dataclasses import dataclass, fields
@@ -15,7 +14,7 @@ from typing import Any, Dict, Optional, get_args, get_type_hints
 from ..errors import OnparseError
 from ..files.checkpoint import holds_model
 from ..files.run_folder import LOCK
-from ..files.schema import NUMBER, ListOf, MapOf, Obj, Opt, Where, check
+from ..files.schema import NUMBER, ListOf, MapOf, Obj, Opt, Where, check, decode
 from ..files.safeio import TEMP_PATTERN
 from ..grammar.config import GRAMMAR_PRESETS, GrammarConfig
 from ..grammar.settings import GrammarTraining
@@ -42,7 +41,7 @@ def read_state(run_dir: str) -> Optional[Dict[str, Any]]:
         return None
     try:
         with open(path, encoding="utf-8") as handle:
-            state = json.load(handle)
+            state = decode(handle.read())
         if not isinstance(state, dict):
             raise ValueError("not a JSON object")
         check(state, state_shape())

@@ -14,7 +14,7 @@ from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 from ..api import load
 from ..errors import OnparseError
 from ..files.run_folder import epoch_path, logged_events
-from ..files.schema import ListOf, Obj, ShapeError, Where, check
+from ..files.schema import ListOf, Obj, ShapeError, Where, check, decode
 from ..registry import FAMILIES
 from ..trees.tree import leaves
 
@@ -90,7 +90,7 @@ class TreeTable:
                 except UnicodeDecodeError:
                     raise self._damaged(cache, number, "not UTF-8 text") from None
                 try:
-                    row = json.loads(text)
+                    row = decode(text)
                 except ValueError:          # a line cut short by a kill
                     continue
                 try:
