@@ -41,7 +41,6 @@ import json
 import os
 import re
 import shlex
-import shutil
 import subprocess
 import sys
 import time
@@ -463,13 +462,11 @@ def prepare_students(rule: Dict[str, Any], records: str = RECORDS) -> None:
             handle.writelines(" ".join(s) + "\n" for s in load_corpus(corpus_spec(rule["text"])).train)
         os.replace(text + ".tmp", text)
     bundle = os.path.join(folder, "teacher.pt")
-    if not os.path.exists(bundle) and rule.get("teacher_file"):     # a committed file, checked by its digest
-        source = os.path.join(ROOT, rule["teacher_file"])
-        with open(source, "rb") as handle:
-            digest = sha256_of(handle.read())
-        if digest != rule["teacher_sha256"]:
-            sys.exit(f"{rule['teacher_file']}: not the teacher the rule names (sha256 {rule['teacher_sha256']})")
-        shutil.copyfile(source, bundle)
+    if not os.path.exists(bundle) and rule.get("teacher_source"):   # a recorded part, checked by its digest
+        data = source_bytes(rule["teacher_source"])
+        with open(bundle + ".tmp", "wb") as handle:
+            handle.write(data)
+        os.replace(bundle + ".tmp", bundle)
     if not os.path.exists(bundle):
         ship_average(teacher, rules()[teacher], bundle, records)
     trees = os.path.join(folder, "teacher-trees.txt")
